@@ -1,0 +1,34 @@
+"""lakemark: incremental ETL for Apache Spark — job bookmarks, exactly-once sinks, lineage."""
+
+from __future__ import annotations
+
+from .errors import (
+    CommitConflict,
+    ConfigError,
+    EnvironmentProblem,
+    FormatError,
+    LakemarkError,
+    LeaseError,
+    ReadError,
+    SinkError,
+    SourceError,
+    StateError,
+    UnknownRunError,
+)
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "__version__",
+    "CommitConflict",
+    "ConfigError",
+    "EnvironmentProblem",
+    "FormatError",
+    "LakemarkError",
+    "LeaseError",
+    "ReadError",
+    "SinkError",
+    "SourceError",
+    "StateError",
+    "UnknownRunError",
+]

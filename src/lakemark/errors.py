@@ -1,0 +1,85 @@
+"""Every error lakemark raises on purpose, under one root class.
+
+Third-party errors (sqlite3, botocore, Spark's Py4J/analysis errors, deltalake) are converted to
+these where they enter lakemark, so callers and the CLI catch one family and print one clear line.
+
+    LakemarkError
+    ├── ConfigError            bad option, argument, URL or environment value (nothing was done)
+    ├── SourceError            a source path/prefix is missing, unreadable or of the wrong kind
+    ├── FormatError            unknown or unavailable input/output format
+    ├── StateError             the state store cannot be opened, is corrupt or of a newer schema
+    │   ├── LeaseError         another run of the same job holds the lease
+    │   ├── CommitConflict     a compare-and-swap commit lost a race
+    │   └── UnknownRunError    a run id that the store does not know
+    ├── ReadError              data could not be read (e.g. FAILFAST on a corrupt record)
+    ├── SinkError              a target could not be written or is not of the requested kind
+    └── EnvironmentProblem     the machine lacks something (Java, a JDBC driver, a jar)
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "LakemarkError",
+    "ConfigError",
+    "SourceError",
+    "FormatError",
+    "StateError",
+    "LeaseError",
+    "CommitConflict",
+    "UnknownRunError",
+    "ReadError",
+    "SinkError",
+    "EnvironmentProblem",
+]
+
+
+class LakemarkError(Exception):
+    """Root of every error lakemark raises on purpose."""
+
+
+class ConfigError(LakemarkError, ValueError):
+    """An option, argument, URL or environment value is invalid; nothing was done."""
+
+
+class SourceError(LakemarkError):
+    """A source location is missing, unreadable, or not what the options say it is."""
+
+
+class FormatError(ConfigError):
+    """An input or output format is unknown, or cannot be read on this installation."""
+
+
+class StateError(LakemarkError):
+    """The bookmark state store cannot be opened or used."""
+
+
+class LeaseError(StateError):
+    """Another run of the same job is in progress (it holds the job's lease)."""
+
+    def __init__(self, message: str, *, job_name: str, holder_run_id: str) -> None:
+        super().__init__(message)
+        self.job_name = job_name
+        self.holder_run_id = holder_run_id
+
+
+class CommitConflict(StateError):
+    """A state commit found a different version than the one it started from."""
+
+
+class UnknownRunError(StateError, KeyError):
+    """A run id was given that the state store has never recorded for that job."""
+
+    def __str__(self) -> str:  # KeyError would quote the message
+        return str(self.args[0]) if self.args else ""
+
+
+class ReadError(LakemarkError):
+    """Input data could not be read as asked (for example a corrupt record under FAILFAST)."""
+
+
+class SinkError(LakemarkError):
+    """A target could not be written, or exists but is not of the requested format."""
+
+
+class EnvironmentProblem(LakemarkError):
+    """The machine lacks a prerequisite (Java, a JDBC driver jar, an optional package)."""

@@ -1,0 +1,256 @@
+"""Which files a run of a file source takes, and the bookmark state it leaves behind.
+
+Pure functions over plain data: no Spark, no I/O, no clock. The caller lists the source, reads the
+clock once (`now_ms`, the listing start) and hands both in, so the same inputs always give the same
+plan and the rules can be property-tested.
+
+The rules are AWS Glue's job-bookmark rules for S3 sources, made exact:
+
+* Files are ordered by the key ``(mtime, path)``, never by mtime alone.
+* The state keeps a *frontier* ``C = (high, high_path)``: every file whose key is at or before it
+  has been seen. ``high_path`` is ``None`` when the whole millisecond ``high`` was taken (the usual
+  case: ``high`` is the listing time of the last unbounded run, Glue's "T1").
+* Inside the MaxBand window ``(high - maxBand, high]`` the state remembers each processed file as
+  ``(path, mtime)`` (the *band*). A file that shows up later with a key inside the window and is
+  not in the band is a late arrival and is taken (Glue's F3'/F4'/F5'); a file modified in place
+  gets a new mtime, hence a new key, and is taken again.
+* Files at or below the window's lower edge and not yet seen are assumed processed (the
+  documented MaxBand trade-off): that is the only way a file can be passed over.
+* A bounded run (``boundedFiles`` / ``boundedSize``) takes a prefix of the ordered candidates and
+  moves the frontier to the key of the last file taken, so files sharing one mtime are split across
+  runs without skipping any.
+* ``maxFilesInBand`` caps the band: the oldest entries leave it and raise the state's *floor* (keys
+  at or below the floor count as processed). The floor never passes a file that is still waiting,
+  so the cap narrows late-arrival detection but never loses or defers a listed file.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..errors import ConfigError
+
+__all__ = [
+    "DEFAULT_MAX_BAND_MS",
+    "FileEntry",
+    "FileOptions",
+    "FilePlan",
+    "FileState",
+    "plan_files",
+    "plan_everything",
+]
+
+DEFAULT_MAX_BAND_MS = 900_000
+
+# A bound on the (mtime, path) order. ``path=None`` stands for "every path at this mtime".
+Bound = tuple[int, str | None]
+
+
+@dataclass(frozen=True, order=True)
+class FileEntry:
+    """One listed file: modification time in epoch milliseconds, full path or URI, size in bytes."""
+
+    mtime: int
+    path: str
+    size: int = field(default=0, compare=False)
+
+    @property
+    def key(self) -> tuple[int, str]:
+        return (self.mtime, self.path)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"path": self.path, "mtime": self.mtime, "size": self.size}
+
+
+@dataclass(frozen=True)
+class FileOptions:
+    """Selection options of a file source (Glue's connection options, validated)."""
+
+    max_band_ms: int = DEFAULT_MAX_BAND_MS
+    max_files_in_band: int | None = None
+    bounded_files: int | None = None
+    bounded_size: int | None = None
+
+    def __post_init__(self) -> None:
+        _non_negative("maxBand", self.max_band_ms)
+        for name, value in (
+            ("maxFilesInBand", self.max_files_in_band),
+            ("boundedFiles", self.bounded_files),
+            ("boundedSize", self.bounded_size),
+        ):
+            if value is not None:
+                _non_negative(name, value)
+                if value == 0:
+                    raise ConfigError(f"option {name} must be at least 1, got 0")
+        if self.bounded_files is not None and self.bounded_size is not None:
+            raise ConfigError("options boundedFiles and boundedSize cannot be used together")
+
+
+def _non_negative(name: str, value: object) -> None:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ConfigError(f"option {name} must be a whole number, got {value!r}")
+    if value < 0:
+        raise ConfigError(f"option {name} must not be negative, got {value}")
+
+
+@dataclass(frozen=True)
+class FileState:
+    """The bookmark state element of one file source (one ``transformation_ctx``)."""
+
+    high: int | None = None
+    high_path: str | None = None
+    low: int | None = None
+    floor: tuple[int, str] | None = None
+    band: frozenset[tuple[str, int]] = frozenset()
+
+    @property
+    def frontier(self) -> Bound | None:
+        return None if self.high is None else (self.high, self.high_path)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "kind": "files",
+            "low": self.low,
+            "high": self.high,
+            "high_path": self.high_path,
+            "floor": list(self.floor) if self.floor else None,
+            "band": sorted([[p, m] for p, m in self.band], key=lambda e: (e[1], e[0])),
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any] | None) -> FileState:
+        if not data:
+            return cls()
+        floor = data.get("floor")
+        return cls(
+            high=data.get("high"),
+            high_path=data.get("high_path"),
+            low=data.get("low"),
+            floor=(int(floor[0]), str(floor[1])) if floor else None,
+            band=frozenset((str(p), int(m)) for p, m in data.get("band", [])),
+        )
+
+
+@dataclass(frozen=True)
+class FilePlan:
+    """The exact input of one run and the state element to commit after it."""
+
+    files: tuple[FileEntry, ...]
+    next_state: FileState
+    pending: int = 0  # candidates left for later runs by a bounded cut
+
+    @property
+    def total_bytes(self) -> int:
+        return sum(f.size for f in self.files)
+
+
+def _le(key: tuple[int, str], bound: Bound) -> bool:
+    """Is ``key`` at or before ``bound`` in (mtime, path) order?"""
+    mtime, path = bound
+    if key[0] != mtime:
+        return key[0] < mtime
+    return path is None or key[1] <= path
+
+
+def _max_bound(a: Bound, b: Bound) -> Bound:
+    if a[0] != b[0]:
+        return a if a[0] > b[0] else b
+    if a[1] is None or b[1] is None:
+        return (a[0], None)
+    return a if a[1] >= b[1] else b
+
+
+def _floor_bound(state: FileState, max_band_ms: int) -> Bound | None:
+    """Keys at or before this bound count as processed (band edge or truncation floor)."""
+    if state.high is None:
+        return None
+    window: Bound = (state.high - max_band_ms, None)
+    return _max_bound(window, state.floor) if state.floor else window
+
+
+def _is_candidate(entry: FileEntry, state: FileState, floor: Bound | None) -> bool:
+    frontier = state.frontier
+    if frontier is None or not _le(entry.key, frontier):
+        return True
+    if floor is not None and _le(entry.key, floor):
+        return False
+    return (entry.path, entry.mtime) not in state.band
+
+
+def _cut(candidates: list[FileEntry], options: FileOptions) -> int:
+    """How many of the ordered candidates a bounded run takes (at least one if any)."""
+    if options.bounded_files is not None:
+        return min(len(candidates), options.bounded_files)
+    if options.bounded_size is not None:
+        total = 0
+        for i, entry in enumerate(candidates):
+            total += entry.size
+            if total > options.bounded_size and i > 0:
+                return i
+        return len(candidates)
+    return len(candidates)
+
+
+def plan_files(
+    state: FileState | None,
+    listing: Iterable[FileEntry],
+    now_ms: int,
+    options: FileOptions = FileOptions(),
+) -> FilePlan:
+    """Plan one incremental run: the files to take, in order, and the next state element.
+
+    ``now_ms`` is when the listing started; files modified after it wait for a later run.
+    """
+    state = state or FileState()
+    floor = _floor_bound(state, options.max_band_ms)
+    candidates = sorted(
+        e for e in listing if e.mtime <= now_ms and _is_candidate(e, state, floor)
+    )
+    n = _cut(candidates, options)
+    taken, rest = candidates[:n], candidates[n:]
+
+    reached: Bound = taken[-1].key if rest else (now_ms, None)
+    frontier = reached if state.frontier is None else _max_bound(state.frontier, reached)
+    high = frontier[0]
+
+    window: Bound = (high - options.max_band_ms, None)
+    old_floor = state.floor if state.floor and not _le(state.floor, window) else None
+    lower = _max_bound(window, old_floor) if old_floor else window
+    kept = {
+        (p, m)
+        for p, m in state.band
+        if not _le((m, p), lower) and _le((m, p), frontier)
+    }
+    kept.update((e.path, e.mtime) for e in taken if not _le(e.key, lower))
+
+    new_floor = old_floor
+    cap = options.max_files_in_band
+    if cap is not None and len(kept) > cap:
+        ordered = sorted(kept, key=lambda pm: (pm[1], pm[0]))
+        first_waiting = rest[0].key if rest else None
+        dropped: list[tuple[str, int]] = []
+        for p, m in ordered[: len(ordered) - cap]:
+            if first_waiting is not None and (m, p) >= first_waiting:
+                break
+            dropped.append((p, m))
+        if dropped:
+            last_p, last_m = dropped[-1]
+            new_floor = (last_m, last_p)
+            kept.difference_update(dropped)
+
+    next_state = FileState(
+        high=high,
+        high_path=frontier[1],
+        low=state.high,
+        floor=new_floor,
+        band=frozenset(kept),
+    )
+    return FilePlan(files=tuple(taken), next_state=next_state, pending=len(rest))
+
+
+def plan_everything(listing: Iterable[FileEntry], now_ms: int | None = None) -> FilePlan:
+    """Plan a run with bookmarks disabled: every listed file, and no state to keep."""
+    files = tuple(sorted(e for e in listing if now_ms is None or e.mtime <= now_ms))
+    return FilePlan(files=files, next_state=FileState())

@@ -1,0 +1,58 @@
+"""Bookmark state stores, chosen by URL (``sqlite:///path``; ``postgresql://…`` later).
+
+Backends are looked up in a small registry and imported only when used, so a missing optional
+dependency is reported with the extra to install instead of breaking ``import lakemark``.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+from collections.abc import Mapping
+from pathlib import Path
+
+from ..errors import ConfigError
+from .base import BOOKMARK_OPTIONS, Bookmark, RunInputs, RunRecord, StateStore
+
+__all__ = [
+    "BOOKMARK_OPTIONS",
+    "Bookmark",
+    "RunInputs",
+    "RunRecord",
+    "StateStore",
+    "default_state_url",
+    "open_store",
+    "resolve_state_url",
+]
+
+# scheme -> "module:factory"; the factory takes the URL and returns a StateStore.
+_BACKENDS: dict[str, str] = {
+    "sqlite": "lakemark.state.sqlite:SQLiteStore.from_url",
+}
+
+
+def default_state_url() -> str:
+    """The embedded default: an SQLite file under ``~/.lakemark``."""
+    return f"sqlite:///{Path.home() / '.lakemark' / 'state.db'}"
+
+
+def resolve_state_url(explicit: str | None, env: Mapping[str, str] | None = None) -> str:
+    """The state URL to use: the explicit value, then ``LAKEMARK_STATE``, then the default."""
+    env = os.environ if env is None else env
+    return explicit or env.get("LAKEMARK_STATE") or default_state_url()
+
+
+def open_store(url: str) -> StateStore:
+    """Open the state store that ``url`` names; ConfigError for an unknown scheme."""
+    scheme = url.split(":", 1)[0].split("+", 1)[0].lower() if ":" in url else ""
+    target = _BACKENDS.get(scheme)
+    if target is None:
+        known = ", ".join(f"{s}://" for s in sorted(_BACKENDS))
+        raise ConfigError(f"state URL {url!r}: unknown scheme {scheme or '(none)'!r}; use one of {known}")
+    module_name, _, attr = target.partition(":")
+    obj: object = importlib.import_module(module_name)
+    for part in attr.split("."):
+        obj = getattr(obj, part)
+    store = obj(url)  # type: ignore[operator]
+    assert isinstance(store, StateStore)
+    return store

@@ -1,0 +1,201 @@
+"""The bookmark state store: what every backend keeps and the operations it offers.
+
+A backend (SQLite now, PostgreSQL later) implements :class:`StateStore`. One behavioural test
+suite runs against every backend. All methods are transactional: each either happens whole or
+not at all, and a reader never sees half of a commit.
+
+Model (per job):
+
+* the **bookmark**: ``version`` (bumped by every change, failures included), ``run`` (number of
+  the last successful run), ``attempt`` (failed attempts of the run now due), ``run_id`` (last
+  successful run), ``previous_run_id`` and a map ``ctx -> state element`` (JSON objects);
+* its **history**: every committed version, so rewind and audit are exact;
+* **runs**: one record per attempt (``RUNNING`` → ``SUCCEEDED`` | ``FAILED``) with the bookmark
+  option it ran under;
+* the **manifest**: per run and ctx, the recorded plan (a JSON object) and every input file
+  ``(path, mtime, size)`` by name, written *before* the data is read;
+* a **lease** per job: one run at a time.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+from ..planning.files import FileEntry
+
+__all__ = [
+    "BOOKMARK_OPTIONS",
+    "Bookmark",
+    "RunRecord",
+    "RunInputs",
+    "StateStore",
+]
+
+#: How a run treats the bookmark (Glue's ``--job-bookmark-option`` without the prefix).
+BOOKMARK_OPTIONS = ("enable", "disable", "pause")
+
+RUN_STATUSES = ("RUNNING", "SUCCEEDED", "FAILED")
+
+
+@dataclass(frozen=True)
+class Bookmark:
+    """One version of a job's bookmark."""
+
+    job_name: str
+    version: int = 0
+    run: int = 0
+    attempt: int = 0
+    run_id: str | None = None
+    previous_run_id: str | None = None
+    state: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    reason: str | None = None  # what made this version (commit, failure, reset, rewind …)
+    created_at: str | None = None  # ISO-8601 UTC
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "job_name": self.job_name,
+            "version": self.version,
+            "run": self.run,
+            "attempt": self.attempt,
+            "run_id": self.run_id,
+            "previous_run_id": self.previous_run_id,
+            "state": {k: dict(v) for k, v in self.state.items()},
+            "reason": self.reason,
+            "updated_at": self.created_at,
+        }
+
+
+@dataclass(frozen=True)
+class RunRecord:
+    """One attempt of one run of a job."""
+
+    run_id: str
+    job_name: str
+    run: int  # the run number this attempt is for (bookmark.run + 1 at its start)
+    attempt: int  # 0 for the first attempt of that run number
+    status: str  # RUNNING | SUCCEEDED | FAILED
+    bookmark_option: str  # enable | disable | pause | mark-processed
+    started_at: str
+    ended_at: str | None = None
+    error: str | None = None
+    host: str | None = None
+    pid: int | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "run_id": self.run_id,
+            "job_name": self.job_name,
+            "run": self.run,
+            "attempt": self.attempt,
+            "status": self.status,
+            "bookmark_option": self.bookmark_option,
+            "started_at": self.started_at,
+            "ended_at": self.ended_at,
+            "error": self.error,
+        }
+
+
+@dataclass(frozen=True)
+class RunInputs:
+    """What one run recorded for one ctx: its plan and the files it planned to read."""
+
+    ctx: str
+    plan: Mapping[str, Any]
+    files: Sequence[FileEntry]
+
+
+@runtime_checkable
+class StateStore(Protocol):
+    """Operations every state backend provides (see the module docstring for the model)."""
+
+    url: str
+
+    # -- bookmark -------------------------------------------------------------------------
+    def get_bookmark(self, job_name: str) -> Bookmark:
+        """The current bookmark (version 0 and no state for a job never seen)."""
+        ...
+
+    def history(self, job_name: str) -> list[Bookmark]:
+        """Every version of the bookmark, oldest first."""
+        ...
+
+    def reset(self, job_name: str, ctx: str | None = None) -> Bookmark:
+        """Forget the state of the whole job (or of one ctx); a new version.
+
+        Raises LeaseError while a run of the job is in progress.
+        """
+        ...
+
+    def rewind(self, job_name: str, run_id: str) -> Bookmark:
+        """Make the state what it was right after the successful run ``run_id``; a new version.
+
+        Raises UnknownRunError if ``run_id`` is not a successful run of ``job_name`` and
+        LeaseError while a run is in progress. Run numbers stay monotonic.
+        """
+        ...
+
+    # -- runs -----------------------------------------------------------------------------
+    def begin_run(
+        self,
+        job_name: str,
+        bookmark_option: str,
+        *,
+        host: str,
+        pid: int,
+        lease_timeout_s: float,
+        force: bool = False,
+    ) -> RunRecord:
+        """Take the job's lease and record a RUNNING attempt with a fresh ``jr_…`` run id.
+
+        The run number is ``bookmark.run + 1`` and the attempt ``bookmark.attempt``. If another
+        run holds the lease: take it over when its process is provably gone (same host, dead
+        pid), when its lease expired (no heartbeat for ``lease_timeout_s``) or when ``force``;
+        the run taken over is recorded as FAILED first (a failed attempt). Otherwise raise
+        LeaseError naming the holder's run id. Two concurrent callers: exactly one wins.
+        """
+        ...
+
+    def heartbeat(self, run_id: str) -> None:
+        """Extend the lease of a RUNNING run; LeaseError if it no longer holds it."""
+        ...
+
+    def record_plan(
+        self, run_id: str, ctx: str, plan: Mapping[str, Any], files: Sequence[FileEntry]
+    ) -> None:
+        """Record (replace) the plan and the input files of one ctx of a RUNNING run."""
+        ...
+
+    def commit_run(
+        self, run_id: str, states: Mapping[str, Mapping[str, Any]], *, update_bookmark: bool
+    ) -> Bookmark:
+        """End a run as SUCCEEDED, in one transaction with its state elements.
+
+        With ``update_bookmark`` the given ctx states replace those in the bookmark (other
+        ctxs keep theirs), ``run`` becomes the run's number, ``attempt`` 0, ``run_id`` this run,
+        ``previous_run_id`` the former ``run_id``, and ``version`` goes up by one — a
+        compare-and-swap against the version seen at ``begin_run`` (CommitConflict on a miss).
+        Without it (disable, pause) the bookmark is untouched. The lease is released.
+        """
+        ...
+
+    def fail_run(self, run_id: str, error: str, *, update_bookmark: bool) -> Bookmark:
+        """End a run as FAILED. With ``update_bookmark``, version and attempt go up by one."""
+        ...
+
+    def get_run(self, run_id: str) -> RunRecord:
+        """One run by id; UnknownRunError if there is none."""
+        ...
+
+    def list_runs(self, job_name: str) -> list[RunRecord]:
+        """Every attempt of the job, oldest first."""
+        ...
+
+    def run_inputs(self, run_id: str) -> list[RunInputs]:
+        """What the run recorded per ctx (ordered by ctx); UnknownRunError if no such run."""
+        ...
+
+    def close(self) -> None:
+        """Release connections."""
+        ...

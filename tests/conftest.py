@@ -1,0 +1,116 @@
+"""Shared fixtures: a real local Spark session and a real moto_server process.
+
+Services are real processes. A test that needs one skips only outside CI (``CI`` unset) and says
+why; in CI a missing service is an error.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+IN_CI = bool(os.environ.get("CI"))
+
+
+def need_service(reason: str) -> None:
+    """Skip (outside CI) or fail (in CI) a test whose service is missing."""
+    if IN_CI:
+        pytest.fail(f"required service missing in CI: {reason}")
+    pytest.skip(f"{reason} (set CI=1 to make this an error)")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture(scope="session")
+def spark():  # type: ignore[no-untyped-def]
+    """One local Spark session (2 cores) for the whole test run."""
+    from lakemark.spark import get_spark
+
+    session = get_spark("local[2]", {"spark.sql.shuffle.partitions": "4"})
+    yield session
+    session.stop()
+
+
+class MotoServer:
+    """A running moto_server: its endpoint and the environment that points clients at it."""
+
+    def __init__(self, endpoint: str) -> None:
+        self.endpoint = endpoint
+        self.env = {
+            "AWS_ENDPOINT_URL": endpoint,
+            "AWS_ACCESS_KEY_ID": "testing",
+            "AWS_SECRET_ACCESS_KEY": "testing",
+            "AWS_DEFAULT_REGION": "us-east-1",
+            "AWS_REGION": "us-east-1",
+        }
+
+    def client(self, service: str):  # type: ignore[no-untyped-def]
+        import boto3
+
+        return boto3.client(
+            service,
+            endpoint_url=self.endpoint,
+            region_name="us-east-1",
+            aws_access_key_id="testing",
+            aws_secret_access_key="testing",
+        )
+
+    def reset(self) -> None:
+        req = urllib.request.Request(f"{self.endpoint}/moto-api/reset", method="POST")
+        urllib.request.urlopen(req, timeout=10).read()
+
+
+@pytest.fixture(scope="session")
+def moto_server() -> Iterator[MotoServer]:
+    """moto_server as a separate HTTP process on a free loopback port."""
+    exe = shutil.which("moto_server") or str(Path(sys.executable).with_name("moto_server"))
+    if not os.path.exists(exe):
+        need_service("moto_server is not installed (pip install 'moto[server]')")
+    port = free_port()
+    proc = subprocess.Popen(
+        [exe, "-H", "127.0.0.1", "-p", str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    endpoint = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            urllib.request.urlopen(f"{endpoint}/moto-api/", timeout=1).read()
+            break
+        except OSError:
+            if proc.poll() is not None or time.monotonic() > deadline:
+                proc.kill()
+                pytest.fail("moto_server did not start")
+            time.sleep(0.1)
+    server = MotoServer(endpoint)
+    saved = {k: os.environ.get(k) for k in server.env}
+    os.environ.update(server.env)
+    yield server
+    for k, v in saved.items():
+        if v is None:
+            os.environ.pop(k, None)
+        else:
+            os.environ[k] = v
+    proc.terminate()
+    proc.wait(timeout=10)
+
+
+@pytest.fixture
+def s3(moto_server: MotoServer) -> Iterator[MotoServer]:
+    """moto_server with its state wiped before the test."""
+    moto_server.reset()
+    yield moto_server
