@@ -20,6 +20,16 @@ import pytest
 
 IN_CI = bool(os.environ.get("CI"))
 
+# Never let a test reach real AWS with someone's real credentials.
+for _key, _value in {
+    "AWS_ACCESS_KEY_ID": "testing",
+    "AWS_SECRET_ACCESS_KEY": "testing",
+    "AWS_DEFAULT_REGION": "us-east-1",
+}.items():
+    os.environ[_key] = _value
+os.environ.pop("AWS_PROFILE", None)
+os.environ.pop("AWS_SESSION_TOKEN", None)
+
 
 def need_service(reason: str) -> None:
     """Skip (outside CI) or fail (in CI) a test whose service is missing."""
@@ -76,7 +86,10 @@ class MotoServer:
 @pytest.fixture(scope="session")
 def moto_server() -> Iterator[MotoServer]:
     """moto_server as a separate HTTP process on a free loopback port."""
-    exe = shutil.which("moto_server") or str(Path(sys.executable).with_name("moto_server"))
+    # The venv's own moto_server first: one elsewhere on PATH may be an older moto.
+    exe = str(Path(sys.executable).with_name("moto_server"))
+    if not os.path.exists(exe):
+        exe = shutil.which("moto_server") or exe
     if not os.path.exists(exe):
         need_service("moto_server is not installed (pip install 'moto[server]')")
     port = free_port()

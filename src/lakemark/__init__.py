@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from .errors import (
+    UnsupportedError,
     CommitConflict,
     ConfigError,
     EnvironmentProblem,
@@ -16,6 +17,8 @@ from .errors import (
     UnknownRunError,
 )
 
+from .job import Job, JobEvent
+
 __version__ = "0.1.0"
 
 __all__ = [
@@ -24,6 +27,8 @@ __all__ = [
     "ConfigError",
     "EnvironmentProblem",
     "FormatError",
+    "Job",
+    "JobEvent",
     "LakemarkError",
     "LeaseError",
     "ReadError",
@@ -31,4 +36,5 @@ __all__ = [
     "SourceError",
     "StateError",
     "UnknownRunError",
+    "UnsupportedError",
 ]

@@ -83,3 +83,7 @@ class SinkError(LakemarkError):
 
 class EnvironmentProblem(LakemarkError):
     """The machine lacks a prerequisite (Java, a JDBC driver jar, an optional package)."""
+
+
+class UnsupportedError(ConfigError):
+    """A Glue API, transform or option that lakemark does not provide; it is named, never ignored."""

@@ -2,19 +2,21 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
+import sys
 from collections.abc import Mapping
 from importlib import resources
 from typing import TYPE_CHECKING
 
-from .errors import EnvironmentProblem
+from .errors import ConfigError, EnvironmentProblem
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-__all__ = ["check_java", "get_spark", "LAKEMARK_SPARK_CONF"]
+__all__ = ["check_java", "get_spark", "spark_settings", "LAKEMARK_SPARK_CONF"]
 
 #: Settings lakemark applies to sessions it creates (a caller's own values win).
 LAKEMARK_SPARK_CONF: dict[str, str] = {
@@ -50,6 +52,45 @@ def check_java() -> str:
     return java
 
 
+def spark_settings(
+    master: str | None = None,
+    conf: Mapping[str, str] | None = None,
+    *,
+    verbose: bool = False,
+) -> tuple[str, dict[str, str]]:
+    """The master and settings lakemark starts Spark with.
+
+    ``master`` falls back to ``LAKEMARK_SPARK_MASTER``, then ``local[*]``; settings come from
+    lakemark's defaults, then ``LAKEMARK_SPARK_CONF`` (a JSON object), then ``conf``.
+    """
+    master = master or os.environ.get("LAKEMARK_SPARK_MASTER") or "local[*]"
+    settings = dict(LAKEMARK_SPARK_CONF)
+    if master.startswith("local"):
+        settings.setdefault("spark.driver.host", "127.0.0.1")
+        settings.setdefault("spark.driver.bindAddress", "127.0.0.1")
+    # Python workers must run the driver's interpreter (the one with pyarrow and lakemark),
+    # not whatever `python3` comes first on PATH; PySpark reads this only from the environment.
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    if not verbose:
+        quiet = resources.files("lakemark.resources").joinpath("log4j2-quiet.properties")
+        settings["spark.driver.extraJavaOptions"] = f"-Dlog4j2.configurationFile=file:{quiet}"
+    extra = os.environ.get("LAKEMARK_SPARK_CONF")
+    if extra:
+        try:
+            settings.update({str(k): str(v) for k, v in json.loads(extra).items()})
+        except (ValueError, AttributeError) as exc:
+            raise ConfigError(f"LAKEMARK_SPARK_CONF must be a JSON object: {exc}") from exc
+    settings.update(conf or {})
+    # JDBC drivers installed from Debian packages (never downloaded) go on the classpath.
+    from .sources.jdbc import driver_jars
+
+    jars = [j for j in settings.get("spark.jars", "").split(",") if j]
+    jars += [j for j in driver_jars() if j not in jars]
+    if jars:
+        settings["spark.jars"] = ",".join(jars)
+    return master, settings
+
+
 def get_spark(
     master: str | None = None,
     conf: Mapping[str, str] | None = None,
@@ -57,10 +98,9 @@ def get_spark(
     app_name: str = "lakemark",
     verbose: bool = False,
 ) -> SparkSession:
-    """The active Spark session, or a new one (``local[*]`` unless a master is given).
+    """The active Spark session, or a new one with :func:`spark_settings`.
 
-    ``master`` falls back to ``LAKEMARK_SPARK_MASTER``, then ``local[*]``. Spark's own logging is
-    kept to errors unless ``verbose``.
+    Spark's own logging is kept to errors unless ``verbose``.
     """
     from pyspark.sql import SparkSession
 
@@ -68,17 +108,8 @@ def get_spark(
     if active is not None:
         return active
     check_java()
-    builder = SparkSession.builder.appName(app_name)
-    master = master or os.environ.get("LAKEMARK_SPARK_MASTER") or "local[*]"
-    builder = builder.master(master)
-    settings = dict(LAKEMARK_SPARK_CONF)
-    if master.startswith("local"):
-        settings.setdefault("spark.driver.host", "127.0.0.1")
-        settings.setdefault("spark.driver.bindAddress", "127.0.0.1")
-    if not verbose:
-        quiet = resources.files("lakemark.resources").joinpath("log4j2-quiet.properties")
-        settings["spark.driver.extraJavaOptions"] = f"-Dlog4j2.configurationFile=file:{quiet}"
-    settings.update(conf or {})
+    master, settings = spark_settings(master, conf, verbose=verbose)
+    builder = SparkSession.builder.appName(app_name).master(master)
     for key, value in settings.items():
         builder = builder.config(key, value)
     session = builder.getOrCreate()

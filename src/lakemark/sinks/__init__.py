@@ -1,1 +1,20 @@
-"""(filled in below)"""
+"""Writing a DataFrame to a target: Delta tables (with idempotent commits) and file folders.
+
+* :func:`write_target` writes a DataFrame to a local path or ``s3://`` URI as ``delta``,
+  ``parquet``, ``json``, ``csv`` or ``orc``, in ``append`` or ``overwrite`` mode, optionally
+  partitioned, and returns a :class:`WriteResult` (rows, files, bytes, Delta version).
+* :class:`IdempotencyToken` is Delta's ``txnAppId``/``txnVersion``: a Delta write carrying a
+  token that the table has already recorded is skipped, so a retried run never duplicates rows.
+
+Delta tables need no Delta jars: Spark (or, on S3 without the S3A connector, pyarrow on the
+executors) writes the Parquet files and ``deltalake`` commits them in one transaction, with the
+token's ``txn`` action in the same commit. See ``_delta`` for the commit protocol and the race
+rules, ``_files`` for folder formats and ``_publish`` for the staged, committed publish of local
+folder writes (a job's per-run token kept in a commit record inside the folder).
+"""
+
+from ._model import FORMATS, MODES, IdempotencyToken, WriteResult
+from ._write import TXN_APP_ID, TXN_VERSION, token_from_options, write_target
+
+__all__ = ["FORMATS", "MODES", "IdempotencyToken", "WriteResult", "TXN_APP_ID", "TXN_VERSION",
+           "token_from_options", "write_target"]

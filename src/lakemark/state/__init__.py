@@ -1,4 +1,4 @@
-"""Bookmark state stores, chosen by URL (``sqlite:///path``; ``postgresql://…`` later).
+"""Bookmark state stores, chosen by URL (``sqlite:///path``, ``postgresql://…``).
 
 Backends are looked up in a small registry and imported only when used, so a missing optional
 dependency is reported with the extra to install instead of breaking ``import lakemark``.
@@ -28,6 +28,8 @@ __all__ = [
 # scheme -> "module:factory"; the factory takes the URL and returns a StateStore.
 _BACKENDS: dict[str, str] = {
     "sqlite": "lakemark.state.sqlite:SQLiteStore.from_url",
+    "postgresql": "lakemark.state.postgres:PostgresStore.from_url",
+    "postgres": "lakemark.state.postgres:PostgresStore.from_url",
 }
 
 

@@ -136,6 +136,10 @@ class StateStore(Protocol):
         """
         ...
 
+    def list_jobs(self) -> list[Bookmark]:
+        """The current bookmark of every job the store knows, by name."""
+        ...
+
     # -- runs -----------------------------------------------------------------------------
     def begin_run(
         self,
@@ -190,6 +194,14 @@ class StateStore(Protocol):
 
     def list_runs(self, job_name: str) -> list[RunRecord]:
         """Every attempt of the job, oldest first."""
+        ...
+
+    def runs_between(self, job_name: str, from_run_id: str, to_run_id: str) -> list[RunRecord]:
+        """The successful bookmark-moving runs after ``from_run_id`` up to ``to_run_id``.
+
+        This is the input that Glue's ``job-bookmark-from``/``-to`` replays. UnknownRunError if
+        either id is not such a run of the job; ConfigError if ``from`` ran after ``to``.
+        """
         ...
 
     def run_inputs(self, run_id: str) -> list[RunInputs]:

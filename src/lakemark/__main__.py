@@ -1,0 +1,5 @@
+"""``python -m lakemark`` is the ``lakemark`` command."""
+
+from .cli import main
+
+main()

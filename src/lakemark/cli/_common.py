@@ -1,0 +1,51 @@
+"""Options and checks shared by several subcommands."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import click
+
+from ..errors import ConfigError
+from ..state import StateStore, open_store, resolve_state_url
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def state_option(func: F) -> F:
+    """``--state URL`` (falls back to LAKEMARK_STATE, then the embedded SQLite default)."""
+    return click.option(
+        "--state",
+        "state_url",
+        metavar="URL",
+        default=None,
+        help="Bookmark state store, e.g. sqlite:///path/state.db "
+        "[env LAKEMARK_STATE; default sqlite:///~/.lakemark/state.db].",
+    )(func)
+
+
+def json_option(func: F) -> F:
+    return click.option("--json", "as_json", is_flag=True, help="Print JSON for machines.")(func)
+
+
+def verbose_option(func: F) -> F:
+    return click.option(
+        "-v", "--verbose", is_flag=True, help="Show debug messages and Spark's own logging."
+    )(func)
+
+
+def open_state(state_url: str | None) -> StateStore:
+    """Open the state store now, so a bad URL or file fails before any work."""
+    return open_store(resolve_state_url(state_url))
+
+
+def parse_key_values(pairs: tuple[str, ...], option: str) -> dict[str, str]:
+    """``k=v`` pairs of a repeated option into a dict; ConfigError names the bad one."""
+    out: dict[str, str] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip():
+            raise ConfigError(f"{option} expects KEY=VALUE, got {pair!r}")
+        out[key.strip()] = value
+    return out

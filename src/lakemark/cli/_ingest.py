@@ -1,0 +1,226 @@
+"""``lakemark ingest files``: copy only the new files of a source into a target, run after run."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+from rich.table import Table
+
+from ..job import Job, JobEvent
+from ..planning import DEFAULT_MAX_BAND_MS, FileOptions
+from ._common import json_option, open_state, parse_key_values, state_option, verbose_option
+from ._output import console, handle_errors, human_bytes, print_json, setup_logging
+
+SOURCE_FORMATS = ("json", "csv", "parquet", "orc", "xml", "text", "avro")
+TARGET_FORMATS = ("delta", "parquet", "json", "csv", "orc")
+
+
+@click.group()
+def ingest() -> None:
+    """Incremental ingestion jobs that need no code."""
+
+
+@ingest.command("files")
+@click.argument("source")
+@click.argument("target")
+@click.option("--job", "job_name", required=True, help="Job name: the bookmark is kept per job.")
+@click.option(
+    "--format", "fmt", type=click.Choice(SOURCE_FORMATS), default="json", show_default=True,
+    help="Format of the source files.",
+)
+@click.option(
+    "--target-format", type=click.Choice(TARGET_FORMATS), default="delta", show_default=True,
+    help="Format of the target.",
+)
+@click.option(
+    "--write-mode", type=click.Choice(["append", "overwrite"]), default="append",
+    show_default=True, help="How the run's rows go into the target.",
+)
+@click.option("--partition-by", multiple=True, metavar="COL", help="Partition the target by COL.")
+@click.option(
+    "--max-band", type=int, default=DEFAULT_MAX_BAND_MS, show_default=True, metavar="MS",
+    help="MaxBand window in milliseconds: files modified this close to a run's high watermark "
+    "are remembered by path, so late listings are neither skipped nor taken twice.",
+)
+@click.option("--max-files-in-band", type=int, metavar="N",
+              help="Cap on files remembered in the band (bounds state; never drops a listed file).")
+@click.option("--bounded-files", type=int, metavar="N",
+              help="Take at most N files per run, in (mtime, path) order; the rest wait.")
+@click.option("--bounded-size", type=int, metavar="BYTES",
+              help="Take at most BYTES per run (at least one file), in (mtime, path) order.")
+@click.option(
+    "--bookmark", "bookmark_option", type=click.Choice(["enable", "disable", "pause"]),
+    default="enable", show_default=True,
+    help="enable: take new files and advance the bookmark; disable: take every file, keep no "
+    "state; pause: take new files (or the --from/--to range) without advancing the bookmark.",
+)
+@click.option("--from", "from_run", metavar="RUN_ID",
+              help="With --bookmark pause: start after the input of this run (needs --to).")
+@click.option("--to", "to_run", metavar="RUN_ID",
+              help="With --bookmark pause: end with the input of this run (needs --from).")
+@click.option("--recurse/--no-recurse", default=True, show_default=True,
+              help="Descend into sub-folders of SOURCE.")
+@click.option("--exclude", "exclusions", multiple=True, metavar="GLOB",
+              help="Skip files matching GLOB (relative to SOURCE; ** crosses folders).")
+@click.option(
+    "--mode", type=click.Choice(["PERMISSIVE", "DROPMALFORMED", "FAILFAST"],
+                                case_sensitive=False),
+    default="PERMISSIVE", show_default=True,
+    help="Corrupt records: keep with nulls, drop, or fail the run (files stay unprocessed).",
+)
+@click.option("--option", "reader_options", multiple=True, metavar="KEY=VALUE",
+              help="A Spark reader option, e.g. --option header=true (repeatable).")
+@click.option("--master", metavar="URL", help="Spark master [env LAKEMARK_SPARK_MASTER; local[*]].")
+@click.option("--force", is_flag=True,
+              help="Take over the job's lease even if its holder may be alive.")
+@click.option("--txn-app-id", metavar="ID",
+              help="Delta idempotent write (txnAppId; needs --txn-version): a run whose "
+              "(ID, VERSION) the table already recorded at VERSION or higher writes nothing. "
+              "Default: the automatic token <job>/target at the run number.")
+@click.option("--txn-version", type=click.IntRange(min=0), metavar="VERSION",
+              help="Delta idempotent write (txnVersion; needs --txn-app-id).")
+@state_option
+@json_option
+@verbose_option
+@handle_errors
+def ingest_files(
+    source: str,
+    target: str,
+    job_name: str,
+    fmt: str,
+    target_format: str,
+    write_mode: str,
+    partition_by: tuple[str, ...],
+    max_band: int,
+    max_files_in_band: int | None,
+    bounded_files: int | None,
+    bounded_size: int | None,
+    bookmark_option: str,
+    from_run: str | None,
+    to_run: str | None,
+    recurse: bool,
+    exclusions: tuple[str, ...],
+    mode: str,
+    reader_options: tuple[str, ...],
+    master: str | None,
+    force: bool,
+    txn_app_id: str | None,
+    txn_version: int | None,
+    state_url: str | None,
+    as_json: bool,
+    verbose: bool,
+) -> None:
+    """Copy the files of SOURCE that no earlier run took into TARGET.
+
+    SOURCE is a folder, file or prefix: a local path, file://, s3:// or s3a://. TARGET is a
+    local path or s3:// URI. Bookmarks are enabled by default: run it on a schedule and each
+    run takes only new (or modified) files. `lakemark runs show RUN_ID` lists what a run took.
+    """
+    setup_logging(verbose)
+    # Everything that can be checked is checked before any work and any state change.
+    options = FileOptions(
+        max_band_ms=max_band,
+        max_files_in_band=max_files_in_band,
+        bounded_files=bounded_files,
+        bounded_size=bounded_size,
+    )
+    reader = parse_key_values(reader_options, "--option")
+    writer: dict[str, str] = {}
+    if (txn_app_id is None) != (txn_version is None):
+        missing = "--txn-version" if txn_version is None else "--txn-app-id"
+        raise click.UsageError(f"--txn-app-id and --txn-version go together: give both or "
+                               f"neither ({missing} is missing)")
+    if txn_app_id is not None:
+        if not txn_app_id.strip():
+            raise click.UsageError("--txn-app-id must not be empty")
+        if target_format != "delta":
+            raise click.UsageError(f"--txn-app-id/--txn-version apply to Delta targets only, "
+                                   f"not --target-format {target_format}")
+        writer = {"txnAppId": txn_app_id, "txnVersion": str(txn_version)}
+    from ..storage import check_source
+
+    check_source(source)  # a missing local source fails here, before any state is touched
+    store = open_state(state_url)
+    job = Job(
+        job_name,
+        state=store,
+        bookmark=bookmark_option,
+        from_run_id=from_run,
+        to_run_id=to_run,
+        force=force,
+    )
+    from ..spark import get_spark
+
+    get_spark(master, verbose=verbose)  # the session the job picks up
+
+    with console.status("starting", spinner="dots") as status:
+
+        def on_event(event: JobEvent) -> None:
+            detail = dict(event.detail or {})
+            if event.stage == "planned":
+                status.update(f"planned {detail['files']} file(s), {human_bytes(detail['bytes'])}"
+                              " — reading and writing")
+            elif event.stage == "listed":
+                status.update(f"listed {detail['files']} file(s) — planning")
+
+        job.on_event = on_event
+        with job:
+            status.update(f"run {job.run_id} — listing {source}")
+            df = job.read_files(
+                source,
+                format=fmt,
+                ctx="source",
+                options=reader,
+                mode=mode.upper(),
+                recurse=recurse,
+                exclusions=list(exclusions),
+                max_band_ms=options.max_band_ms,
+                max_files_in_band=options.max_files_in_band,
+                bounded_files=options.bounded_files,
+                bounded_size=options.bounded_size,
+            )
+            plan = job.plans["source"]
+            result = None
+            if plan.files or write_mode == "overwrite":
+                result = job.write(
+                    df, target, format=target_format, mode=write_mode, partition_by=partition_by,
+                    ctx="target", options=writer,
+                )
+    record = store.get_run(job.run.run_id)
+    bookmark = store.get_bookmark(job_name)
+    out: dict[str, Any] = {
+        "run_id": record.run_id,
+        "job_name": job_name,
+        "run": record.run,
+        "attempt": record.attempt,
+        "status": record.status,
+        "bookmark_option": bookmark_option,
+        "files": len(plan.files),
+        "bytes": plan.total_bytes,
+        "pending_files": plan.pending,
+        "rows": result.rows if result else 0,
+        "skipped": bool(result and result.skipped),
+        "target": target,
+        "target_format": target_format,
+        "bookmark_version": bookmark.version,
+    }
+    store.close()
+    if as_json:
+        print_json(out)
+        return
+    table = Table(title=f"lakemark ingest files — job {job_name}", show_header=False)
+    table.add_column(style="bold")
+    table.add_column()
+    table.add_row("run", f"{record.run_id} (run {record.run}, attempt {record.attempt})")
+    table.add_row("status", record.status)
+    table.add_row("files taken", f"{len(plan.files)} ({human_bytes(plan.total_bytes)})")
+    if plan.pending:
+        table.add_row("files waiting", f"{plan.pending} (bounded run: next runs take them)")
+    table.add_row("rows written", str(out["rows"]) + (
+        " (skipped: the table already recorded this write's token)" if out["skipped"] else ""))
+    table.add_row("target", f"{target} ({target_format})")
+    table.add_row("bookmark", f"{bookmark_option}, version {bookmark.version}")
+    console.print(table)
+    if not plan.files:
+        console.print("No new files: nothing to write.")

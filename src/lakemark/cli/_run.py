@@ -1,0 +1,131 @@
+"""``lakemark run``: run a Python script that uses lakemark's API (or an AWS Glue script)."""
+
+from __future__ import annotations
+
+import json
+import os
+import runpy
+import shlex
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import click
+
+from ..errors import ConfigError
+from ._common import parse_key_values, state_option, verbose_option
+from ._output import handle_errors, setup_logging
+
+
+@click.command(
+    "run",
+    context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False},
+)
+@click.argument("script", type=click.Path(dir_okay=False))
+@click.argument("script_args", nargs=-1, type=click.UNPROCESSED)
+@click.option("--master", metavar="URL", help="Spark master [env LAKEMARK_SPARK_MASTER; local[*]].")
+@click.option("--conf", "confs", multiple=True, metavar="KEY=VALUE",
+              help="A Spark configuration setting (repeatable).")
+@click.option("--submit", is_flag=True,
+              help="Launch the script with spark-submit instead of in this process.")
+@click.option("--catalog", "catalog", metavar="DIR|glue",
+              help="Data catalog for Glue scripts' from_catalog: a catalog folder, or 'glue' "
+              "for the AWS Glue Data Catalog [env LAKEMARK_CATALOG].")
+@state_option
+@verbose_option
+@handle_errors
+def run(
+    script: str,
+    script_args: tuple[str, ...],
+    master: str | None,
+    confs: tuple[str, ...],
+    submit: bool,
+    catalog: str | None,
+    state_url: str | None,
+    verbose: bool,
+) -> None:
+    """Run SCRIPT with SCRIPT_ARGS; its jobs use this --state, --catalog, --master and --conf.
+
+    SCRIPT may use lakemark's API or be an unmodified AWS Glue script: its `awsglue` imports
+    are served by lakemark, and Glue's arguments follow the script, e.g.
+
+      lakemark run --state sqlite:///state.db --catalog ./catalog job.py \
+          --JOB_NAME orders --job-bookmark-option job-bookmark-enable
+
+    lakemark's options come before SCRIPT; everything after SCRIPT goes to the script
+    (sys.argv). The script's exit status becomes lakemark's.
+    """
+    setup_logging(verbose)
+    path = Path(script)
+    if not path.is_file():
+        raise ConfigError(f"script {script} does not exist or is not a file")
+    conf = parse_key_values(confs, "--conf")
+    env = dict(os.environ)
+    if state_url:
+        env["LAKEMARK_STATE"] = state_url
+    if master:
+        env["LAKEMARK_SPARK_MASTER"] = master
+    if conf:
+        env["LAKEMARK_SPARK_CONF"] = json.dumps(conf)
+    if catalog:
+        env["LAKEMARK_CATALOG"] = catalog
+    from ..glue import shim_path
+    from ..spark import spark_settings
+
+    # Glue scripts import `awsglue` (served from the shim) on the driver and in Python workers.
+    python_path = [shim_path(), str(path.resolve().parent)]
+    if env.get("PYTHONPATH"):
+        python_path.append(env["PYTHONPATH"])
+    env["PYTHONPATH"] = os.pathsep.join(python_path)
+    if submit:
+        submit_exe = _spark_submit()
+        cmd = [submit_exe]
+        if master:
+            cmd += ["--master", master]
+        for key, value in conf.items():
+            cmd += ["--conf", f"{key}={value}"]
+        cmd += [str(path), *script_args]
+        sys.exit(subprocess.call(cmd, env=env))
+    os.environ.update(env)
+    # A script that makes its own SparkContext() (as Glue scripts do) gets lakemark's settings.
+    spark_master, settings = spark_settings(verbose=verbose)
+    if "PYSPARK_SUBMIT_ARGS" not in os.environ:
+        words = ["--master", spark_master]
+        for key, value in settings.items():
+            words += ["--conf", f"{key}={value}"]
+        os.environ["PYSPARK_SUBMIT_ARGS"] = shlex.join([*words, "pyspark-shell"])
+    sys.argv = [str(path), *script_args]
+    sys.path[:0] = [shim_path(), str(path.resolve().parent)]
+    from pyspark.sql import SparkSession
+
+    from ..glue import finish_open_jobs
+
+    session_before = SparkSession.getActiveSession()
+    try:
+        runpy.run_path(str(path), run_name="__main__")
+    except SystemExit as exc:
+        if exc.code not in (None, 0):
+            finish_open_jobs(exc)
+            raise
+        finish_open_jobs(None)
+    except BaseException as exc:
+        finish_open_jobs(exc)
+        raise
+    else:
+        finish_open_jobs(None)
+    finally:
+        # Stop the session the script started, never one that was running before it.
+        active = SparkSession.getActiveSession()
+        if active is not None and active is not session_before:
+            active.stop()
+
+
+def _spark_submit() -> str:
+    import pyspark
+
+    candidate = Path(pyspark.__file__).parent / "bin" / "spark-submit"
+    found = shutil.which("spark-submit") or (str(candidate) if candidate.exists() else None)
+    if not found:
+        raise ConfigError("spark-submit was not found (neither on PATH nor in the pyspark package)")
+    return found

@@ -1,0 +1,127 @@
+"""``lakemark runs``: what each run of a job did, down to every file it took."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from typing import Any
+
+import click
+from rich import box
+from rich.table import Table
+
+from ..state import StateStore
+from ._common import json_option, open_state, state_option
+from ._output import console, fmt_ms, handle_errors, human_bytes, print_json
+
+
+@click.group()
+def runs() -> None:
+    """List a job's runs, or show one run with every input it processed."""
+
+
+@runs.command("list")
+@click.argument("job_name", metavar="JOB")
+@state_option
+@json_option
+@handle_errors
+def list_runs(job_name: str, state_url: str | None, as_json: bool) -> None:
+    """Every attempt of JOB, oldest first."""
+    store = open_state(state_url)
+    records = store.list_runs(job_name)
+    store.close()
+    if as_json:
+        print_json([r.to_json() for r in records])
+        return
+    table = Table(title=f"runs of job {job_name}", box=box.SIMPLE_HEAD, pad_edge=False,
+                  padding=(0, 1, 0, 0))
+    # Run ids are what --from/--to and `runs show` take: never cut them short.
+    styles = {"SUCCEEDED": "green", "FAILED": "red", "RUNNING": "yellow"}
+    columns = {"run_id": 35, "run": 3, "att": 3, "status": 9, "option": 6, "started (UTC)": 19,
+               "took": 6}
+    for name, width in columns.items():
+        table.add_column(name, no_wrap=True, min_width=width)
+    for r in records:
+        table.add_row(r.run_id, str(r.run), str(r.attempt),
+                      f"[{styles.get(r.status, '')}]{r.status}[/]", r.bookmark_option,
+                      r.started_at[:19].replace("T", " "), _took(r.started_at, r.ended_at))
+    console.print(table)
+    if not records:
+        console.print(f"No runs recorded for job {job_name}.")
+
+
+def _took(started_at: str, ended_at: str | None) -> str:
+    """How long a run took, for people (``-`` while it runs)."""
+    if not ended_at:
+        return "-"
+    seconds = (datetime.fromisoformat(ended_at) - datetime.fromisoformat(started_at)).total_seconds()
+    return f"{seconds:.1f}s" if seconds < 120 else f"{seconds / 60:.1f}min"
+
+
+def run_details(store: StateStore, run_id: str) -> dict[str, Any]:
+    """The JSON shape of ``runs show``: the run's fields, its sources' files and its sinks."""
+    record = store.get_run(run_id)
+    out: dict[str, Any] = record.to_json()
+    sources: dict[str, Any] = {}
+    sinks: dict[str, Any] = {}
+    for inputs in store.run_inputs(run_id):
+        plan = dict(inputs.plan)
+        if plan.get("kind") == "sink":
+            sinks[str(plan.get("ctx") or plan.get("target"))] = plan
+            continue
+        sources[inputs.ctx] = {
+            "source": plan.get("source"),
+            "format": plan.get("format"),
+            "planned_files": plan.get("planned_files"),
+            "planned_bytes": plan.get("planned_bytes"),
+            "pending_files": plan.get("pending_files"),
+            "replay": plan.get("replay"),
+            "files": [e.to_json() for e in inputs.files],
+        }
+        if plan.get("kind") == "jdbc":  # a JDBC source took a key range, not files
+            sources[inputs.ctx].update(kind="jdbc", dbtable=plan.get("dbtable"),
+                                       range=plan.get("range"))
+    out["sources"] = sources
+    out["sinks"] = sinks
+    return out
+
+
+@runs.command("show")
+@click.argument("run_id", metavar="RUN_ID")
+@state_option
+@json_option
+@handle_errors
+def show_run(run_id: str, state_url: str | None, as_json: bool) -> None:
+    """One run: its status and every file each source took, by name."""
+    store = open_state(state_url)
+    details = run_details(store, run_id)
+    store.close()
+    if as_json:
+        print_json(details)
+        return
+    console.print(
+        f"[bold]{details['run_id']}[/] job {details['job_name']} run {details['run']} "
+        f"attempt {details['attempt']}: {details['status']} ({details['bookmark_option']}), "
+        f"{details['started_at']} → {details['ended_at'] or '-'}"
+    )
+    if details.get("error"):
+        console.print(f"[red]error:[/] {details['error']}", highlight=False)
+    for ctx, src in details["sources"].items():
+        if src.get("kind") == "jdbc":
+            console.print(f"ctx {ctx}: {src['source']} — key range {json.dumps(src['range'])}",
+                          highlight=False)
+            continue
+        table = Table(title=f"ctx {ctx}: {src['source']} — {len(src['files'])} file(s), "
+                            f"{human_bytes(src['planned_bytes'] or 0)}")
+        table.add_column("path")
+        table.add_column("modified (UTC)")
+        table.add_column("size", justify="right")
+        for f in src["files"]:
+            table.add_row(f["path"], fmt_ms(f["mtime"]), str(f["size"]))
+        console.print(table)
+    for ctx, sink in details["sinks"].items():
+        console.print(
+            f"sink {ctx}: {sink.get('rows')} row(s) in {sink.get('files')} file(s) → "
+            f"{sink.get('target')} ({sink.get('format')}"
+            + (", skipped: already committed" if sink.get("skipped") else "") + ")"
+        )

@@ -1,0 +1,210 @@
+"""Stage 2: ingest the objects that the events table says were created, exactly once.
+
+The checkpoint (the state element of the source's ctx, committed with the run) is the events
+table version read up to, plus — when a bound cut a version's events in two — the position of
+the last event taken (``[commit version, event time, key, record_id]``). A run:
+
+1. reads the events inserted after the checkpoint (Delta's change data feed);
+2. keeps, per object, its last event (by S3's sequencer): an object created then removed is
+   not read; created events pass the key filters;
+3. optionally checks that each object still exists (HEAD), skipping ones deleted since;
+4. optionally (**backfill**) lists the prefix and adds objects that no created event names,
+   so a lost notification cannot lose a file;
+5. takes them in (commit version, event time, key) order up to ``max_files`` / ``max_bytes``;
+6. records the objects in the run's manifest and reads them with lakemark's file reader.
+
+``from_version`` restarts from any events-table version, like resetting a consumer offset.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from ..errors import ConfigError, SourceError
+from ..planning import FileEntry
+from .records import ObjectFilter, S3EventRecord, latest_per_object
+from .table import EventsTable
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
+
+    from ..job import Job
+
+__all__ = ["EventObjectPlan", "IncrementalOptions", "plan_event_objects", "read_event_objects"]
+
+STATE_KIND = "s3-events"
+
+
+@dataclass(frozen=True)
+class IncrementalOptions:
+    """What a run takes from the events table."""
+
+    filter: ObjectFilter = ObjectFilter()
+    max_files: int | None = None
+    max_bytes: int | None = None
+    check_exists: bool = False
+    backfill_prefix: str | None = None
+    from_version: int | None = None
+
+    def __post_init__(self) -> None:
+        for name, value in (("--max-files", self.max_files), ("--max-bytes", self.max_bytes)):
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int)
+                                      or value < 1):
+                raise ConfigError(f"{name} must be a positive integer, got {value!r}")
+        if self.from_version is not None and (not isinstance(self.from_version, int)
+                                              or self.from_version < 0):
+            raise ConfigError(f"--from-version must be a version >= 0, got {self.from_version!r}")
+        if self.backfill_prefix is not None and not self.backfill_prefix.startswith(
+                ("s3://", "s3a://")):
+            raise ConfigError(f"--backfill-prefix must be an s3:// URI, got "
+                              f"{self.backfill_prefix!r}")
+
+
+@dataclass(frozen=True)
+class EventObjectPlan:
+    """Objects this run takes, and the checkpoint to commit if it succeeds."""
+
+    files: tuple[FileEntry, ...]
+    next_state: dict[str, Any]
+    table_version: int | None
+    pending: int
+    skipped_removed: int
+    skipped_missing: int
+    backfilled: int
+
+
+Position = tuple[int, int, str, str]
+
+
+def _position(row: dict[str, Any]) -> Position:
+    """Total order of events: commit version, then event time, key and record id."""
+    return (int(row["_commit_version"]), int(row["event_time_ms"]), str(row["key"]),
+            str(row["record_id"]))
+
+
+def plan_event_objects(table: EventsTable, previous: dict[str, Any] | None,
+                       options: IncrementalOptions, s3_client: Any = None) -> EventObjectPlan:
+    """Which objects to take now (see the module documentation for the rules)."""
+    if options.from_version is not None:
+        after: int | None = options.from_version - 1 if options.from_version > 0 else None
+        cut: Position | None = None
+    elif previous:
+        if previous.get("kind") != STATE_KIND:
+            raise ConfigError(f"the ctx holds state of a {previous.get('kind')!r} source, not "
+                              "an S3 events source; use another ctx or reset it")
+        after = previous.get("version")
+        cut = tuple(previous["position"]) if previous.get("position") else None  # type: ignore[assignment]
+    else:
+        after, cut = None, None
+    rows, current = table.changes_after(after)
+    events = [r for r in rows.to_pylist() if cut is None or _position(r) > cut]
+    events.sort(key=_position)
+    latest = latest_per_object(S3EventRecord.from_row(r) for r in events)
+    position_of = {(r["bucket"], r["key"]): _position(r) for r in events}
+    candidates: list[tuple[Position, S3EventRecord]] = []
+    removed = 0
+    for ident, record in latest.items():
+        if record.removed:
+            removed += 1
+        elif record.created and options.filter.keeps(record.key):
+            candidates.append((position_of[ident], record))
+    candidates.sort(key=lambda c: c[0])
+    missing = 0
+    if options.check_exists and candidates:
+        existing = [c for c in candidates if _exists(s3_client, c[1])]
+        missing = len(candidates) - len(existing)
+        candidates = existing
+    backfill = _backfill(table, options, s3_client, {c[1].uri for c in candidates})
+
+    taken: list[FileEntry] = []
+    total = 0
+    last: Position | None = None
+    cut_short = False
+    for pos, record in candidates:
+        size = record.size or 0
+        if (options.max_files is not None and len(taken) >= options.max_files) or (
+                options.max_bytes is not None and taken and total + size > options.max_bytes):
+            cut_short = True
+            break
+        taken.append(FileEntry(record.event_time_ms, record.uri, size))
+        total += size
+        last = pos
+    pending = len(candidates) - len(taken)
+    if cut_short and last is not None:
+        # Read up to the version before the last taken event; remember the exact position.
+        state = {"kind": STATE_KIND, "source": table.uri, "version": last[0] - 1,
+                 "position": list(last)}
+    else:
+        state = {"kind": STATE_KIND, "source": table.uri, "version": current, "position": None}
+        taken.extend(backfill)
+    return EventObjectPlan(tuple(taken), state, current, pending, removed, missing,
+                           len(backfill) if not cut_short else 0)
+
+
+def _exists(client: Any, record: S3EventRecord) -> bool:
+    from ..storage import s3_client
+
+    client = client or s3_client()
+    try:
+        client.head_object(Bucket=record.bucket, Key=record.key)
+        return True
+    except Exception as exc:
+        code = str(getattr(exc, "response", {}).get("Error", {}).get("Code", ""))
+        if code in ("404", "NoSuchKey", "NotFound"):
+            return False
+        raise SourceError(f"cannot check {record.uri}: {exc}") from exc
+
+
+def _backfill(table: EventsTable, options: IncrementalOptions, client: Any,
+              taking: set[str]) -> list[FileEntry]:
+    """Objects under the backfill prefix that no created event in the table names."""
+    if options.backfill_prefix is None:
+        return []
+    from ..storage import list_files
+
+    listing = list_files(options.backfill_prefix, s3_client=client)
+    known = {f"s3://{b}/{k}" for b, k in table.created_keys()}
+    return sorted(
+        (f for f in listing.entries
+         if f.path not in known and f.path not in taking
+         and options.filter.keeps(f.path.split("/", 3)[3] if f.path.count("/") >= 3 else "")),
+        key=lambda f: (f.mtime, f.path),
+    )
+
+
+def read_event_objects(job: Job, events_table: str, *, format: str, ctx: str = "events",
+                       options: IncrementalOptions | None = None,
+                       read_options: dict[str, str] | None = None, schema: Any = None,
+                       mode: str = "PERMISSIVE", s3_client: Any = None) -> DataFrame:
+    """A DataFrame of the objects this run takes from ``events_table`` (see module doc).
+
+    The objects are recorded in the run's manifest under ``ctx`` before anything is read, and
+    the checkpoint commits with the run.
+    """
+    from ..sources import check_read_options, read_files
+
+    opts = options or IncrementalOptions()
+    check_read_options(format, mode)
+    table = EventsTable(events_table)
+    plan = plan_event_objects(table, job.state_of(ctx), opts, s3_client)
+    buckets = sorted({f.path.split("/", 3)[2] for f in plan.files})
+    root = f"s3://{buckets[0]}" if len(buckets) == 1 else "s3://"
+    job.track_source(ctx, {
+        "kind": STATE_KIND, "source": table.uri, "format": format,
+        "events_table_version": plan.table_version, "planned_files": len(plan.files),
+        "planned_bytes": sum(f.size for f in plan.files), "pending_files": plan.pending,
+        "skipped_removed": plan.skipped_removed, "skipped_missing": plan.skipped_missing,
+        "backfilled": plan.backfilled, "next_state": plan.next_state,
+        "from_version": opts.from_version,
+    }, plan.files, plan.next_state)
+    if len(buckets) > 1:
+        raise ConfigError("events from several buckets in one source: filter by bucket "
+                          f"({', '.join(buckets)}) with one ctx each")
+    return read_files(job.spark, _sorted(plan.files), root=root, format=format,
+                      options=read_options, schema=schema, mode=mode)
+
+
+def _sorted(files: Sequence[FileEntry]) -> list[FileEntry]:
+    return sorted(files, key=lambda f: (f.mtime, f.path))

@@ -1,0 +1,163 @@
+"""``resolveChoice`` on frames whose columns each have one type.
+
+Glue's choice types (a field that is an int in some records and a string in others) have no
+Spark equivalent: every lakemark column already has one type, so there is never an ambiguity
+to find. What each action does here:
+
+* ``cast:T`` — the field is converted to ``T``; values that do not convert become null.
+* ``project:T`` — the same as ``cast:T`` (Glue keeps only the ``T`` values; the single type a
+  lakemark column has is converted, and values not convertible become null).
+* ``make_cols`` — field ``c`` is renamed ``c_<type>`` (``price`` of type double → ``price_double``),
+  the one column Glue would produce for a single type.
+* ``make_struct`` — field ``c`` becomes a struct with one field named by its type
+  (``{"int": c}``).
+* ``match_catalog`` (``choice=`` only) — every column that the catalog table names
+  (``database``/``table_name``, matched case-insensitively) is cast to the catalog's type;
+  other columns are kept. The table's schema comes from the glue context's catalog
+  (``glue_ctx.catalog().get_table(database, table_name)``); without one it is a ConfigError.
+
+``specs`` paths use Glue's syntax (``a.b``, ```a.b`.c``, ``list[].price``). A spec naming a field
+that does not exist is skipped with a warning (Glue ignores it). With ``choice=`` the
+``cast``/``project``/``make_cols``/``make_struct`` actions apply to choice columns only, so on a
+lakemark frame they change nothing.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from ..errors import ConfigError, UnsupportedError
+from ._df_types import cast_to, glue_type_name, parse_glue_type
+from ._fieldpaths import ELEM, parse_path, resolve, rewrite
+
+if TYPE_CHECKING:
+    from pyspark.sql import Column, DataFrame
+    from pyspark.sql.types import DataType, StructType
+
+__all__ = ["resolve_choice", "catalog_schema"]
+
+log = logging.getLogger("lakemark.glue")
+
+_ACTIONS = ("cast", "project", "make_cols", "make_struct")
+
+
+def _split_action(action: Any) -> tuple[str, str | None]:
+    if not isinstance(action, str) or not action.strip():
+        raise ConfigError(f"a resolveChoice action must be a string such as 'cast:int', "
+                          f"got {action!r}")
+    kind, _, arg = action.strip().partition(":")
+    kind = kind.strip().lower()
+    if kind in ("cast", "project"):
+        if not arg.strip():
+            raise ConfigError(f"resolveChoice action {action!r} needs a type, e.g. '{kind}:int'")
+        return kind, arg.strip()
+    if kind in ("make_cols", "make_struct", "match_catalog"):
+        if arg:
+            raise ConfigError(f"resolveChoice action {action!r} takes no argument")
+        return kind, None
+    raise UnsupportedError(f"resolveChoice action {action!r} is not supported "
+                           f"(supported: cast:<type>, project:<type>, make_cols, make_struct, "
+                           "match_catalog)")
+
+
+def _apply_spec(df: DataFrame, path: str, action: str) -> DataFrame:
+    kind, arg = _split_action(action)
+    if kind == "match_catalog":
+        raise UnsupportedError("resolveChoice action 'match_catalog' applies to the whole frame: "
+                               "pass it as choice='match_catalog' with database and table_name")
+    segs = parse_path(path, arrays=True)
+    found = resolve(df.schema, segs)
+    if found is None:
+        log.warning("resolveChoice: field %r does not exist; spec (%r, %r) skipped",
+                    path, path, action)
+        return df
+    actual, _ = found
+    if actual[-1] == ELEM:
+        raise ConfigError(f"resolveChoice path {path!r} must end with a field name")
+    if kind in ("cast", "project"):
+        target = parse_glue_type(arg or "")
+
+        def convert(col: Column, dtype: DataType) -> Column:
+            return cast_to(col, dtype, target)
+
+        return rewrite(df, actual, convert)
+    if kind == "make_cols":
+        dtype = found[1]
+        return rewrite(df, actual, lambda col, _t: col, new_name=f"{actual[-1]}_{glue_type_name(dtype)}")
+    from pyspark.sql import functions as F
+
+    def wrap(col: Column, dtype: DataType) -> Column:
+        return F.struct(col.alias(glue_type_name(dtype)))
+
+    return rewrite(df, actual, wrap)
+
+
+def catalog_schema(glue_ctx: Any, database: str | None, table_name: str | None,
+                   catalog_id: str | None = None) -> StructType:
+    """The schema of a catalog table, from the glue context's catalog."""
+    from pyspark.sql.types import DataType, StructType
+
+    if not database or not table_name:
+        raise ConfigError("match_catalog needs database= and table_name= (the catalog table "
+                          "whose types the frame should take)")
+    getter = getattr(glue_ctx, "catalog", None)
+    if not callable(getter):
+        raise ConfigError(f"match_catalog needs a data catalog to look up {database}.{table_name}, "
+                          "and this frame's glue context has none")
+    try:
+        table = getter().get_table(database, table_name)
+    except ConfigError:
+        raise
+    except Exception as exc:
+        raise ConfigError(f"match_catalog: catalog table {database}.{table_name} could not be "
+                          f"read: {exc}") from exc
+    ddl = table.spark_ddl(include_partition_keys=True)
+    schema = DataType.fromDDL(ddl) if isinstance(ddl, str) else ddl
+    if not isinstance(schema, StructType):
+        raise ConfigError(f"match_catalog: catalog table {database}.{table_name} has no columns")
+    if catalog_id:
+        log.info("match_catalog: catalog_id %r is not used; the context's catalog answers",
+                 catalog_id)
+    return schema
+
+
+def _match_catalog(df: DataFrame, target: StructType) -> DataFrame:
+    from pyspark.sql import functions as F
+
+    from ._fieldpaths import quote
+
+    types = {f.name.lower(): f.dataType for f in target.fields}
+    cols = []
+    for f in df.schema.fields:
+        col = F.col(quote(f.name))
+        want = types.get(f.name.lower())
+        cols.append(cast_to(col, f.dataType, want).alias(f.name))
+    return df.select(*cols)
+
+
+def resolve_choice(df: DataFrame, specs: Sequence[Any] | None, choice: str,
+                   database: str | None, table_name: str | None, glue_ctx: Any,
+                   catalog_id: str | None = None) -> DataFrame:
+    """``df`` with the specs (or the frame-wide ``choice``) applied; see the module docstring."""
+    if specs is not None and choice:
+        raise ConfigError("resolveChoice takes specs or choice, not both")
+    if specs is not None:
+        if isinstance(specs, (str, bytes)) or not isinstance(specs, Sequence):
+            raise ConfigError("resolveChoice specs must be a list of (path, action) tuples")
+        for spec in specs:
+            if not isinstance(spec, (tuple, list)) or len(spec) != 2:
+                raise ConfigError(f"resolveChoice spec {spec!r} must be a (path, action) tuple")
+            path, action = spec
+            df = _apply_spec(df, path, action)
+        return df
+    if not choice:
+        return df  # nothing ambiguous to resolve
+    kind, arg = _split_action(choice)
+    if kind == "match_catalog":
+        return _match_catalog(df, catalog_schema(glue_ctx, database, table_name, catalog_id))
+    if kind in ("cast", "project"):
+        parse_glue_type(arg or "")  # an unknown type is still an error
+    log.debug("resolveChoice(choice=%r): no choice-typed column to resolve", choice)
+    return df

@@ -1,0 +1,51 @@
+"""``purge_s3_path``: delete files older than a retention period under a local or S3 path."""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from collections.abc import Mapping
+from typing import Any
+
+from ..errors import ConfigError, UnsupportedError
+
+__all__ = ["purge_path"]
+
+log = logging.getLogger("lakemark.glue")
+
+_OPTIONS = {"retentionPeriod", "excludeStorageClasses", "manifestFilePath"}
+
+
+def purge_path(path: str, options: Mapping[str, Any]) -> int:
+    """Delete every file under ``path`` older than ``retentionPeriod`` hours; returns the count.
+
+    ``retentionPeriod`` defaults to 168 hours (7 days) as in Glue; 0 deletes everything.
+    """
+    from ..storage import list_files, parse_uri, s3_client
+
+    unknown = sorted(set(options) - _OPTIONS)
+    if unknown:
+        raise UnsupportedError(f"purge option(s) not supported: {', '.join(unknown)}")
+    if options.get("manifestFilePath"):
+        raise UnsupportedError("purge option 'manifestFilePath' is not supported")
+    try:
+        hours = float(options.get("retentionPeriod", 168))
+    except (TypeError, ValueError):
+        raise ConfigError(f"purge option retentionPeriod must be a number of hours, "
+                          f"not {options.get('retentionPeriod')!r}") from None
+    cutoff_ms = int((time.time() - hours * 3600) * 1000)
+    listing = list_files(path, recurse=True)
+    old = [f for f in listing.files if f.mtime <= cutoff_ms]
+    location = parse_uri(path)
+    if location.is_s3:
+        client = s3_client()
+        for start in range(0, len(old), 1000):
+            batch = old[start:start + 1000]
+            keys = [{"Key": parse_uri(f.path).key} for f in batch]
+            client.delete_objects(Bucket=location.bucket, Delete={"Objects": keys, "Quiet": True})
+    else:
+        for entry in old:
+            os.remove(parse_uri(entry.path).path)
+    log.info("purged %d file(s) under %s older than %g hour(s)", len(old), path, hours)
+    return len(old)

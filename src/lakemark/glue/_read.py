@@ -1,0 +1,199 @@
+"""Glue sources (``from_options``, ``from_catalog``) as core reads: plan, record, then read.
+
+With a started job, a source with a ``transformation_ctx`` goes through the job's bookmark; one
+without a ctx is read whole (Glue does the same) and lakemark warns once. Without a job (the
+script never called ``Job.init``) nothing is tracked.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from ..errors import ConfigError, UnsupportedError
+from ._formats import read_format, s3_source_options
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
+
+    from ..catalog import CatalogTable
+    from .context import GlueContext
+
+__all__ = ["JDBC_TYPES", "read_catalog", "read_options_source"]
+
+log = logging.getLogger("lakemark.glue")
+
+JDBC_TYPES = ("postgresql", "mysql", "sqlserver", "oracle", "redshift", "jdbc")
+_FILE_TYPES = ("s3", "file")
+
+
+def _glue_column_names(df: DataFrame, fmt: str, options: Mapping[str, str]) -> DataFrame:
+    """Glue names header-less CSV columns ``col0, col1, …`` where Spark says ``_c0, _c1, …``."""
+    if fmt != "csv" or options.get("header") == "true":
+        return df
+    renamed = {c: "col" + c[2:] for c in df.columns if c.startswith("_c") and c[2:].isdigit()}
+    for old, new in renamed.items():
+        df = df.withColumnRenamed(old, new)
+    return df
+
+
+def _read_file_source(
+    glue_ctx: GlueContext,
+    paths: list[str],
+    fmt: str,
+    spark_options: dict[str, str],
+    planner: dict[str, Any],
+    ctx: str | None,
+    schema: str | None = None,
+    fail_fast: bool = False,
+) -> DataFrame:
+    if not paths:
+        raise ConfigError("an S3/file source needs connection option 'paths' (a list of paths)")
+    mode = "FAILFAST" if fail_fast else spark_options.pop("mode", "PERMISSIVE")
+    if schema is not None:
+        spark_options.pop("inferSchema", None)
+    job = glue_ctx.active_job()
+    if job is not None:
+        df = job.read_files(paths, format=fmt, ctx=ctx, options=spark_options, schema=schema,
+                            mode=mode, **planner)
+    else:
+        df = _read_untracked(glue_ctx, paths, fmt, spark_options, planner, schema, mode)
+    return _glue_column_names(df, fmt, spark_options)
+
+
+def _read_untracked(glue_ctx: GlueContext, paths: list[str], fmt: str, spark_options: dict[str, str],
+                    planner: dict[str, Any], schema: str | None, mode: str) -> DataFrame:
+    from ..planning import plan_everything
+    from ..sources import check_read_options, read_files
+    from ..storage import list_files
+
+    check_read_options(fmt, mode)
+    frames = []
+    base = planner.get("base_path")
+    listings = [list_files(p, recurse=planner["recurse"], exclusions=planner["exclusions"])
+                for p in paths]
+    if base is not None:
+        files = plan_everything([f for listing in listings for f in listing.files]).files
+        return read_files(glue_ctx.spark_session, files, root=base, format=fmt,
+                          options=spark_options, schema=schema, mode=mode)
+    for listing in listings:
+        plan = plan_everything(listing.files)
+        frames.append(read_files(glue_ctx.spark_session, plan.files, root=listing.root, format=fmt,
+                                 options=spark_options, schema=schema, mode=mode))
+    out = frames[0]
+    for frame in frames[1:]:
+        out = out.unionByName(frame, allowMissingColumns=True)
+    return out
+
+
+def _read_jdbc(glue_ctx: GlueContext, connection_type: str, options: Mapping[str, Any],
+               ctx: str | None) -> DataFrame:
+    """A JDBC source: through the job's bookmark (bookmark keys, see ``glue.jdbc``) when a job
+    runs; a custom ``query`` or no job reads the whole result, as Glue does."""
+    from ..sources.jdbc import read_jdbc
+    from .jdbc import jdbc_read_options, jdbc_source
+
+    job = glue_ctx.active_job()
+    if job is not None and not options.get("query"):
+        return read_jdbc(job, jdbc_source(glue_ctx, connection_type, options), ctx=ctx)
+    opts = jdbc_read_options(glue_ctx, connection_type, options)
+    if ctx and job is not None and job.tracking:
+        log.warning(
+            "JDBC source with a custom query (ctx %s) is read whole: bookmark keys apply to "
+            "a dbtable", ctx,
+        )
+    return glue_ctx.spark_session.read.format("jdbc").options(**opts).load()
+
+
+def read_options_source(
+    glue_ctx: GlueContext,
+    connection_type: str,
+    connection_options: Mapping[str, Any] | None,
+    format: str | None,
+    format_options: Mapping[str, Any] | None,
+    transformation_ctx: str | None,
+    push_down_predicate: str | None = None,
+) -> DataFrame:
+    """``create_dynamic_frame.from_options`` / ``create_data_frame.from_options`` as a DataFrame."""
+    ctx = transformation_ctx or None
+    kind = (connection_type or "").strip().lower()
+    if kind in JDBC_TYPES:
+        return _read_jdbc(glue_ctx, kind, connection_options or {}, ctx)
+    if kind not in _FILE_TYPES:
+        raise UnsupportedError(
+            f"connection_type {connection_type!r} is not supported; lakemark reads: "
+            + ", ".join(_FILE_TYPES + JDBC_TYPES)
+        )
+    if push_down_predicate:
+        raise UnsupportedError(
+            "push_down_predicate applies to catalog tables (from_catalog), not to from_options"
+        )
+    source = s3_source_options(connection_options)
+    fmt, spark_options = read_format(format, format_options)
+    return _read_file_source(glue_ctx, source.paths, fmt, spark_options, source.planner_kwargs(),
+                             ctx, fail_fast=source.fail_fast)
+
+
+def read_catalog(
+    glue_ctx: GlueContext,
+    database: str,
+    table_name: str,
+    transformation_ctx: str | None,
+    push_down_predicate: str | None = None,
+    additional_options: Mapping[str, Any] | None = None,
+) -> DataFrame:
+    """``create_dynamic_frame.from_catalog``: the table's location, format and partitions."""
+    ctx = transformation_ctx or None
+    catalog = glue_ctx.catalog()
+    table = catalog.get_table(database, table_name)
+    extra = dict(additional_options or {})
+    predicate = push_down_predicate or extra.pop("catalogPartitionPredicate", None) or None
+    if table.is_jdbc or table.location.startswith("jdbc:"):
+        return _read_jdbc(glue_ctx, "jdbc", {"catalog_table": table, **extra}, ctx)
+    source = s3_source_options({"recurse": True}, extra)
+    if source.paths:
+        raise ConfigError("from_catalog reads the table's location; do not pass 'paths'")
+    fmt, spark_options = read_format(table.format, {})
+    spark_options.update(table.read_options())
+    paths = _partition_paths(catalog, table, predicate)
+    schema = _catalog_schema(table, fmt, spark_options)
+    if paths is None:
+        paths = [table.location]
+    elif not paths:
+        return _empty_frame(glue_ctx, table)
+    if len(paths) > 1 or paths != [table.location]:
+        df = _read_partitions(glue_ctx, table, paths, fmt, spark_options, source, ctx, schema)
+    else:
+        df = _read_file_source(glue_ctx, paths, fmt, spark_options, source.planner_kwargs(), ctx,
+                               schema, source.fail_fast)
+    return df
+
+
+def _partition_paths(catalog: Any, table: CatalogTable, predicate: str | None) -> list[str] | None:
+    """Locations of the partitions that ``predicate`` keeps; None when all of the table is read."""
+    if not table.partition_keys or not predicate:
+        return None
+    return [p.location for p in catalog.get_partitions(table, predicate)]
+
+
+def _read_partitions(glue_ctx: GlueContext, table: CatalogTable, paths: list[str], fmt: str,
+                     spark_options: dict[str, str], source: Any, ctx: str | None,
+                     schema: str | None) -> DataFrame:
+    """Read the kept partitions as one source (one ctx) rooted at the table's location, so the
+    partition columns come from the folder names as for a whole-table read."""
+    planner = dict(source.planner_kwargs(), base_path=table.location)
+    return _read_file_source(glue_ctx, paths, fmt, spark_options, planner, ctx, schema,
+                             source.fail_fast)
+
+
+def _catalog_schema(table: CatalogTable, fmt: str, options: dict[str, str]) -> str | None:
+    """Text formats take the catalog's column names and types (partition keys come from folders)."""
+    if fmt in ("csv",) and table.columns:
+        return table.spark_ddl(include_partition_keys=False)
+    return None
+
+
+def _empty_frame(glue_ctx: GlueContext, table: CatalogTable) -> DataFrame:
+    ddl = table.spark_ddl(include_partition_keys=True)
+    return glue_ctx.spark_session.createDataFrame([], ddl)

@@ -1,0 +1,331 @@
+"""Glue's record functions (``Map``, ``Filter``) on the executors, and the error records they leave.
+
+A record is handed to the user's function as a plain ``dict`` (nested structs are dicts, arrays
+are lists, maps are dicts), the way Glue's Python transforms see a DynamicRecord.
+
+* ``Filter`` keeps the rows (unchanged, schema kept) for which the function returns a true value.
+* ``Map`` keeps what the function returns. The output schema is inferred from *every* returned
+  record when ``map`` is called (one Spark job): keys keep their first-seen order, a key that
+  is missing or None in a record is null there, a field whose values still fit the input
+  field's type keeps that type, integers and floats of one field widen to double, and values
+  of one field with kinds that do not merge (a string here, a struct there) become strings
+  (JSON text for dicts/lists) — where Glue would keep a choice type. The function therefore
+  runs once for the inference and again whenever the result is computed.
+* A record on which the function raises (or, for Map, returns something other than a dict) is
+  an *error record*: it is dropped from the output and counted, as Glue does. The count is
+  computed on demand (``errorsCount()`` runs the function over the input again), so it does
+  not depend on how often the frame was evaluated.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import decimal
+import json
+import logging
+from collections.abc import Callable, Iterable, Iterator
+from typing import TYPE_CHECKING, Any
+
+from ..errors import ConfigError
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, Row, SparkSession
+    from pyspark.sql.types import DataType, StructType
+
+__all__ = ["filter_frame", "map_frame", "RecordErrors", "ERROR_SCHEMA", "to_record"]
+
+log = logging.getLogger("lakemark.glue")
+
+#: Schema of the frame ``errorsAsDynamicFrame`` returns.
+ERROR_SCHEMA = "transformation string, error string, record string"
+
+_INT_RANGES = {"byte": 2**7, "short": 2**15, "integer": 2**31, "long": 2**63}
+
+
+def to_record(row: Row) -> dict[str, Any]:
+    """A Spark Row as the dict a Glue record function receives."""
+    return row.asDict(recursive=True)
+
+
+# ---------------------------------------------------------------- Filter / Map on the executors
+
+def _filter_partition(f: Callable[[dict[str, Any]], Any]) -> Callable[[Iterable[Row]], Iterator[Row]]:
+    def run(rows: Iterable[Row]) -> Iterator[Row]:
+        for row in rows:
+            try:
+                keep = f(to_record(row))
+            except Exception:
+                continue
+            if keep:
+                yield row
+    return run
+
+
+def _map_partition(
+    f: Callable[[dict[str, Any]], Any],
+) -> Callable[[Iterable[Row]], Iterator[dict[str, Any]]]:
+    def run(rows: Iterable[Row]) -> Iterator[dict[str, Any]]:
+        for row in rows:
+            try:
+                out = f(to_record(row))
+            except Exception:
+                continue
+            if isinstance(out, dict):
+                yield out
+    return run
+
+
+def filter_frame(df: DataFrame, f: Callable[[dict[str, Any]], Any]) -> DataFrame:
+    """Rows of ``df`` for which ``f(record)`` is true (error records dropped)."""
+    _check_callable(f, "Filter")
+    rdd = df.rdd.mapPartitions(_filter_partition(f), preservesPartitioning=True)
+    return df.sparkSession.createDataFrame(rdd, df.schema, verifySchema=False)
+
+
+def map_frame(df: DataFrame, f: Callable[[dict[str, Any]], Any]) -> DataFrame:
+    """``f`` applied to every record of ``df``; the schema is inferred from the results."""
+    _check_callable(f, "Map")
+    hint = df.schema
+    mapped = df.rdd.mapPartitions(_map_partition(f))
+    from pyspark.sql.types import NullType
+
+    try:
+        merged = mapped.map(lambda rec: infer_type(rec, hint)).fold(NullType(), merge_types)
+    except Exception as exc:
+        _reraise_config_error(exc)
+        raise
+    from pyspark.sql.types import StructType
+
+    if not isinstance(merged, StructType):  # no record came out: keep the input's schema
+        return df.sparkSession.createDataFrame([], df.schema)
+    schema = _no_null_types(merged)
+    assert isinstance(schema, StructType)
+    rows = mapped.map(lambda rec: coerce(rec, schema))
+    return df.sparkSession.createDataFrame(rows, schema, verifySchema=False)
+
+
+def _reraise_config_error(exc: BaseException) -> None:
+    """A ConfigError raised on an executor arrives wrapped; raise it as itself."""
+    marker = "lakemark.errors.ConfigError: "
+    text = str(exc)
+    if marker in text:
+        message = text.split(marker, 1)[1].splitlines()[0]
+        raise ConfigError(message) from None
+
+
+def _check_callable(f: Any, what: str) -> None:
+    if not callable(f):
+        raise ConfigError(f"{what} needs a function of one record (f=), got {type(f).__name__}")
+
+
+# ---------------------------------------------------------------------------- error records
+
+def _error_of(f: Callable[[dict[str, Any]], Any], row: Row, kind: str) -> str | None:
+    try:
+        out = f(to_record(row))
+    except Exception as exc:
+        return f"{type(exc).__name__}: {exc}"
+    if kind == "Map" and not isinstance(out, dict):
+        return f"Map function returned {type(out).__name__}, not a dict"
+    return None
+
+
+class RecordErrors:
+    """The error records one Map/Filter left: the input rows on which its function failed."""
+
+    def __init__(self, kind: str, df: DataFrame, f: Callable[[dict[str, Any]], Any]) -> None:
+        self.kind = kind
+        self._df = df
+        self._f = f
+        self._count: int | None = None
+
+    def count(self) -> int:
+        """How many input records the function failed on (one Spark job, then remembered)."""
+        if self._count is None:
+            f, kind = self._f, self.kind
+            self._count = int(
+                self._df.rdd.map(lambda row: 0 if _error_of(f, row, kind) is None else 1).sum()
+            )
+        return self._count
+
+    def frame(self, spark: SparkSession) -> DataFrame:
+        """The error records: the transformation, the error, and the record as JSON."""
+        f, kind = self._f, self.kind
+
+        def errors(rows: Iterable[Row]) -> Iterator[tuple[str, str, str]]:
+            for row in rows:
+                err = _error_of(f, row, kind)
+                if err is not None:
+                    yield kind, err, json.dumps(to_record(row), default=str, sort_keys=False)
+
+        return spark.createDataFrame(self._df.rdd.mapPartitions(errors), ERROR_SCHEMA)
+
+
+# ------------------------------------------------------------------------- schema inference
+
+def _int_fits(value: int, dtype: DataType) -> bool:
+    from pyspark.sql import types as T
+
+    for cls, key in ((T.ByteType, "byte"), (T.ShortType, "short"),
+                     (T.IntegerType, "integer"), (T.LongType, "long")):
+        if isinstance(dtype, cls):
+            bound = _INT_RANGES[key]
+            return -bound <= value < bound
+    return False
+
+
+def infer_type(value: Any, hint: DataType | None = None) -> DataType:
+    """The Spark type of a Python value, preferring ``hint`` (the input field's type) when the
+    value fits it."""
+    from pyspark.sql import Row
+    from pyspark.sql import types as T
+
+    if value is None:
+        return T.NullType()
+    if isinstance(value, bool):
+        return T.BooleanType()
+    if isinstance(value, int):
+        if hint is not None and _int_fits(value, hint):
+            return hint
+        return T.LongType() if _int_fits(value, T.LongType()) else T.DecimalType(38, 0)
+    if isinstance(value, float):
+        return hint if isinstance(hint, (T.FloatType, T.DoubleType)) else T.DoubleType()
+    if isinstance(value, str):
+        return T.StringType()
+    if isinstance(value, decimal.Decimal):
+        return hint if isinstance(hint, T.DecimalType) else T.DecimalType(38, 18)
+    if isinstance(value, _dt.datetime):
+        return hint if isinstance(hint, T.TimestampNTZType) else T.TimestampType()
+    if isinstance(value, _dt.date):
+        return T.DateType()
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return T.BinaryType()
+    if isinstance(value, Row):
+        value = value.asDict(recursive=True)
+    if isinstance(value, dict):
+        if isinstance(hint, T.MapType):
+            kt: DataType = T.NullType()
+            vt: DataType = T.NullType()
+            for k, v in value.items():
+                kt = merge_types(kt, infer_type(k, hint.keyType))
+                vt = merge_types(vt, infer_type(v, hint.valueType))
+            return T.MapType(kt, vt, True)
+        hint_struct = hint if isinstance(hint, T.StructType) else None
+        fields = []
+        for k, v in value.items():
+            if not isinstance(k, str):
+                raise ConfigError(f"a record's keys must be strings, got {k!r}")
+            sub = None
+            if hint_struct is not None and k in hint_struct.fieldNames():
+                sub = hint_struct[k].dataType
+            fields.append(T.StructField(k, infer_type(v, sub), True))
+        return T.StructType(fields)
+    if isinstance(value, (list, tuple)):
+        elem_hint = hint.elementType if isinstance(hint, T.ArrayType) else None
+        et: DataType = T.NullType()
+        for v in value:
+            et = merge_types(et, infer_type(v, elem_hint))
+        return T.ArrayType(et, True)
+    raise ConfigError(f"a Map function returned a value of type {type(value).__name__} "
+                      f"({value!r:.80}); use str, int, float, bool, Decimal, date, datetime, "
+                      "bytes, dict or list")
+
+
+_NUMERIC_ORDER = ("ByteType", "ShortType", "IntegerType", "LongType")
+
+
+def merge_types(a: DataType, b: DataType) -> DataType:
+    """One type that holds values of both ``a`` and ``b`` (strings when nothing else does)."""
+    from pyspark.sql import types as T
+
+    if a == b:
+        return a
+    if isinstance(a, T.NullType):
+        return b
+    if isinstance(b, T.NullType):
+        return a
+    na, nb = type(a).__name__, type(b).__name__
+    if na in _NUMERIC_ORDER and nb in _NUMERIC_ORDER:
+        return a if _NUMERIC_ORDER.index(na) >= _NUMERIC_ORDER.index(nb) else b
+    if isinstance(a, T.DecimalType) and isinstance(b, T.DecimalType):
+        scale = max(a.scale, b.scale)
+        digits = max(a.precision - a.scale, b.precision - b.scale)
+        return T.DecimalType(min(38, digits + scale), min(scale, 38))
+    if isinstance(a, T.NumericType) and isinstance(b, T.NumericType):
+        return T.DoubleType()
+    if {na, nb} == {"DateType", "TimestampType"}:
+        return T.TimestampType()
+    if isinstance(a, T.StructType) and isinstance(b, T.StructType):
+        fields = []
+        names_b = set(b.fieldNames())
+        for f in a.fields:
+            dt = merge_types(f.dataType, b[f.name].dataType) if f.name in names_b else f.dataType
+            fields.append(T.StructField(f.name, dt, True))
+        names_a = set(a.fieldNames())
+        fields.extend(T.StructField(f.name, f.dataType, True)
+                      for f in b.fields if f.name not in names_a)
+        return T.StructType(fields)
+    if isinstance(a, T.ArrayType) and isinstance(b, T.ArrayType):
+        return T.ArrayType(merge_types(a.elementType, b.elementType), True)
+    if isinstance(a, T.MapType) and isinstance(b, T.MapType):
+        return T.MapType(merge_types(a.keyType, b.keyType),
+                         merge_types(a.valueType, b.valueType), True)
+    return T.StringType()
+
+
+def _no_null_types(dtype: DataType) -> DataType:
+    """NullType (a field that was None in every record) becomes string, which every sink takes."""
+    from pyspark.sql import types as T
+
+    if isinstance(dtype, T.NullType):
+        return T.StringType()
+    if isinstance(dtype, T.StructType):
+        return T.StructType([T.StructField(f.name, _no_null_types(f.dataType), True)
+                             for f in dtype.fields])
+    if isinstance(dtype, T.ArrayType):
+        return T.ArrayType(_no_null_types(dtype.elementType), True)
+    if isinstance(dtype, T.MapType):
+        return T.MapType(_no_null_types(dtype.keyType), _no_null_types(dtype.valueType), True)
+    return dtype
+
+
+def _as_text(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (dict, list, tuple)):
+        return json.dumps(value, default=str)
+    return str(value)
+
+
+def coerce(value: Any, dtype: DataType) -> Any:
+    """``value`` as Spark expects it for ``dtype`` (structs as tuples, numbers widened)."""
+    from pyspark.sql import Row
+    from pyspark.sql import types as T
+
+    if value is None:
+        return None
+    if isinstance(dtype, T.StructType):
+        if isinstance(value, Row):
+            value = value.asDict(recursive=True)
+        if not isinstance(value, dict):
+            return None
+        return tuple(coerce(value.get(f.name), f.dataType) for f in dtype.fields)
+    if isinstance(dtype, T.ArrayType):
+        if not isinstance(value, (list, tuple)):
+            return None
+        return [coerce(v, dtype.elementType) for v in value]
+    if isinstance(dtype, T.MapType):
+        if not isinstance(value, dict):
+            return None
+        return {coerce(k, dtype.keyType): coerce(v, dtype.valueType) for k, v in value.items()}
+    if isinstance(dtype, T.StringType):
+        return _as_text(value)
+    if isinstance(dtype, (T.FloatType, T.DoubleType)):
+        return float(value)
+    if isinstance(dtype, T.DecimalType):
+        return value if isinstance(value, decimal.Decimal) else decimal.Decimal(str(value))
+    if isinstance(dtype, T.TimestampType) and not isinstance(value, _dt.datetime):
+        return _dt.datetime(value.year, value.month, value.day)
+    return value

@@ -1,0 +1,6 @@
+"""``awsglue.dynamicframe`` served by lakemark."""
+
+from lakemark.glue.context import DynamicFrameReader, DynamicFrameWriter
+from lakemark.glue.dynamicframe import DynamicFrame, DynamicFrameCollection
+
+__all__ = ["DynamicFrame", "DynamicFrameCollection", "DynamicFrameReader", "DynamicFrameWriter"]

@@ -1,0 +1,5 @@
+"""``awsglue.job`` served by lakemark."""
+
+from lakemark.glue.job import Job
+
+__all__ = ["Job"]

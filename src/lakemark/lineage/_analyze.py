@@ -1,0 +1,656 @@
+"""The static analyser: walks a Glue/PySpark script's AST and follows frames through it.
+
+The script is parsed with :mod:`ast` and interpreted abstractly — never executed, never
+imported. Values are constants, strings with unknown parts (:class:`DynStr`), frames
+(:class:`Frame`), column expressions, API objects and user functions. Both branches of an
+``if`` are followed and their frames merged; a loop over a known list is unrolled, any other
+loop body is followed once; helper functions (in the script or its extra py files) are
+followed at each call. The Glue and Spark API calls themselves are modelled in :mod:`._api`.
+
+What cannot be known is kept: an unknown call that receives a frame, a UDF, a dynamic table
+name, a job argument without a value — each becomes a warning with its line, and the affected
+columns carry UNKNOWN edges or the dataset is marked dynamic.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from typing import Any
+
+from ._api import ApiModel
+from ._datasets import DatasetResolver
+from ._graph import TRANSFORMATION, JobLineage, LineageWarning
+from ._objects import Lambda, Method, Obj, UserFunc, import_value, predefined
+from ._values import ColExpr, DynStr, Frame, Unknown, combine_exprs, merge_frames
+
+__all__ = ["analyze_script"]
+
+_MAX_DEPTH = 12
+_MAX_UNROLL = 64
+
+
+class _Stop(Exception):
+    """Ends a block after ``return`` / ``break`` / ``continue``."""
+
+
+def analyze_script(source: str, *, job: str, namespace: str, resolver: DatasetResolver,
+                   arguments: dict[str, str] | None = None,
+                   modules: dict[str, tuple[str, str]] | None = None,
+                   file: str = "script.py") -> JobLineage:
+    """The lineage of one script (``source``); never raises for what the script does —
+    unsupported or unknown constructs become warnings in the result."""
+    interp = _Interpreter(resolver, dict(arguments or {}), dict(modules or {}), file)
+    resolver.warn = interp.warn
+    try:
+        tree = ast.parse(source, filename=file)
+    except SyntaxError as exc:
+        interp.warn(f"the script is not valid Python: {exc.msg}", exc.lineno or 0)
+        return interp.result(job, namespace, source)
+    except ValueError as exc:  # e.g. NUL bytes
+        interp.warn(f"the script cannot be parsed: {exc}", 0)
+        return interp.result(job, namespace, source)
+    try:
+        interp.run_module(tree, interp.globals)
+    except RecursionError:
+        interp.warn("the script is nested too deeply to analyse completely", 0)
+    return interp.result(job, namespace, source)
+
+
+class _Interpreter(ApiModel):
+    def __init__(self, resolver: DatasetResolver, arguments: dict[str, str],
+                 modules: dict[str, tuple[str, str]], file: str) -> None:
+        super().__init__(resolver, arguments)
+        self.modules = modules
+        self.file = file
+        self.current_file = file
+        self.globals: dict[str, Any] = predefined()
+        self.loaded: dict[str, dict[str, Any]] = {}
+        self.depth = 0
+        self.active: set[int] = set()
+        self.returns: list[list[Any]] = []
+        self.star_functions = False
+
+    # -- results ------------------------------------------------------------------------------
+    def warn(self, message: str, line: int) -> None:
+        w = LineageWarning(message, line, self.current_file)
+        if w not in self.warnings:
+            self.warnings.append(w)
+
+    def result(self, job: str, namespace: str, source: str) -> JobLineage:
+        return JobLineage(job, namespace, self.file, tuple(self.inputs.values()),
+                          tuple(self.outputs), tuple(self.warnings), source)
+
+    # -- statements ---------------------------------------------------------------------------
+    def run_module(self, tree: ast.Module, env: dict[str, Any]) -> None:
+        try:
+            self.block(tree.body, env)
+        except _Stop:
+            pass
+
+    def block(self, body: list[ast.stmt], env: dict[str, Any]) -> None:
+        for stmt in body:
+            self.stmt(stmt, env)
+
+    def stmt(self, node: ast.stmt, env: dict[str, Any]) -> None:
+        line = node.lineno
+        if isinstance(node, ast.Assign):
+            value = self.eval(node.value, env)
+            for target in node.targets:
+                self.assign(target, value, env)
+        elif isinstance(node, ast.AnnAssign):
+            if node.value is not None:
+                self.assign(node.target, self.eval(node.value, env), env)
+        elif isinstance(node, ast.AugAssign):
+            current = self.eval(node.target, env) if isinstance(node.target, ast.Name) \
+                else Unknown("augmented assignment", line)
+            value = self.binop(node.op, current, self.eval(node.value, env), line)
+            self.assign(node.target, value, env)
+        elif isinstance(node, ast.Expr):
+            self.eval(node.value, env)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            env[node.name] = self.define(node, env)
+        elif isinstance(node, ast.ClassDef):
+            env[node.name] = Unknown(f"class {node.name} defined in the script", line)
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                self.do_import(alias.name, alias.asname, env, line, whole=alias.asname is None)
+        elif isinstance(node, ast.ImportFrom):
+            self.import_from(node, env)
+        elif isinstance(node, ast.If):
+            self.branch(node, env)
+        elif isinstance(node, (ast.For, ast.AsyncFor)):
+            self.loop(node, env)
+        elif isinstance(node, ast.While):
+            self.run_branch(node.body, env)
+            self.run_branch(node.orelse, env)
+        elif isinstance(node, (ast.With, ast.AsyncWith)):
+            for item in node.items:
+                value = self.eval(item.context_expr, env)
+                if item.optional_vars is not None:
+                    self.assign(item.optional_vars, value, env)
+            self.block(node.body, env)
+        elif isinstance(node, ast.Try) or type(node).__name__ == "TryStar":
+            self.run_branch(node.body, env)  # type: ignore[attr-defined]
+            for handler in node.handlers:  # type: ignore[attr-defined]
+                self.run_branch(handler.body, env)
+            self.run_branch(node.orelse, env)  # type: ignore[attr-defined]
+            self.run_branch(node.finalbody, env)  # type: ignore[attr-defined]
+        elif isinstance(node, ast.Return):
+            value = self.eval(node.value, env) if node.value is not None else None
+            if self.returns:
+                self.returns[-1].append(value)
+            raise _Stop
+        elif isinstance(node, (ast.Break, ast.Continue)):
+            raise _Stop
+        elif isinstance(node, ast.Match):
+            for case in node.cases:
+                self.run_branch(case.body, env)
+        # pass, global, nonlocal, delete, raise, assert: nothing flows
+
+    def run_branch(self, body: list[ast.stmt], env: dict[str, Any]) -> None:
+        try:
+            self.block(body, env)
+        except _Stop:
+            pass
+
+    def branch(self, node: ast.If, env: dict[str, Any]) -> None:
+        test = self.eval(node.test, env)
+        if isinstance(test, (bool, int, str)) and not isinstance(test, DynStr):
+            self.run_branch(node.body if test else node.orelse, env)
+            return
+        before = dict(env)
+        self.run_branch(node.body, env)
+        after_body = dict(env)
+        env.clear()
+        env.update(before)
+        self.run_branch(node.orelse, env)
+        for key in set(after_body) | set(env):
+            a = after_body.get(key, before.get(key))
+            b = env.get(key, before.get(key))
+            if a is b:
+                continue
+            if isinstance(a, Frame) and isinstance(b, Frame):
+                env[key] = merge_frames([a, b])
+            elif key not in env or (b is before.get(key) and a is not before.get(key)):
+                env[key] = a
+
+    def loop(self, node: ast.For | ast.AsyncFor, env: dict[str, Any]) -> None:
+        items = self.iterate(self.eval(node.iter, env))
+        if items is None:
+            self.assign(node.target, Unknown("loop variable", node.lineno), env)
+            self.run_branch(node.body, env)
+        else:
+            for item in items[:_MAX_UNROLL]:
+                self.assign(node.target, item, env)
+                self.run_branch(node.body, env)
+        self.run_branch(node.orelse, env)
+
+    def iterate(self, value: Any) -> list[Any] | None:
+        if isinstance(value, (list, tuple)):
+            return list(value)
+        if isinstance(value, dict):
+            return list(value)
+        if isinstance(value, Obj) and value.kind == "items" and isinstance(value.data.get("of"),
+                                                                             dict):
+            return [tuple(kv) for kv in value.data["of"].items()]
+        if isinstance(value, Obj) and value.kind == "collection":
+            return list(value.data.get("frames", {}))
+        return None
+
+    def assign(self, target: ast.expr, value: Any, env: dict[str, Any]) -> None:
+        if isinstance(target, ast.Name):
+            env[target.id] = value
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            values = list(value) if isinstance(value, (tuple, list)) and \
+                len(value) == len(target.elts) else None
+            for i, elt in enumerate(target.elts):
+                item = values[i] if values is not None else Unknown("unpacking", target.lineno)
+                if isinstance(elt, ast.Starred):
+                    elt = elt.value
+                self.assign(elt, item, env)
+        elif isinstance(target, ast.Subscript):
+            container = self.eval(target.value, env)
+            key = self.eval(target.slice, env)
+            if isinstance(container, dict) and _hashable(key):
+                container[key] = value
+        elif isinstance(target, ast.Starred):
+            self.assign(target.value, value, env)
+        # attributes (self.x = …) are not tracked
+
+    # -- functions and imports ------------------------------------------------------------------
+    def define(self, node: ast.FunctionDef | ast.AsyncFunctionDef, env: dict[str, Any]) -> Any:
+        for deco in node.decorator_list:
+            target = deco.func if isinstance(deco, ast.Call) else deco
+            value = self.eval(target, env)
+            if isinstance(value, Obj) and value.kind == "func" and \
+                    value.name in ("udf", "pandas_udf"):
+                return Obj("udf", node.name, {"line": node.lineno})
+        defaults: dict[str, Any] = {}
+        args = node.args
+        positional = args.posonlyargs + args.args
+        for arg, default in zip(positional[len(positional) - len(args.defaults):], args.defaults):
+            defaults[arg.arg] = self.eval(default, env)
+        for arg, kw_default in zip(args.kwonlyargs, args.kw_defaults):
+            if kw_default is not None:
+                defaults[arg.arg] = self.eval(kw_default, env)
+        return UserFunc(node, env, defaults, self.current_file)
+
+    def call_user(self, func: UserFunc, args: list[Any], kwargs: dict[str, Any],
+                  line: int) -> Any:
+        key = id(func.node)
+        if key in self.active or self.depth >= _MAX_DEPTH:
+            self.warn(f"recursive or deeply nested call of {func.node.name}(); not followed",
+                      line)
+            return Unknown(f"recursive call {func.node.name}", line)
+        params = func.node.args
+        positional = [a.arg for a in params.posonlyargs + params.args]
+        local: dict[str, Any] = dict(func.defaults)
+        for name, value in zip(positional, args):
+            local[name] = value
+        if params.vararg is not None:
+            local[params.vararg.arg] = tuple(args[len(positional):])
+        extra: dict[str, Any] = {}
+        for name, value in kwargs.items():
+            if name in positional or any(a.arg == name for a in params.kwonlyargs):
+                local[name] = value
+            else:
+                extra[name] = value
+        if params.kwarg is not None:
+            local[params.kwarg.arg] = extra
+        for name in positional + [a.arg for a in params.kwonlyargs]:
+            local.setdefault(name, Unknown(f"parameter {name} of {func.node.name}", line))
+        env = _Scope(local, func.globals)
+        self.active.add(key)
+        self.depth += 1
+        self.returns.append([])
+        saved_file = self.current_file
+        self.current_file = func.file
+        try:
+            self.run_branch(func.node.body, env)  # type: ignore[arg-type]
+        finally:
+            self.current_file = saved_file
+            self.depth -= 1
+            self.active.discard(key)
+            results = self.returns.pop()
+        frames = [r for r in results if isinstance(r, Frame)]
+        if frames:
+            return merge_frames(frames) if len(frames) > 1 else frames[0]
+        known = [r for r in results if r is not None]
+        return known[-1] if known else None
+
+    def do_import(self, name: str, asname: str | None, env: dict[str, Any], line: int,
+                  whole: bool = False) -> None:
+        if name in self.modules or name.split(".")[0] in self.modules:
+            module = self.load_module(name, line)
+            if asname:
+                env[asname] = module
+            else:
+                env[name.split(".")[0]] = self.load_module(name.split(".")[0], line)
+            return
+        value = import_value(name)
+        if asname:
+            env[asname] = value
+        else:
+            env[name.split(".")[0]] = import_value(name.split(".")[0])
+
+    def import_from(self, node: ast.ImportFrom, env: dict[str, Any]) -> None:
+        module = "." * node.level + (node.module or "")
+        base = module.lstrip(".")
+        for alias in node.names:
+            if alias.name == "*":
+                if base == "pyspark.sql.functions":
+                    self.star_functions = True
+                elif base in self.modules:
+                    loaded = self.load_module(base, node.lineno)
+                    if isinstance(loaded, Obj):
+                        env.update({k: v for k, v in loaded.data.get("env", {}).items()
+                                    if not k.startswith("_")})
+                continue
+            bound = alias.asname or alias.name
+            if base in self.modules:
+                loaded = self.load_module(base, node.lineno)
+                env[bound] = loaded.data.get("env", {}).get(alias.name, Unknown(
+                    f"{alias.name} is not defined in {base}", node.lineno)) \
+                    if isinstance(loaded, Obj) else loaded
+            elif f"{base}.{alias.name}" in self.modules:
+                env[bound] = self.load_module(f"{base}.{alias.name}", node.lineno)
+            else:
+                env[bound] = import_value(f"{base}.{alias.name}")
+
+    def load_module(self, name: str, line: int) -> Any:
+        """An extra py file as a module: its functions, analysed when called."""
+        if name in self.loaded:
+            return Obj("usermodule", name, {"env": self.loaded[name]})
+        if name not in self.modules:
+            return import_value(name)
+        label, text = self.modules[name]
+        env: dict[str, Any] = predefined()
+        env["__name__"] = name
+        self.loaded[name] = env
+        try:
+            tree = ast.parse(text, filename=label)
+        except (SyntaxError, ValueError) as exc:
+            self.warn(f"extra py file {label} cannot be parsed: {exc}", line)
+            return Obj("usermodule", name, {"env": env})
+        saved = self.current_file
+        self.current_file = label
+        try:
+            self.run_module(tree, env)
+        finally:
+            self.current_file = saved
+        return Obj("usermodule", name, {"env": env})
+
+    # -- expressions ----------------------------------------------------------------------------
+    def lookup(self, name: str, env: dict[str, Any], line: int) -> Any:
+        if name in env:
+            return env[name]
+        if name in self.globals:
+            return self.globals[name]
+        if self.star_functions:
+            return Obj("func", name)
+        if name in ("spark", "sc", "glueContext", "glue_context"):
+            return Obj("spark") if name == "spark" else Obj("glue") \
+                if name.startswith("glue") else Obj("sc")
+        return _builtin(name) or Unknown(f"name {name}", line)
+
+    def eval(self, node: ast.expr | None, env: dict[str, Any]) -> Any:
+        if node is None:
+            return None
+        line = getattr(node, "lineno", 0)
+        if isinstance(node, ast.Constant):
+            return node.value
+        if isinstance(node, ast.Name):
+            return self.lookup(node.id, env, line)
+        if isinstance(node, ast.Attribute):
+            return self.attribute(self.eval(node.value, env), node.attr, line)
+        if isinstance(node, ast.Call):
+            return self.call_node(node, env)
+        if isinstance(node, ast.Subscript):
+            return self.subscript(self.eval(node.value, env), self.eval(node.slice, env), line)
+        if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
+            items: list[Any] = []
+            for elt in node.elts:
+                if isinstance(elt, ast.Starred):
+                    inner = self.iterate(self.eval(elt.value, env))
+                    items.extend(inner or [])
+                else:
+                    items.append(self.eval(elt, env))
+            return tuple(items) if isinstance(node, ast.Tuple) else items
+        if isinstance(node, ast.Dict):
+            out: dict[Any, Any] = {}
+            for k, v in zip(node.keys, node.values):
+                value = self.eval(v, env)
+                if k is None:
+                    if isinstance(value, dict):
+                        out.update(value)
+                    continue
+                key = self.eval(k, env)
+                if _hashable(key):
+                    out[key] = value
+            return out
+        if isinstance(node, ast.JoinedStr):
+            return self.fstring(node, env)
+        if isinstance(node, ast.BinOp):
+            return self.binop(node.op, self.eval(node.left, env), self.eval(node.right, env),
+                              line)
+        if isinstance(node, ast.BoolOp):
+            values = [self.eval(v, env) for v in node.values]
+            exprs = [v for v in values if isinstance(v, ColExpr)]
+            if exprs:
+                return combine_exprs(exprs, TRANSFORMATION, None)
+            if all(isinstance(v, (bool, int, str)) and not isinstance(v, DynStr)
+                   for v in values):
+                result: Any = values[0]
+                for v in values[1:]:
+                    result = (result and v) if isinstance(node.op, ast.And) else (result or v)
+                return result
+            return Unknown("boolean expression", line)
+        if isinstance(node, ast.Compare):
+            values = [self.eval(node.left, env)] + [self.eval(c, env) for c in node.comparators]
+            exprs = [v for v in values if isinstance(v, ColExpr)]
+            if exprs:
+                return combine_exprs(exprs, TRANSFORMATION, None)
+            if len(values) == 2 and isinstance(node.ops[0], (ast.Eq, ast.NotEq)) and all(
+                    isinstance(v, (str, int, float, bool)) for v in values):
+                equal = values[0] == values[1]
+                return equal if isinstance(node.ops[0], ast.Eq) else not equal
+            return Unknown("comparison", line)
+        if isinstance(node, ast.UnaryOp):
+            operand = self.eval(node.operand, env)
+            if isinstance(operand, ColExpr):
+                return operand.then(TRANSFORMATION)
+            if isinstance(node.op, ast.Not) and isinstance(operand, bool):
+                return not operand
+            return Unknown("unary expression", line)
+        if isinstance(node, ast.IfExp):
+            a, b = self.eval(node.body, env), self.eval(node.orelse, env)
+            if isinstance(a, Frame) and isinstance(b, Frame):
+                return merge_frames([a, b])
+            if isinstance(a, ColExpr) and isinstance(b, ColExpr):
+                return combine_exprs([a, b], TRANSFORMATION, a.name)
+            return a
+        if isinstance(node, ast.Lambda):
+            return Lambda(node, env)
+        if isinstance(node, (ast.ListComp, ast.GeneratorExp, ast.SetComp)):
+            return self.comprehension(node, env)
+        if isinstance(node, ast.DictComp):
+            return Unknown("dict comprehension", line)
+        if isinstance(node, ast.Starred):
+            return self.eval(node.value, env)
+        if isinstance(node, ast.NamedExpr):
+            value = self.eval(node.value, env)
+            self.assign(node.target, value, env)
+            return value
+        if isinstance(node, ast.Await):
+            return self.eval(node.value, env)
+        return Unknown(type(node).__name__, line)
+
+    def comprehension(self, node: ast.ListComp | ast.GeneratorExp | ast.SetComp,
+                      env: dict[str, Any]) -> Any:
+        if len(node.generators) != 1:
+            return Unknown("nested comprehension", node.lineno)
+        gen = node.generators[0]
+        items = self.iterate(self.eval(gen.iter, env))
+        if items is None:
+            return Unknown("comprehension over an unknown sequence", node.lineno)
+        out: list[Any] = []
+        local = _Scope({}, env)
+        for item in items[:_MAX_UNROLL * 16]:
+            self.assign(gen.target, item, local)
+            keep = True
+            for cond in gen.ifs:
+                test = self.eval(cond, local)
+                if test is False:
+                    keep = False
+            if keep:
+                out.append(self.eval(node.elt, local))
+        return out
+
+    def fstring(self, node: ast.JoinedStr, env: dict[str, Any]) -> Any:
+        parts: list[str] = []
+        reasons: list[str] = []
+        for value in node.values:
+            if isinstance(value, ast.Constant):
+                parts.append(str(value.value))
+                continue
+            inner = self.eval(value.value, env) if isinstance(value, ast.FormattedValue) \
+                else Unknown("f-string part", node.lineno)
+            text, reason = _as_text(inner)
+            parts.append(text)
+            if reason:
+                reasons.append(reason)
+        joined = "".join(parts)
+        return DynStr(joined, "; ".join(reasons)) if reasons else joined
+
+    def binop(self, op: ast.operator, left: Any, right: Any, line: int) -> Any:
+        if isinstance(left, ColExpr) or isinstance(right, ColExpr):
+            exprs = [v for v in (left, right) if isinstance(v, ColExpr)]
+            return combine_exprs(exprs, TRANSFORMATION, None)
+        if isinstance(op, ast.Add) and _stringish(left) and _stringish(right):
+            (lt, lr), (rt, rr) = _as_text(left), _as_text(right)
+            reasons = "; ".join(r for r in (lr, rr) if r)
+            return DynStr(lt + rt, reasons) if reasons else lt + rt
+        if isinstance(op, ast.Mod) and _stringish(left):
+            values = right if isinstance(right, tuple) else (right,)
+            texts = [_as_text(v) for v in values]
+            reasons = "; ".join(r for _, r in texts if r)
+            try:
+                text = _as_text(left)[0] % tuple(t for t, _ in texts)
+            except (TypeError, ValueError):
+                return Unknown("string formatting", line)
+            return DynStr(text, reasons) if reasons or isinstance(left, DynStr) else text
+        if isinstance(left, (int, float)) and isinstance(right, (int, float)) and \
+                isinstance(op, (ast.Add, ast.Sub, ast.Mult)):
+            if isinstance(op, ast.Add):
+                return left + right
+            return left - right if isinstance(op, ast.Sub) else left * right
+        if isinstance(op, ast.Add) and isinstance(left, list) and isinstance(right, list):
+            return left + right
+        return Unknown("arithmetic", line)
+
+    def call_node(self, node: ast.Call, env: dict[str, Any]) -> Any:
+        func = self.eval(node.func, env)
+        args: list[Any] = []
+        for arg in node.args:
+            if isinstance(arg, ast.Starred):
+                inner = self.iterate(self.eval(arg.value, env))
+                if inner is None:
+                    args.append(Unknown("*args", node.lineno))
+                else:
+                    args.extend(inner)
+            else:
+                args.append(self.eval(arg, env))
+        kwargs: dict[str, Any] = {}
+        for kw in node.keywords:
+            value = self.eval(kw.value, env)
+            if kw.arg is None:
+                if isinstance(value, dict):
+                    kwargs.update({str(k): v for k, v in value.items()})
+            else:
+                kwargs[kw.arg] = value
+        return self.call(func, args, kwargs, node.lineno, _callee_name(node.func))
+
+    def call(self, func: Any, args: list[Any], kwargs: dict[str, Any], line: int,
+             label: str) -> Any:
+        if isinstance(func, UserFunc):
+            return self.call_user(func, args, kwargs, line)
+        if isinstance(func, Lambda):
+            local = _Scope({}, func.scope)
+            for a, v in zip(func.node.args.args, args):
+                local[a.arg] = v
+            return self.eval(func.node.body, local)
+        if isinstance(func, Method):
+            return self.call_method(func.target, func.name, args, kwargs, line, label)
+        if isinstance(func, Obj):
+            return self.call_object(func, args, kwargs, line, label)
+        if callable(func) and getattr(func, "_lineage_builtin", False):
+            return func(*args)
+        return self.unknown_call(label, args, kwargs, line)
+
+    def walk_frames(self, values: list[Any]) -> Iterator[Frame]:
+        for v in values:
+            if isinstance(v, Frame):
+                yield v
+            elif isinstance(v, (list, tuple)):
+                yield from self.walk_frames(list(v))
+            elif isinstance(v, dict):
+                yield from self.walk_frames(list(v.values()))
+
+    def unknown_call(self, label: str, args: list[Any], kwargs: dict[str, Any],
+                     line: int) -> Any:
+        frames = list(self.walk_frames(args + list(kwargs.values())))
+        if frames:
+            self.warn(f"{label}() is not known to the analyser and receives a frame; lineage "
+                      "through it is unknown", line)
+            merged = merge_frames(frames)
+            return Frame({k: c.__class__(tuple(e.__class__(e.dataset, e.field, e.type, "UNKNOWN",
+                                                           f"through {label}()", line)
+                                               for e in c.edges), c.type)
+                          for k, c in merged.cols.items()},
+                         merged.indirect, merged.open, {}, merged.dynamic,
+                         f"result of unknown call {label}() at line {line}")
+        exprs = [v for v in args + list(kwargs.values()) if isinstance(v, ColExpr)]
+        if exprs:
+            return combine_exprs(exprs, TRANSFORMATION, None)
+        return Unknown(f"result of {label}()", line)
+
+
+class _Scope(dict[str, Any]):
+    """Local variables that fall back to an enclosing scope (read-only)."""
+
+    def __init__(self, local: dict[str, Any], outer: dict[str, Any]) -> None:
+        super().__init__(local)
+        self.outer = outer
+
+    def __missing__(self, key: str) -> Any:
+        return self.outer[key]
+
+    def __contains__(self, key: object) -> bool:
+        return super().__contains__(key) or key in self.outer
+
+    def get(self, key: str, default: Any = None) -> Any:  # type: ignore[override]
+        return self[key] if key in self else default
+
+
+def _hashable(value: Any) -> bool:
+    try:
+        hash(value)
+    except TypeError:
+        return False
+    return True
+
+
+def _stringish(value: Any) -> bool:
+    return isinstance(value, (str, DynStr)) or (isinstance(value, Unknown))
+
+
+def _as_text(value: Any) -> tuple[str, str]:
+    """``(text, reason)``: the text of a value, with ``{?…}`` and a reason when unknown."""
+    if isinstance(value, str):
+        return value, ""
+    if isinstance(value, DynStr):
+        return value.text, value.reason
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return str(value), ""
+    if isinstance(value, Unknown):
+        return "{?}", f"{value.reason} (line {value.line})" if value.line else value.reason
+    return "{?}", "a value the analyser cannot know"
+
+
+def _callee_name(node: ast.expr) -> str:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        inner = _callee_name(node.value)
+        return f"{inner}.{node.attr}" if inner else node.attr
+    if isinstance(node, ast.Call):
+        return _callee_name(node.func) + "(…)"
+    return ""
+
+
+def _builtin(name: str) -> Any:
+    funcs: dict[str, Any] = {
+        "str": lambda *a: _as_text(a[0])[0] if a and isinstance(a[0], (str, int, float))
+        else (a[0] if a and isinstance(a[0], DynStr) else Unknown("str()")),
+        "print": lambda *a: None,
+        "len": lambda *a: len(a[0]) if a and isinstance(a[0], (list, tuple, dict, str))
+        else Unknown("len()"),
+        "list": lambda *a: list(a[0]) if a and isinstance(a[0], (list, tuple, dict))
+        else ([] if not a else Unknown("list()")),
+        "tuple": lambda *a: tuple(a[0]) if a and isinstance(a[0], (list, tuple))
+        else Unknown("tuple()"),
+        "dict": lambda *a: dict(a[0]) if a and isinstance(a[0], dict) else {},
+        "range": lambda *a: list(range(*a)) if all(isinstance(x, int) for x in a) and
+        len(a) in (1, 2, 3) and (a[-1] if len(a) < 3 else a[1]) <= 1000 else Unknown("range()"),
+        "enumerate": lambda *a: list(enumerate(a[0])) if a and isinstance(a[0], (list, tuple))
+        else Unknown("enumerate()"),
+        "zip": lambda *a: list(zip(*a)) if a and all(isinstance(x, (list, tuple)) for x in a)
+        else Unknown("zip()"),
+        "sorted": lambda *a: list(a[0]) if a and isinstance(a[0], (list, tuple))
+        else Unknown("sorted()"),
+    }
+    func = funcs.get(name)
+    if func is not None:
+        func._lineage_builtin = True
+    return func

@@ -1,0 +1,760 @@
+"""Models of the Glue and Spark APIs for the analyser: datasets, GlueContext readers and
+writers, sinks, SparkSession, ``spark.read`` / ``df.write``, attributes and method dispatch.
+
+Frame-level operations (transforms, DataFrame methods, column functions) are in
+:mod:`._frames`; :mod:`._analyze` is the half of the interpreter that knows Python.
+"""
+
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from ._datasets import DatasetResolver, frame_of, jdbc_dataset, path_dataset
+from ._frames import _FRAME_METHODS, FrameOps, _bind, _names, _text
+from ._graph import (
+    IDENTITY,
+    TRANSFORMATION,
+    UNKNOWN,
+    DatasetRef,
+    InputDataset,
+    LineageWarning,
+    OutputLineage,
+    Symlink,
+)
+from ._objects import Lambda, Method, Obj, UserFunc, import_value
+from ._sql import SqlError, query_lineage
+from ._values import ColExpr, DynStr, Frame, Unknown, combine_exprs, merge_frames
+
+__all__ = ["ApiModel"]
+
+_JDBC = {"postgresql", "mysql", "sqlserver", "oracle", "redshift", "jdbc", "mariadb", "db2"}
+
+
+class ApiModel(FrameOps):
+    """State and API semantics shared with the interpreter (see module docstring)."""
+
+    def __init__(self, resolver: DatasetResolver, arguments: dict[str, str]) -> None:
+        self.resolver = resolver
+        self.arguments = arguments
+        self.inputs: dict[str, InputDataset] = {}
+        self.outputs: list[OutputLineage] = []
+        self.warnings: list[LineageWarning] = []
+        self.views: dict[str, Frame] = {}
+
+    # -- datasets -----------------------------------------------------------------------------
+    def dynamic(self, value: Any, line: int) -> None:
+        """Report a name built at run time (a path from a job argument without a value)."""
+        if isinstance(value, DynStr):
+            self.warn(f"dynamic name {value.text!r}: {value.reason}", line)
+
+    def read(self, ds: DatasetRef, fields: tuple[tuple[str, str], ...], line: int,
+             dynamic: bool) -> Frame:
+        old = self.inputs.get(ds.key)
+        if old is None or (fields and not old.fields):
+            self.inputs[ds.key] = InputDataset(ds, fields, old.line if old else line)
+        return frame_of(ds, fields, line).as_kind(dynamic)
+
+    def write(self, ds: DatasetRef, frame: Any, line: int) -> None:
+        if not isinstance(frame, Frame):
+            reason = frame.reason if isinstance(frame, Unknown) else type(frame).__name__
+            self.warn(f"writes to {ds.key} a frame the analyser could not follow ({reason}); "
+                      "its inputs are unknown", line)
+            self.outputs.append(OutputLineage(ds, (), (), line))
+            return
+        if frame.unknown:
+            self.warn(f"the frame written to {ds.key} comes partly from something the analyser "
+                      f"could not follow: {frame.unknown}", line)
+        if frame.open:
+            names = ", ".join(d.key for d in frame.open)
+            self.warn(f"columns of {names} are not known (no schema in the catalog or code); "
+                      f"the ones not named in the script pass to {ds.key} unlisted", line)
+        columns = tuple((name, col.edges) for name, col in frame.cols.items())
+        indirect = tuple(sorted(frame.indirect))
+        self.outputs.append(OutputLineage(ds, columns, indirect, line, frame.open))
+
+    def arg_value(self, name: Any, line: int) -> Any:
+        if isinstance(name, str) and name in self.arguments:
+            return self.arguments[name]
+        label = name if isinstance(name, str) else "?"
+        return DynStr("{?" + label + "}", f"job argument --{label} has no value (give one with "
+                      f"--arg {label}=VALUE or in run-arguments.json)")
+
+    def connection_url(self, name: Any, line: int) -> str | DynStr:
+        catalog = self.resolver.catalog
+        if isinstance(name, str) and catalog is not None:
+            try:
+                url = catalog.get_connection(name).jdbc_url
+            except Exception:  # noqa: BLE001 - a missing connection is reported below
+                url = None
+            if url:
+                return url
+        self.warn(f"Glue connection {name!r} is not in the catalog; its JDBC URL is unknown",
+                  line)
+        return DynStr("jdbc:unknown://{?connection}", f"connection {name}")
+
+    def options_dataset(self, ctype: Any, opts: Any, line: int) -> DatasetRef | None:
+        """The dataset of a ``from_options`` read or write (None: reported as unknown)."""
+        opts = opts if isinstance(opts, dict) else {}
+        kind = ctype.lower() if isinstance(ctype, str) else ""
+        if kind in ("s3", "file", "") and ("path" in opts or "paths" in opts):
+            paths = _names(opts.get("paths", opts.get("path")))
+            texts = [t for t in (_text(p) for p in paths) if t is not None]
+            for t in texts:
+                self.dynamic(t, line)
+            if not texts:
+                self.warn("S3 path is not a string the analyser can know", line)
+                return None
+            return path_dataset(texts[0])
+        if kind in _JDBC:
+            url: Any = opts.get("url")
+            if opts.get("connectionName"):
+                url = self.connection_url(opts["connectionName"], line)
+            table = opts.get("dbtable") or opts.get("dbTable")
+            if table is None and opts.get("query") is not None:
+                self.warn("a JDBC query read is named after its query; its tables are not "
+                          "analysed", line)
+                table = "query"
+            url_t, table_t = _text(url), _text(table)
+            self.dynamic(url_t, line)
+            self.dynamic(table_t, line)
+            if url_t is None or table_t is None:
+                self.warn(f"{kind} connection options without a known url/dbtable", line)
+                return None
+            database = opts.get("database") if isinstance(opts.get("database"), str) else None
+            return jdbc_dataset(url_t if kind != "redshift" or str(url_t).startswith("jdbc")
+                                else f"jdbc:redshift:{url_t}", table_t, database)
+        if kind == "dynamodb":
+            table = _text(opts.get("dynamodb.input.tableName") or
+                          opts.get("dynamodb.output.tableName"))
+            if table is not None:
+                name = table.text if isinstance(table, DynStr) else table
+                return DatasetRef(f"arn:aws:dynamodb:{self.resolver.region}:"
+                                  f"{self.resolver.account}", f"table/{name}",
+                                  dynamic=isinstance(table, DynStr))
+        if kind == "kafka":
+            topic = _text(opts.get("topicName") or opts.get("subscribe"))
+            servers = opts.get("bootstrap.servers") or opts.get("connectionName") or "unknown"
+            if topic is not None:
+                return DatasetRef(f"kafka://{servers}", str(getattr(topic, "text", topic)))
+        if kind == "kinesis":
+            stream = _text(opts.get("streamName") or opts.get("streamARN"))
+            if stream is not None:
+                return DatasetRef(f"kinesis://{self.resolver.region}",
+                                  str(getattr(stream, "text", stream)))
+        self.warn(f"connection type {ctype!r} is not modelled; this read or write is not "
+                  "traced", line)
+        return None
+
+    def read_options(self, ctype: Any, opts: Any, line: int, dynamic: bool) -> Any:
+        opts = opts if isinstance(opts, dict) else {}
+        kind = ctype.lower() if isinstance(ctype, str) else ""
+        if kind in ("s3", "file", "") and len(_names(opts.get("paths"))) > 1:
+            frames = [self.read(path_dataset(t), (), line, dynamic)
+                      for t in (_text(p) for p in _names(opts["paths"])) if t is not None]
+            if frames:
+                return merge_frames(frames)
+        ds = self.options_dataset(ctype, opts, line)
+        if ds is None:
+            return Frame(unknown=f"read of connection type {ctype!r} at line {line}",
+                         dynamic=dynamic)
+        return self.read(ds, (), line, dynamic)
+
+    def read_catalog(self, kw: Mapping[str, Any], line: int, dynamic: bool) -> Frame:
+        db = _text(kw.get("database"))
+        table = _text(kw.get("table_name", kw.get("tableName")))
+        if db is None or table is None:
+            self.warn("from_catalog without a known database and table_name", line)
+            return Frame(unknown=f"catalog read at line {line}", dynamic=dynamic)
+        ds, fields, _ = self.resolver.table(db, table, line)
+        return self.read(ds, fields, line, dynamic)
+
+    def write_catalog(self, frame: Any, kw: Mapping[str, Any], line: int) -> None:
+        db = _text(kw.get("database"))
+        table = _text(kw.get("table_name", kw.get("tableName")))
+        if db is None or table is None:
+            self.warn("write to the catalog without a known database and table_name", line)
+            return
+        ds, _, _ = self.resolver.table(db, table, line)
+        self.write(ds, frame, line)
+
+    # -- attributes and subscripts ------------------------------------------------------------
+    def attribute(self, value: Any, attr: str, line: int) -> Any:
+        if isinstance(value, Obj):
+            kind = value.kind
+            if kind == "glue":
+                if attr == "create_dynamic_frame":
+                    return Obj("creator", data={"dynamic": True})
+                if attr == "create_data_frame":
+                    return Obj("creator", data={"dynamic": False})
+                if attr in ("write_dynamic_frame", "write_data_frame"):
+                    return Obj("glue_writer")
+                if attr in ("spark_session", "sparkSession"):
+                    return Obj("spark")
+                if attr == "_sc":
+                    return Obj("sc")
+            elif kind == "spark":
+                if attr == "read":
+                    return Obj("reader", data={"opts": {}})
+                if attr == "readStream":
+                    return Obj("reader", data={"opts": {}, "stream": True})
+                if attr == "sparkContext":
+                    return Obj("sc")
+                if attr == "udf":
+                    return Obj("udfreg")
+            elif kind == "class" and value.name == "SparkSession" and attr == "builder":
+                return Obj("builder")
+            elif kind == "module":
+                if value.name == "sys" and attr == "argv":
+                    return Obj("argv")
+                if value.name == "os" and attr == "environ":
+                    return Obj("environ")
+                return import_value(f"{value.name}.{attr}")
+            elif kind == "usermodule":
+                env = value.data.get("env", {})
+                if attr in env:
+                    return env[attr]
+                return Unknown(f"{value.name}.{attr}", line)
+            elif kind == "collection" and attr in value.data.get("frames", {}):
+                return value.data["frames"][attr]
+            return Method(value, attr)
+        if isinstance(value, Frame):
+            if attr == "write":
+                return Obj("df_writer", data={"frame": value, "opts": {}})
+            if attr == "writeStream":
+                return Obj("df_writer", data={"frame": value, "opts": {}, "stream": True})
+            if attr == "columns":
+                if value.open or value.unknown:
+                    return Unknown("the columns of a frame whose schema is not known", line)
+                return list(value.cols)
+            if attr == "na":
+                return Obj("na", data={"frame": value})
+            if attr in ("schema", "dtypes", "rdd", "storageLevel", "isStreaming", "sparkSession"):
+                return Unknown(f"DataFrame.{attr}", line)
+            if attr in _FRAME_METHODS or attr.startswith("_"):
+                return Method(value, attr)
+            return ColExpr(((value, attr),), IDENTITY, attr)
+        if isinstance(value, (ColExpr, dict, str, DynStr, list)):
+            return Method(value, attr)
+        if isinstance(value, Unknown):
+            return Unknown(f"{value.reason}.{attr}", line)
+        return Unknown(f".{attr}", line)
+
+    def subscript(self, value: Any, key: Any, line: int) -> Any:
+        if isinstance(value, dict):
+            try:
+                return value.get(key, Unknown(f"key {key!r}", line))
+            except TypeError:
+                return Unknown("subscript", line)
+        if isinstance(value, (list, tuple)) and isinstance(key, int):
+            return value[key] if -len(value) <= key < len(value) else Unknown("index", line)
+        if isinstance(value, Obj):
+            if value.kind == "args":
+                return self.arg_value(key, line)
+            if value.kind == "collection":
+                return self.collection_get(value, key, line)
+            if value.kind == "environ":
+                return Unknown(f"environment variable {key}", line)
+        if isinstance(value, Frame):
+            if isinstance(key, str):
+                return ColExpr(((value, key),), IDENTITY, key.split(".")[-1])
+            if isinstance(key, ColExpr):
+                return self.df_filter(value, key, line)
+            if isinstance(key, list):
+                return self.df_select(value, key, line)
+        return Unknown("subscript", line)
+
+    def collection_get(self, coll: Obj, key: Any, line: int) -> Any:
+        frames: dict[str, Frame] = coll.data.get("frames", {})
+        if isinstance(key, str) and key in frames:
+            return frames[key]
+        root = coll.data.get("root")
+        if isinstance(key, str) and isinstance(root, str) and key.startswith(root) and \
+                root in frames:
+            self.warn(f"{key!r}: a table Relationalize pivots out of an array; its columns are "
+                      f"approximated by those of {root!r}", line)
+            return frames[root]
+        self.warn(f"frame collection has no key {key!r} the analyser knows", line)
+        return Frame(unknown=f"collection key {key!r}")
+
+    # -- calls on objects -------------------------------------------------------------------
+    def call_object(self, obj: Obj, args: list[Any], kwargs: dict[str, Any], line: int,
+                    label: str) -> Any:
+        kind, name = obj.kind, obj.name
+        if kind == "class":
+            if name == "GlueContext":
+                return Obj("glue")
+            if name == "SparkContext":
+                return Obj("sc")
+            if name == "SparkSession":
+                return Obj("spark")
+            if name == "Job":
+                return Obj("job")
+            if name == "getResolvedOptions":
+                return Obj("args")
+            if name == "DynamicFrameCollection":
+                frames = args[0] if args and isinstance(args[0], dict) else \
+                    kwargs.get("dynamic_frames", {})
+                return Obj("collection", data={"frames": dict(frames)})
+            if name == "StructType":
+                fields = _names(args[0] if args else kwargs.get("fields"))
+                return Obj("schema", data={"names": [f.name for f in fields
+                                                     if isinstance(f, Obj) and f.name]})
+            if name == "StructField":
+                return Obj("field", args[0] if args and isinstance(args[0], str) else "")
+        if kind == "transform":
+            frame_args = [v for v in list(args) + list(kwargs.values())
+                          if isinstance(v, (Frame, Obj)) and (isinstance(v, Frame) or
+                                                               v.kind == "collection")]
+            if not frame_args:
+                return obj  # an instance: EvaluateDataQuality(), ApplyMapping()
+            return self.transform(name, args, kwargs, line)
+        if kind == "func":
+            return self.function(name, args, kwargs, line)
+        if kind == "udf":
+            exprs = [self.as_expr(a) for a in args]
+            self.warn(f"UDF {name}: its body is not analysed; the output column depends on "
+                      "its arguments in an unknown way", line)
+            return ColExpr(combine_exprs([e for e in exprs if e is not None],
+                                         TRANSFORMATION, None).refs, UNKNOWN, name,
+                           f"UDF {name}")
+        if kind in ("type", "schema", "field", "window"):
+            return obj
+        return self.unknown_call(label or name, args, kwargs, line)
+
+    def call_method(self, target: Any, name: str, args: list[Any], kwargs: dict[str, Any],
+                    line: int, label: str) -> Any:
+        if isinstance(target, Frame):
+            return self.frame_method(target, name, args, kwargs, line, label)
+        if isinstance(target, ColExpr):
+            return self.col_method(target, name, args, kwargs, line)
+        if isinstance(target, dict):
+            if name == "get":
+                key = args[0] if args else None
+                default = args[1] if len(args) > 1 else None
+                try:
+                    return target.get(key, default)
+                except TypeError:
+                    return default
+            if name == "items":
+                return Obj("items", data={"of": target})
+            if name == "keys":
+                return list(target)
+            if name == "values":
+                return list(target.values())
+            return None
+        if isinstance(target, (str, DynStr)):
+            return self.str_method(target, name, args, kwargs, line)
+        if isinstance(target, list):
+            if name in ("append", "extend"):
+                target.extend(args if name == "append" else _names(args[0] if args else []))
+            return None
+        if isinstance(target, Obj):
+            return self.obj_method(target, name, args, kwargs, line, label)
+        return self.unknown_call(label, args, kwargs, line)
+
+    def str_method(self, target: str | DynStr, name: str, args: list[Any],
+                   kwargs: dict[str, Any], line: int) -> Any:
+        text = target.text if isinstance(target, DynStr) else target
+        reason = target.reason if isinstance(target, DynStr) else ""
+        if name == "format":
+            values: list[str] = []
+            reasons = [reason] if reason else []
+            for a in list(args):
+                if isinstance(a, (str, int, float)):
+                    values.append(str(a))
+                else:
+                    t = _text(a)
+                    values.append(t.text if isinstance(t, DynStr) else "{?}")
+                    reasons.append(t.reason if isinstance(t, DynStr) else "unknown value")
+            named = {k: (str(v) if isinstance(v, (str, int, float)) else "{?}")
+                     for k, v in kwargs.items()}
+            reasons += [f"{k} unknown" for k, v in kwargs.items()
+                        if not isinstance(v, (str, int, float))]
+            try:
+                out = text.format(*values, **named)
+            except (IndexError, KeyError, ValueError):
+                return Unknown("str.format", line)
+            return DynStr(out, "; ".join(reasons)) if reasons else out
+        if name in ("lower", "upper", "strip", "lstrip", "rstrip"):
+            out = getattr(text, name)()
+            return DynStr(out, reason) if reason else out
+        if name == "replace" and len(args) >= 2 and all(isinstance(a, str) for a in args[:2]):
+            out = text.replace(args[0], args[1])
+            return DynStr(out, reason) if reason else out
+        if name == "join" and args and isinstance(args[0], (list, tuple)):
+            parts = [p if isinstance(p, str) else getattr(_text(p), "text", "{?}")
+                     for p in args[0]]
+            out = text.join(parts)
+            bad = [p for p in args[0] if not isinstance(p, str)]
+            return DynStr(out, "unknown parts") if bad or reason else out
+        if name == "split" and not reason:
+            seps = [a for a in args if isinstance(a, str)]
+            return text.split(seps[0]) if seps else text.split()
+        return Unknown(f"str.{name}", line)
+
+    def obj_method(self, obj: Obj, name: str, args: list[Any], kwargs: dict[str, Any],
+                   line: int, label: str) -> Any:
+        kind = obj.kind
+        if kind == "glue":
+            return self.glue_method(name, args, kwargs, line, label)
+        if kind == "creator":
+            dynamic = bool(obj.data.get("dynamic", True))
+            if name == "from_catalog":
+                return self.read_catalog(_bind(["database", "table_name"], args, kwargs), line,
+                                         dynamic)
+            if name == "from_options":
+                kw = _bind(["connection_type", "connection_options", "format"], args, kwargs)
+                return self.read_options(kw.get("connection_type"),
+                                         kw.get("connection_options"), line, dynamic)
+            return self.unknown_call(f"create_dynamic_frame.{name}", args, kwargs, line)
+        if kind == "glue_writer":
+            return self.glue_write(name, args, kwargs, line)
+        if kind == "sink":
+            if name == "setCatalogInfo":
+                kw = _bind(["catalogDatabase", "catalogTableName"], args, kwargs)
+                obj.data["catalog"] = (kw.get("catalogDatabase"), kw.get("catalogTableName"))
+            elif name in ("writeFrame", "writeDataFrame"):
+                frame = args[0] if args else kwargs.get("dynamic_frame", kwargs.get("frame"))
+                self.sink_write(obj, frame, line)
+            return None
+        if kind == "gsource":
+            if name == "getFrame":
+                data = obj.data
+                return self.read_options(data.get("connection_type"), data, line, True)
+            return None
+        if kind == "spark":
+            return self.spark_method(name, args, kwargs, line, label)
+        if kind in ("builder", "conf"):
+            return Obj("spark") if name == "getOrCreate" else obj
+        if kind == "sc":
+            return obj
+        if kind == "class":
+            if name == "getOrCreate":
+                return Obj("sc") if obj.name == "SparkContext" else Obj("spark")
+            if obj.name == "DynamicFrame" and name in ("fromDF", "from_df"):
+                df = args[0] if args else kwargs.get("dataframe")
+                return df.as_kind(True) if isinstance(df, Frame) else df
+            if obj.name == "Window":
+                return Obj("window")
+            return self.unknown_call(label, args, kwargs, line)
+        if kind == "window":
+            return obj
+        if kind == "reader":
+            return self.reader_method(obj, name, args, kwargs, line)
+        if kind == "df_writer":
+            return self.writer_method(obj, name, args, kwargs, line)
+        if kind == "args":
+            if name == "get":
+                key = args[0] if args else None
+                if isinstance(key, str) and key in self.arguments:
+                    return self.arguments[key]
+                return args[1] if len(args) > 1 else self.arg_value(key, line)
+            return None
+        if kind == "grouped":
+            return self.grouped_method(obj, name, args, kwargs, line)
+        if kind == "collection":
+            if name in ("select", "__getitem__"):
+                return self.collection_get(obj, args[0] if args else kwargs.get("key"), line)
+            if name == "keys":
+                return list(obj.data.get("frames", {}))
+            if name == "values":
+                return list(obj.data.get("frames", {}).values())
+            return None
+        if kind == "transform":
+            if name in ("apply", "__call__", "process_rows"):
+                return self.transform(obj.name, args, kwargs, line)
+            return None
+        if kind == "udfreg":
+            if name == "register":
+                fname = args[0] if args and isinstance(args[0], str) else "udf"
+                return Obj("udf", fname)
+            return None
+        if kind == "na":
+            frame = obj.data["frame"]
+            return frame
+        if kind == "environ":
+            return Unknown(f"environment variable {args[0] if args else '?'}", line)
+        if kind == "usermodule":
+            func = obj.data.get("env", {}).get(name)
+            if func is not None:
+                return self.call(func, args, kwargs, line, f"{obj.name}.{name}")
+        if kind in ("job", "logger", "argv"):
+            return None
+        if kind == "module":
+            return self.call(import_value(f"{obj.name}.{name}"), args, kwargs, line,
+                             f"{obj.name}.{name}")
+        if kind == "func":  # F.col("a").alias(...) never lands here; F.udf.register etc.
+            return self.unknown_call(label, args, kwargs, line)
+        return self.unknown_call(label, args, kwargs, line)
+
+    # -- GlueContext ----------------------------------------------------------------------------
+    def glue_method(self, name: str, args: list[Any], kwargs: dict[str, Any], line: int,
+                    label: str) -> Any:
+        if name in ("create_dynamic_frame_from_catalog", "create_data_frame_from_catalog"):
+            return self.read_catalog(_bind(["database", "table_name"], args, kwargs), line,
+                                     "dynamic" in name)
+        if name in ("create_dynamic_frame_from_options", "create_data_frame_from_options"):
+            kw = _bind(["connection_type", "connection_options", "format"], args, kwargs)
+            return self.read_options(kw.get("connection_type"), kw.get("connection_options"),
+                                     line, "dynamic" in name)
+        if name.startswith("write_dynamic_frame_from_") or \
+                name.startswith("write_data_frame_from_") or name in ("write_from_options",
+                                                                      "write_from_catalog"):
+            return self.glue_write(name.rsplit("from_", 1)[-1] if "from_" in name else name,
+                                   args, kwargs, line, prefixed=True)
+        if name == "getSink":
+            kw = _bind(["connection_type"], args, kwargs)
+            return Obj("sink", data=dict(kw))
+        if name == "getSource":
+            kw = _bind(["connection_type"], args, kwargs)
+            return Obj("gsource", data=dict(kw))
+        if name in ("getLogger", "get_logger"):
+            return Obj("logger")
+        if name in ("purge_s3_path", "purge_table", "transition_s3_path", "transition_table",
+                    "commit_transaction", "begin_transaction", "cancel_transaction",
+                    "extract_jdbc_conf", "get_catalog_schema_as_spark_schema",
+                    "add_ingestion_time_columns"):
+            if name == "add_ingestion_time_columns" and args and isinstance(args[0], Frame):
+                return args[0]
+            return None
+        if name == "forEachBatch":
+            self.warn("forEachBatch: the batch function is analysed once with the stream's "
+                      "frame", line)
+            kw = _bind(["frame", "batch_function", "options"], args, kwargs)
+            func = kw.get("batch_function")
+            if isinstance(func, (UserFunc, Lambda)):
+                self.call(func, [kw.get("frame"), 0], {}, line, "batch_function")
+            return None
+        return self.unknown_call(label or f"glueContext.{name}", args, kwargs, line)
+
+    def glue_write(self, name: str, args: list[Any], kwargs: dict[str, Any], line: int,
+                   prefixed: bool = False) -> None:
+        if name.startswith("from_"):
+            name = name[len("from_"):]
+        if name == "catalog":
+            kw = _bind(["frame", "database", "table_name"], args, kwargs)
+            self.write_catalog(kw.get("frame", kw.get("dataframe")), kw, line)
+        elif name == "options":
+            kw = _bind(["frame", "connection_type", "connection_options", "format"], args,
+                       kwargs)
+            ds = self.options_dataset(kw.get("connection_type"), kw.get("connection_options"),
+                                      line)
+            if ds is not None:
+                self.write(ds, kw.get("frame", kw.get("dataframe")), line)
+        elif name == "jdbc_conf":
+            kw = _bind(["frame", "catalog_connection", "connection_options"], args, kwargs)
+            opts = dict(kw.get("connection_options") or {})
+            opts["connectionName"] = kw.get("catalog_connection")
+            ctype = "jdbc"
+            url = self.connection_url(kw.get("catalog_connection"), line)
+            opts.pop("connectionName")
+            opts["url"] = url
+            ds = self.options_dataset(ctype, opts, line)
+            if ds is not None:
+                self.write(ds, kw.get("frame"), line)
+        else:
+            self.warn(f"write_dynamic_frame.{name} is not modelled; this write is not traced",
+                      line)
+
+    def sink_write(self, sink: Obj, frame: Any, line: int) -> None:
+        data = sink.data
+        catalog = data.get("catalog")
+        link: Symlink | None = None
+        if catalog and all(isinstance(c, str) for c in catalog):
+            link = Symlink(self.resolver.glue_namespace, f"table/{catalog[0]}/{catalog[1]}")
+        ctype = data.get("connection_type", "s3")
+        if data.get("path") is not None or ctype not in ("s3", None):
+            ds = self.options_dataset(ctype, data, line)
+            if ds is None:
+                return
+            if link is not None:
+                ds = DatasetRef(ds.namespace, ds.name, (link,), ds.dynamic)
+            self.write(ds, frame, line)
+        elif catalog:
+            self.write_catalog(frame, {"database": catalog[0], "table_name": catalog[1]}, line)
+        else:
+            self.warn("getSink without a path or catalog table; this write is not traced", line)
+
+    # -- SparkSession -------------------------------------------------------------------------
+    def spark_method(self, name: str, args: list[Any], kwargs: dict[str, Any], line: int,
+                     label: str) -> Any:
+        if name == "sql":
+            query = args[0] if args else kwargs.get("sqlQuery")
+            return self.sql(query, line)
+        if name == "table":
+            return self.read_table(args[0] if args else kwargs.get("tableName"), line)
+        if name in ("createDataFrame", "range", "emptyDataFrame"):
+            return Frame(dynamic=False)
+        if name in ("newSession", "getOrCreate"):
+            return Obj("spark")
+        if name in ("stop", "conf", "setLogLevel", "sparkContext", "version", "catalog"):
+            return None
+        return self.unknown_call(label or f"spark.{name}", args, kwargs, line)
+
+    def read_table(self, name: Any, line: int) -> Frame:
+        text = _text(name)
+        if text is None:
+            self.warn("spark.table() with a name the analyser cannot know", line)
+            return Frame(unknown=f"table at line {line}", dynamic=False)
+        raw = text.text if isinstance(text, DynStr) else text
+        if not isinstance(text, DynStr) and raw.lower() in self.views:
+            return self.views[raw.lower()]
+        ds, fields = self.resolver.qualified(text, line)
+        return self.read(ds, fields, line, False)
+
+    def sql(self, query: Any, line: int) -> Frame:
+        if isinstance(query, DynStr):
+            self.warn(f"SQL text built at run time ({query.reason}); analysed with the unknown "
+                      "parts as placeholders", line)
+            query = query.text.replace("{?", "unknown_").replace("}", "")
+        if not isinstance(query, str):
+            self.warn("spark.sql() with a query the analyser cannot know", line)
+            return Frame(unknown=f"SQL at line {line}", dynamic=False)
+
+        def resolve(key: str) -> Frame | None:
+            if key in self.views:
+                return self.views[key]
+            catalog = self.resolver.catalog
+            db, _, table = key.rpartition(".")
+            if catalog is None or not db and not self._in_catalog("default", table):
+                return None
+            return self.read_table(key if db else f"default.{table}", line)
+
+        try:
+            return query_lineage(query, resolve, line, self.warn)
+        except SqlError as exc:
+            self.warn(f"spark.sql: {exc}", line)
+            return Frame(unknown=f"SQL at line {line}", dynamic=False)
+
+    def _in_catalog(self, db: str, table: str) -> bool:
+        try:
+            if self.resolver.catalog is None:
+                return False
+            self.resolver.catalog.get_table(db, table)
+            return True
+        except Exception:  # noqa: BLE001 - absent is the answer
+            return False
+
+    # -- readers and writers ----------------------------------------------------------------
+    def reader_method(self, reader: Obj, name: str, args: list[Any], kwargs: dict[str, Any],
+                      line: int) -> Any:
+        opts = dict(reader.data.get("opts", {}))
+        data = dict(reader.data)
+        if name == "format":
+            data["format"] = args[0] if args else kwargs.get("source")
+            return Obj("reader", data=data)
+        if name == "option" and len(args) >= 2:
+            opts[str(args[0])] = args[1]
+            data["opts"] = opts
+            return Obj("reader", data=data)
+        if name == "options":
+            opts.update({str(k): v for k, v in kwargs.items()})
+            if args and isinstance(args[0], dict):
+                opts.update(args[0])
+            data["opts"] = opts
+            return Obj("reader", data=data)
+        if name == "schema":
+            schema = args[0] if args else kwargs.get("schema")
+            data["schema"] = _schema_names(schema)
+            return Obj("reader", data=data)
+        if name == "table":
+            return self.read_table(args[0] if args else kwargs.get("tableName"), line)
+        if name == "jdbc":
+            kw = _bind(["url", "table"], args, kwargs)
+            ds = self.options_dataset("jdbc", {"url": kw.get("url"), "dbtable": kw.get("table")},
+                                      line)
+            return self.read(ds, (), line, False) if ds else Frame(unknown="jdbc read")
+        fmt = data.get("format")
+        path: Any = None
+        if name == "load":
+            kw = _bind(["path", "format"], args, kwargs)
+            path = kw.get("path", opts.get("path"))
+            fmt = kw.get("format") or fmt
+        elif name in ("json", "csv", "parquet", "orc", "text", "avro", "xml", "textFile"):
+            kw = _bind(["path"], args, kwargs)
+            path = args if len(args) > 1 else kw.get("path")
+            fmt = name
+        else:
+            return self.unknown_call(f"spark.read.{name}", args, kwargs, line)
+        if isinstance(fmt, str) and fmt.lower() in ("jdbc", "postgresql", "mysql"):
+            ds = self.options_dataset("jdbc", opts, line)
+            return self.read(ds, (), line, False) if ds else Frame(unknown="jdbc read")
+        if isinstance(fmt, str) and fmt.lower() == "delta" and path is None:
+            path = opts.get("path")
+        paths = [t for t in (_text(p) for p in _names(path)) if t is not None]
+        for p in paths:
+            self.dynamic(p, line)
+        if not paths:
+            self.warn(f"spark.read.{name}() without a path the analyser can know", line)
+            return Frame(unknown=f"read at line {line}", dynamic=False)
+        fields = tuple((n, "") for n in data.get("schema") or ())
+        frames = [self.read(path_dataset(p), fields, line, False) for p in paths]
+        return frames[0] if len(frames) == 1 else merge_frames(frames)
+
+    def writer_method(self, writer: Obj, name: str, args: list[Any], kwargs: dict[str, Any],
+                      line: int) -> Any:
+        data = dict(writer.data)
+        opts = dict(data.get("opts", {}))
+        if name in ("mode", "format", "partitionBy", "bucketBy", "sortBy", "outputMode",
+                    "trigger", "queryName", "clusterBy"):
+            if name == "format":
+                data["format"] = args[0] if args else kwargs.get("source")
+            return Obj("df_writer", data=data)
+        if name in ("option", "options"):
+            if name == "option" and len(args) >= 2:
+                opts[str(args[0])] = args[1]
+            opts.update({str(k): v for k, v in kwargs.items()})
+            if args and isinstance(args[0], dict):
+                opts.update(args[0])
+            data["opts"] = opts
+            return Obj("df_writer", data=data)
+        frame = data.get("frame")
+        fmt = data.get("format")
+        if name in ("saveAsTable", "insertInto", "toTable"):
+            target = _text(args[0] if args else kwargs.get("tableName"))
+            if target is None:
+                self.warn(f"{name}() with a table name the analyser cannot know", line)
+                return None
+            ds, _ = self.resolver.qualified(target, line)
+            self.write(ds, frame, line)
+            return None
+        if name == "jdbc":
+            kw = _bind(["url", "table"], args, kwargs)
+            sink_ds = self.options_dataset("jdbc", {"url": kw.get("url"),
+                                                   "dbtable": kw.get("table")}, line)
+            if sink_ds is not None:
+                self.write(sink_ds, frame, line)
+            return None
+        if name in ("save", "start", "json", "csv", "parquet", "orc", "text", "avro", "xml"):
+            kw = _bind(["path"], args, kwargs)
+            if isinstance(fmt, str) and fmt.lower() == "jdbc":
+                sink_ds = self.options_dataset("jdbc", opts, line)
+                if sink_ds is not None:
+                    self.write(sink_ds, frame, line)
+                return None
+            path = _text(kw.get("path", opts.get("path")))
+            self.dynamic(path, line)
+            if path is None:
+                self.warn(f"write .{name}() without a path the analyser can know", line)
+                return None
+            self.write(path_dataset(path), frame, line)
+            return None
+        return self.unknown_call(f"write.{name}", args, kwargs, line)
+
+
+def _schema_names(schema: Any) -> list[str]:
+    if isinstance(schema, Obj) and schema.kind == "schema":
+        return list(schema.data.get("names", []))
+    if isinstance(schema, str):
+        try:
+            from sqlglot import exp, parse_one
+
+            node = parse_one(f"CREATE TABLE t ({schema})", read="spark")
+            return [c.name for c in node.find_all(exp.ColumnDef)]
+        except Exception:  # noqa: BLE001 - an unparsable schema leaves the columns unknown
+            return []
+    return []
+
+

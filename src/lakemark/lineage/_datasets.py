@@ -1,0 +1,177 @@
+"""Dataset naming (OpenLineage conventions) and catalog resolution for the analyser.
+
+* S3: namespace ``s3://bucket``, name the key path without a trailing ``/``
+  (``s3a://``/``s3n://`` are the same store); local paths: namespace ``file``.
+* JDBC: ``postgres://host:port`` + ``database.schema.table`` (``public`` when the code names
+  no schema), ``mysql://host:port`` + ``database.table``, and so on.
+* Glue tables: their storage dataset, with a symlink
+  ``arn:aws:glue:<region>:<account>`` / ``table/<db>/<table>``; a table the catalog does not
+  hold is named by that symlink alone (and reported).
+"""
+
+from __future__ import annotations
+
+import re
+import urllib.parse
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from ..catalog import CatalogTable, FolderCatalog
+from ..errors import LakemarkError
+from ._graph import ColumnEdge, DatasetRef, Symlink
+from ._values import Col, DynStr, Frame
+
+__all__ = ["DatasetResolver", "jdbc_dataset", "path_dataset"]
+
+_SCHEMES = {"postgresql": "postgres", "postgres": "postgres", "mysql": "mysql",
+            "mariadb": "mysql", "sqlserver": "sqlserver", "oracle": "oracle",
+            "redshift": "redshift", "db2": "db2", "snowflake": "snowflake"}
+_DEFAULT_SCHEMA = {"postgres": "public", "redshift": "public", "sqlserver": "dbo"}
+
+
+def _text(value: str | DynStr) -> tuple[str, bool]:
+    return (value.text, True) if isinstance(value, DynStr) else (value, False)
+
+
+def path_dataset(path: str | DynStr) -> DatasetRef:
+    """The dataset of a file or folder path (``s3://b/k/``, ``/data/x``, ``file:///x``)."""
+    text, dynamic = _text(path)
+    m = re.match(r"^(s3[an]?)://([^/]*)/*(.*)$", text, re.IGNORECASE)
+    if m:
+        return DatasetRef(f"s3://{m.group(2)}", m.group(3).rstrip("/") or "/", dynamic=dynamic)
+    parts = urllib.parse.urlsplit(text)
+    scheme = parts.scheme.lower()
+    if scheme in ("s3", "s3a", "s3n"):
+        return DatasetRef(f"s3://{parts.netloc}", parts.path.strip("/") or "/", dynamic=dynamic)
+    if scheme in ("", "file"):
+        return DatasetRef("file", (parts.path if scheme else text).rstrip("/") or "/",
+                          dynamic=dynamic)
+    if scheme:
+        return DatasetRef(f"{scheme}://{parts.netloc}", parts.path.strip("/") or "/",
+                          dynamic=dynamic)
+    return DatasetRef("file", text, dynamic=dynamic)
+
+
+def jdbc_dataset(url: str | DynStr, table: str | DynStr, database: str | None = None,
+                 ) -> DatasetRef:
+    """The dataset of ``table`` behind a JDBC URL (``jdbc:postgresql://h:5432/db``)."""
+    url_text, dyn1 = _text(url)
+    table_text, dyn2 = _text(table)
+    rest = url_text[5:] if url_text.lower().startswith("jdbc:") else url_text
+    engine, _, tail = rest.partition(":")
+    scheme = _SCHEMES.get(engine.lower(), engine.lower() or "jdbc")
+    host, db = "", database or ""
+    if tail.startswith("//"):
+        parts = urllib.parse.urlsplit(f"x:{tail}")
+        netloc = parts.netloc.rsplit("@", 1)[-1]
+        host = netloc
+        path = parts.path.strip("/")
+        if engine.lower() == "sqlserver":
+            # jdbc:sqlserver://host:1433;databaseName=db
+            host, _, props = netloc.partition(";")
+            m = re.search(r"database(?:Name)?=([^;]+)", tail, re.IGNORECASE)
+            db = db or (m.group(1) if m else "")
+        elif path:
+            db = db or path.split("/")[0].split("?")[0].split(";")[0]
+        if ":" not in host and (port := {"postgres": 5432, "mysql": 3306, "redshift": 5439,
+                                         "sqlserver": 1433}.get(scheme)):
+            host = f"{host}:{port}"
+    elif engine.lower() == "oracle":
+        m = re.search(r"@(?://)?([^/:]+)(?::(\d+))?[/:]?(\w+)?", tail)
+        if m:
+            host = f"{m.group(1)}:{m.group(2) or 1521}"
+            db = db or (m.group(3) or "")
+    pieces = [p for p in table_text.replace('"', "").replace("`", "").split(".") if p]
+    if scheme in _DEFAULT_SCHEMA and len(pieces) == 1:
+        pieces = [_DEFAULT_SCHEMA[scheme], *pieces]
+    if db and (len(pieces) < 3 or scheme == "mysql" and len(pieces) < 2):
+        pieces = [db, *pieces]
+    return DatasetRef(f"{scheme}://{host}", ".".join(pieces), dynamic=dyn1 or dyn2)
+
+
+@dataclass
+class DatasetResolver:
+    """Turns catalog table names into datasets and frames (columns from the catalog)."""
+
+    catalog: FolderCatalog | None
+    region: str
+    account: str
+    warn: Callable[[str, int], None]
+
+    @property
+    def glue_namespace(self) -> str:
+        return f"arn:aws:glue:{self.region}:{self.account}"
+
+    def _lookup(self, database: str, table: str) -> CatalogTable | None:
+        if self.catalog is None:
+            return None
+        try:
+            return self.catalog.get_table(database, table)
+        except LakemarkError:
+            return None
+
+    def table(self, database: str | DynStr, table: str | DynStr, line: int,
+              ) -> tuple[DatasetRef, tuple[tuple[str, str], ...], CatalogTable | None]:
+        """A catalog table's dataset, its (column, type) list, and the table when found."""
+        db_text, dyn1 = _text(database)
+        t_text, dyn2 = _text(table)
+        link = Symlink(self.glue_namespace, f"table/{db_text}/{t_text}")
+        if dyn1 or dyn2:
+            self.warn(f"dynamic table name {db_text}.{t_text}: "
+                      f"{(database if dyn1 else table).reason}", line)  # type: ignore[union-attr]
+            return DatasetRef(self.glue_namespace, link.name, dynamic=True), (), None
+        found = self._lookup(db_text, t_text)
+        if found is None:
+            where = "no catalog was given" if self.catalog is None else \
+                f"it is not in {self.catalog.describe()}"
+            self.warn(f"catalog table {db_text}.{t_text}: {where}; its location and columns "
+                      "are unknown", line)
+            return DatasetRef(self.glue_namespace, link.name), (), None
+        link = Symlink(self.glue_namespace, f"table/{found.database}/{found.name}")
+        fields = tuple((c.name, c.type) for c in found.all_columns)
+        storage = self._storage(found)
+        if storage is None:
+            return DatasetRef(self.glue_namespace, link.name), fields, found
+        return DatasetRef(storage.namespace, storage.name, (link,)), fields, found
+
+    def _storage(self, table: CatalogTable) -> DatasetRef | None:
+        location = table.location
+        if not location:
+            return None
+        if table.is_jdbc and self.catalog is not None:
+            conn_name = table.parameters.get("connectionName") or \
+                table.storage_parameters.get("connectionName")
+            if conn_name:
+                try:
+                    url = self.catalog.get_connection(conn_name).jdbc_url
+                except LakemarkError:
+                    url = None
+                if url:
+                    return jdbc_dataset(url, location)
+            return DatasetRef(table.classification or "jdbc", location)
+        return path_dataset(location)
+
+    def table_frame(self, database: str | DynStr, table: str | DynStr, line: int,
+                    ) -> tuple[Frame, DatasetRef, tuple[tuple[str, str], ...]]:
+        """A frame reading a catalog table (open when its columns are unknown)."""
+        ds, fields, _ = self.table(database, table, line)
+        return frame_of(ds, fields, line), ds, fields
+
+    def qualified(self, name: str | DynStr, line: int,
+                  ) -> tuple[DatasetRef, tuple[tuple[str, str], ...]]:
+        """``spark.table("db.t")`` / ``saveAsTable("db.t")``: the Glue catalog is Spark's
+        metastore in a Glue job; a bare name is in database ``default``."""
+        text, dyn = _text(name)
+        db, _, t = text.replace("`", "").rpartition(".")
+        db = db.rpartition(".")[2] or "default"
+        if dyn:
+            self.warn(f"dynamic table name {text}: {name.reason}", line)  # type: ignore[union-attr]
+            return DatasetRef(self.glue_namespace, f"table/{db}/{t}", dynamic=True), ()
+        ds, fields, _ = self.table(db, t, line)
+        return ds, fields
+
+
+def frame_of(ds: DatasetRef, fields: tuple[tuple[str, str], ...], line: int) -> Frame:
+    """The frame a read of ``ds`` gives: its known columns, open when none are known."""
+    cols = {name: Col((ColumnEdge(ds, name, line=line),), typ) for name, typ in fields}
+    return Frame(cols, frozenset(), () if fields else (ds,), line=line)

@@ -1,0 +1,704 @@
+"""Models of frame-level operations for the analyser: Glue transforms, DynamicFrame and
+DataFrame methods, grouped aggregations, ``pyspark.sql.functions`` and column methods.
+
+:class:`FrameOps` is mixed into :class:`._api.ApiModel` (which adds datasets, GlueContext,
+SparkSession, readers and writers); the interpreter in :mod:`._analyze` provides ``warn``,
+``call`` and ``unknown_call``.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from ._datasets import DatasetResolver
+from ._graph import (
+    AGGREGATION,
+    FILTER,
+    GROUP_BY,
+    IDENTITY,
+    INDIRECT,
+    JOIN,
+    SORT,
+    TRANSFORMATION,
+    UNKNOWN,
+    ColumnEdge,
+)
+from ._objects import Lambda, Obj, UserFunc
+from ._sql import SqlError, expression_lineage
+from ._values import Col, ColExpr, DynStr, Frame, Unknown, combine_exprs, derive, merge_frames
+
+__all__ = ["FrameOps"]
+
+_AGGREGATES = {
+    "sum", "avg", "mean", "count", "countDistinct", "count_distinct", "max", "min", "first",
+    "last", "collect_list", "collect_set", "approx_count_distinct", "approxCountDistinct",
+    "stddev", "stddev_samp", "stddev_pop", "variance", "var_samp", "var_pop", "sumDistinct",
+    "sum_distinct", "percentile_approx", "percentile", "median", "mode", "any_value",
+    "bool_and", "bool_or", "every", "some", "max_by", "min_by", "corr", "covar_pop",
+    "covar_samp", "kurtosis", "skewness", "count_if", "product", "first_value", "last_value",
+    "array_agg", "listagg", "string_agg",
+}
+_MULTI_COLUMN = {"concat", "struct", "array", "coalesce", "greatest", "least", "countDistinct",
+                 "count_distinct", "hash", "xxhash64", "create_map", "map_concat", "arrays_zip"}
+_PASSTHROUGH_FRAME = {
+    "repartition", "coalesce", "cache", "persist", "unpersist", "checkpoint",
+    "localCheckpoint", "hint", "sample", "limit", "distinct", "dropDuplicates",
+    "drop_duplicates", "sortWithinPartitions", "fillna", "dropna", "replace",
+    "repartitionByRange", "withWatermark", "dropDuplicatesWithinWatermark", "spigot",
+    "unbox", "unnest", "unnest_ddb_json", "errorsAsDynamicFrame", "assertErrorThreshold",
+    "drop_null_fields", "resolveChoice", "resolve_choice", "transpose", "offset",
+}
+_NO_VALUE = {"show", "printSchema", "count", "collect", "take", "first", "head", "toPandas",
+             "foreach", "foreachPartition", "isEmpty", "explain", "describe", "summary",
+             "toJSON", "schema", "getNumPartitions", "errorsCount", "stageErrorsCount",
+             "tail", "toLocalIterator"}
+_FRAME_METHODS = _PASSTHROUGH_FRAME | _NO_VALUE | {
+    "toDF", "apply_mapping", "select_fields", "drop_fields", "rename_field", "join", "filter",
+    "relationalize", "split_fields", "map", "mapPartitions", "mergeDynamicFrame", "union",
+    "unionAll", "unionByName", "select", "selectExpr", "withColumn", "withColumns",
+    "withColumnRenamed", "withColumnsRenamed", "drop", "groupBy", "groupby", "agg", "where",
+    "orderBy", "sort", "alias", "createOrReplaceTempView", "createTempView",
+    "createGlobalTempView", "createOrReplaceGlobalTempView", "registerTempTable", "crossJoin",
+    "intersect", "intersectAll", "subtract", "exceptAll", "rollup", "cube", "writeTo",
+    "transform", "selectExpr", "rdd", "na", "write", "printSchema",
+}
+
+
+
+
+def _names(value: Any) -> list[Any]:
+    """A single value or a list of values (``paths=["a", "b"]`` or ``"a"``) as a list."""
+    if isinstance(value, (list, tuple)):
+        out: list[Any] = []
+        for v in value:
+            out.extend(_names(v) if isinstance(v, (list, tuple)) else [v])
+        return out
+    return [] if value is None else [value]
+
+
+def _bind(params: list[str], args: list[Any], kwargs: Mapping[str, Any]) -> dict[str, Any]:
+    bound = dict(zip(params, args))
+    for k, v in kwargs.items():
+        bound.setdefault(k, v)
+    return bound
+
+
+def _text(value: Any) -> str | DynStr | None:
+    if isinstance(value, (str, DynStr)):
+        return value
+    if isinstance(value, Unknown):
+        return DynStr("{?}", value.reason)
+    return None
+
+
+
+class FrameOps:
+    """Frame-level API semantics (see the module docstring)."""
+
+    resolver: DatasetResolver
+    views: dict[str, Frame]
+
+    # provided by the interpreter
+    def warn(self, message: str, line: int) -> None:
+        raise NotImplementedError
+
+    def call(self, func: Any, args: list[Any], kwargs: dict[str, Any], line: int,
+             label: str) -> Any:
+        raise NotImplementedError
+
+    def unknown_call(self, label: str, args: list[Any], kwargs: dict[str, Any],
+                     line: int) -> Any:
+        raise NotImplementedError
+
+    def collection_get(self, coll: Obj, key: Any, line: int) -> Any:
+        raise NotImplementedError
+
+    # -- Glue transforms ------------------------------------------------------------------------
+    def transform(self, name: str, args: list[Any], kwargs: dict[str, Any], line: int) -> Any:
+        if name == "ApplyMapping":
+            kw = _bind(["frame", "mappings"], args, kwargs)
+            return self.apply_mapping(kw.get("frame"), kw.get("mappings"), line)
+        if name == "SelectFields":
+            kw = _bind(["frame", "paths"], args, kwargs)
+            return self.select_fields(kw.get("frame"), kw.get("paths"), line)
+        if name == "DropFields":
+            kw = _bind(["frame", "paths"], args, kwargs)
+            return self.drop_fields(kw.get("frame"), kw.get("paths"), line)
+        if name == "RenameField":
+            kw = _bind(["frame", "old_name", "new_name"], args, kwargs)
+            return self.rename(kw.get("frame"), kw.get("old_name"), kw.get("new_name"), line)
+        if name == "Join":
+            kw = _bind(["frame1", "frame2", "keys1", "keys2"], args, kwargs)
+            return self.glue_join(kw.get("frame1"), kw.get("frame2"), kw.get("keys1"),
+                                  kw.get("keys2"), line)
+        if name == "Filter":
+            kw = _bind(["frame", "f"], args, kwargs)
+            return self.glue_filter(kw.get("frame"), kw.get("f"), line)
+        if name == "Relationalize":
+            kw = _bind(["frame", "staging_path", "name"], args, kwargs)
+            return self.relationalize(kw.get("frame"), kw.get("name") or "roottable")
+        if name == "SplitFields":
+            kw = _bind(["frame", "paths", "name1", "name2"], args, kwargs)
+            return self.split_fields(kw.get("frame"), kw.get("paths"), kw.get("name1") or
+                                     "frame1", kw.get("name2") or "frame2", line)
+        if name == "SplitRows":
+            kw = _bind(["frame", "comparison_dict", "name1", "name2"], args, kwargs)
+            frame = kw.get("frame")
+            return Obj("collection", data={"frames": {kw.get("name1") or "frame1": frame,
+                                                      kw.get("name2") or "frame2": frame}})
+        if name == "Union":
+            kw = _bind(["frame1", "frame2"], args, kwargs)
+            frames = [f for f in (kw.get("frame1"), kw.get("frame2")) if isinstance(f, Frame)]
+            return merge_frames(frames) if frames else Unknown("Union of unknown frames", line)
+        if name == "SelectFromCollection":
+            kw = _bind(["dfc", "key"], args, kwargs)
+            coll = kw.get("dfc")
+            if isinstance(coll, Obj) and coll.kind == "collection":
+                return self.collection_get(coll, kw.get("key"), line)
+            return Unknown("SelectFromCollection of an unknown collection", line)
+        if name in ("ResolveChoice", "DropNullFields", "Spigot", "Unbox", "UnnestFrame",
+                    "ErrorsAsDynamicFrame", "DropDuplicates", "FillMissingValues"):
+            kw = _bind(["frame"], args, kwargs)
+            frame = kw.get("frame")
+            if name == "ResolveChoice" and isinstance(frame, Frame):
+                return self.resolve_choice(frame, kw.get("specs"), line)
+            return frame
+        if name in ("Map", "FlatMap"):
+            kw = _bind(["frame", "f"], args, kwargs)
+            return self.opaque(kw.get("frame"), f"{name} function", line)
+        if name == "EvaluateDataQuality":
+            kw = _bind(["frame"], args, kwargs)
+            return kw.get("frame")
+        frames = [v for v in list(args) + list(kwargs.values()) if isinstance(v, Frame)]
+        return self.unknown_call(name, frames, {}, line)
+
+    def opaque(self, frame: Any, what: str, line: int) -> Any:
+        """A frame through code the analyser does not read (a Map function): every column
+        gets an UNKNOWN edge, with a warning."""
+        if not isinstance(frame, Frame):
+            return frame
+        self.warn(f"{what}: the function is not analysed; every column may be changed by it",
+                  line)
+        cols = {k: Col(tuple(ColumnEdge(e.dataset, e.field, e.type, UNKNOWN, what, line)
+                             for e in c.edges), c.type) for k, c in frame.cols.items()}
+        return frame.with_cols(cols)
+
+    def _edges(self, frame: Frame, path: Any, line: int, what: str = "") -> tuple[ColumnEdge, ...]:
+        if not isinstance(path, str):
+            self.warn(f"{what or 'column'} name is not known statically", line)
+            return ()
+        found = frame.lookup(path)
+        if found is None:
+            if not frame.unknown:
+                self.warn(f"column {path!r} is not in the frame (it has: "
+                          f"{', '.join(frame.cols) or 'no known columns'})", line)
+            return ()
+        return found
+
+    def apply_mapping(self, frame: Any, mappings: Any, line: int) -> Any:
+        if not isinstance(frame, Frame):
+            return frame
+        if not isinstance(mappings, (list, tuple)):
+            self.warn("ApplyMapping with mappings the analyser cannot know; columns pass "
+                      "through unmapped", line)
+            return frame
+        cols: dict[str, Col] = {}
+        for m in mappings:
+            if not isinstance(m, (list, tuple)) or len(m) not in (3, 4):
+                self.warn(f"ApplyMapping entry {m!r} is not (source, type, target, type)", line)
+                continue
+            if len(m) == 4:
+                src, src_type, dst, dst_type = m
+            else:
+                src, dst, dst_type = m
+                src_type = dst_type
+            if not isinstance(dst, str):
+                self.warn("ApplyMapping target name is not known statically", line)
+                continue
+            edges = self._edges(frame, src if isinstance(src, str) else None, line,
+                                "ApplyMapping source")
+            same = isinstance(src_type, str) and isinstance(dst_type, str) and \
+                src_type.lower() == dst_type.lower()
+            desc = "" if same else f"cast {src_type} to {dst_type}"
+            cols[dst.replace("`", "")] = Col(derive(edges, IDENTITY if same else TRANSFORMATION,
+                                                    line, desc),
+                                             dst_type if isinstance(dst_type, str) else None)
+        return frame.with_cols(cols, open=())
+
+    def select_fields(self, frame: Any, paths: Any, line: int) -> Any:
+        if not isinstance(frame, Frame):
+            return frame
+        cols = {p: Col(self._edges(frame, p, line), None) for p in _names(paths)
+                if isinstance(p, str)}
+        for p in _names(paths):
+            key = frame.find(p) if isinstance(p, str) else None
+            if key is not None:
+                cols[p] = frame.cols[key]
+        return frame.with_cols(cols, open=())
+
+    def drop_fields(self, frame: Any, paths: Any, line: int) -> Any:
+        if not isinstance(frame, Frame):
+            return frame
+        drop = {p.lower() for p in _names(paths) if isinstance(p, str)}
+        return frame.with_cols({k: v for k, v in frame.cols.items() if k.lower() not in drop})
+
+    def rename(self, frame: Any, old: Any, new: Any, line: int) -> Any:
+        if not isinstance(frame, Frame) or not isinstance(old, str) or not isinstance(new, str):
+            if isinstance(frame, Frame):
+                self.warn("rename with a column name the analyser cannot know", line)
+            return frame
+        cols: dict[str, Col] = {}
+        key = frame.find(old)
+        if key is None:
+            edges = frame.lookup(old)
+            if edges is None:
+                self.warn(f"rename of column {old!r}, which is not in the frame", line)
+            cols = dict(frame.cols)
+            cols[new] = Col(edges or ())
+            return frame.with_cols(cols, keep_aliases=True)
+        for k, v in frame.cols.items():
+            cols[new if k == key else k] = v
+        return frame.with_cols(cols, keep_aliases=True)
+
+    def glue_join(self, left: Any, right: Any, keys1: Any, keys2: Any, line: int) -> Any:
+        if not isinstance(left, Frame) or not isinstance(right, Frame):
+            return self.unknown_call("Join", [left, right], {}, line)
+        indirect = [ColumnEdge(e.dataset, e.field, INDIRECT, JOIN, "", line)
+                    for frame, keys in ((left, keys1), (right, keys2))
+                    for k in _names(keys) for e in self._edges(frame, k, line, "join key")]
+        merged = merge_frames([left, right])
+        return merged.add_indirect(indirect)
+
+    def glue_filter(self, frame: Any, func: Any, line: int) -> Any:
+        if not isinstance(frame, Frame):
+            return frame
+        names = _referenced_fields(func)
+        if names is None:
+            self.warn("Filter function is not analysed; the columns it reads are unknown", line)
+            return frame
+        edges = [ColumnEdge(e.dataset, e.field, INDIRECT, FILTER, "", line)
+                 for n in names for e in self._edges(frame, n, line)]
+        return frame.add_indirect(edges)
+
+    def relationalize(self, frame: Any, root: Any) -> Any:
+        if not isinstance(frame, Frame):
+            return frame
+        name = root if isinstance(root, str) else "roottable"
+        return Obj("collection", data={"frames": {name: frame}, "root": name})
+
+    def split_fields(self, frame: Any, paths: Any, name1: Any, name2: Any, line: int) -> Any:
+        if not isinstance(frame, Frame):
+            return frame
+        return Obj("collection", data={"frames": {
+            str(name1): self.select_fields(frame, paths, line),
+            str(name2): self.drop_fields(frame, paths, line)}})
+
+    def resolve_choice(self, frame: Frame, specs: Any, line: int) -> Frame:
+        cols = dict(frame.cols)
+        for spec in _names(specs) if not isinstance(specs, list) else specs:
+            if isinstance(spec, (list, tuple)) and len(spec) == 2 and isinstance(spec[0], str):
+                key = frame.find(spec[0])
+                if key is not None and isinstance(spec[1], str) and spec[1].startswith("cast:"):
+                    cols[key] = Col(derive(cols[key].edges, TRANSFORMATION, line, spec[1]),
+                                    spec[1][5:])
+        return frame.with_cols(cols, keep_aliases=True)
+
+    # -- DataFrame / DynamicFrame methods -------------------------------------------------------
+    def frame_method(self, frame: Frame, name: str, args: list[Any], kwargs: dict[str, Any],
+                     line: int, label: str) -> Any:
+        if name == "toDF":
+            names = [a for a in args if isinstance(a, str)]
+            out = frame.as_kind(False)
+            if names and not frame.open and len(names) == len(frame.cols):
+                out = out.with_cols(dict(zip(names, frame.cols.values())))
+            return out
+        if name == "apply_mapping":
+            return self.apply_mapping(frame, args[0] if args else kwargs.get("mappings"), line)
+        if name == "select_fields":
+            return self.select_fields(frame, args[0] if args else kwargs.get("paths"), line)
+        if name == "drop_fields":
+            return self.drop_fields(frame, args[0] if args else kwargs.get("paths"), line)
+        if name == "rename_field":
+            kw = _bind(["oldName", "newName"], args, kwargs)
+            return self.rename(frame, kw.get("oldName"), kw.get("newName"), line)
+        if name == "join" and frame.dynamic:
+            kw = _bind(["paths1", "paths2", "frame2"], args, kwargs)
+            return self.glue_join(frame, kw.get("frame2"), kw.get("paths1"), kw.get("paths2"),
+                                  line)
+        if name == "join":
+            kw = _bind(["other", "on", "how"], args, kwargs)
+            return self.df_join(frame, kw.get("other"), kw.get("on"), kw.get("how"), line)
+        if name == "crossJoin":
+            other = args[0] if args else kwargs.get("other")
+            return merge_frames([frame, other]) if isinstance(other, Frame) else frame
+        if name == "filter" and frame.dynamic:
+            return self.glue_filter(frame, args[0] if args else kwargs.get("f"), line)
+        if name in ("filter", "where"):
+            return self.df_filter(frame, args[0] if args else kwargs.get("condition"), line)
+        if name == "relationalize":
+            kw = _bind(["root_table_name", "staging_path"], args, kwargs)
+            return self.relationalize(frame, kw.get("root_table_name"))
+        if name == "split_fields":
+            kw = _bind(["paths", "name1", "name2"], args, kwargs)
+            return self.split_fields(frame, kw.get("paths"), kw.get("name1") or "frame1",
+                                     kw.get("name2") or "frame2", line)
+        if name in ("map", "mapPartitions", "transform"):
+            if name == "transform" and args and isinstance(args[0], (UserFunc, Lambda)):
+                return self.call(args[0], [frame, *args[1:]], kwargs, line, "transform")
+            return self.opaque(frame, f"{name} function", line)
+        if name == "mergeDynamicFrame":
+            other = args[0] if args else kwargs.get("stage_dynamic_frame")
+            return merge_frames([frame, other]) if isinstance(other, Frame) else frame
+        if name in ("union", "unionAll"):
+            other = args[0] if args else kwargs.get("other")
+            return self.df_union(frame, other, by_name=frame.dynamic, line=line)
+        if name == "unionByName":
+            other = args[0] if args else kwargs.get("other")
+            return self.df_union(frame, other, by_name=True, line=line)
+        if name in ("intersect", "intersectAll", "subtract", "exceptAll"):
+            other = args[0] if args else None
+            if isinstance(other, Frame):
+                edges = [ColumnEdge(e.dataset, e.field, INDIRECT, FILTER, "", line)
+                         for c in other.cols.values() for e in c.edges]
+                return frame.add_indirect(edges)
+            return frame
+        if name == "select":
+            return self.df_select(frame, list(args), line)
+        if name == "selectExpr":
+            exprs: list[Any] = []
+            for a in _names(list(args)):
+                if isinstance(a, str):
+                    try:
+                        exprs.append(expression_lineage(a))
+                    except SqlError as exc:
+                        self.warn(f"selectExpr: {exc}", line)
+                else:
+                    self.warn("selectExpr with an expression the analyser cannot know", line)
+            return self.df_select(frame, exprs, line)
+        if name == "withColumn":
+            kw = _bind(["colName", "col"], args, kwargs)
+            return self.with_columns(frame, {kw.get("colName"): kw.get("col")}, line)
+        if name == "withColumns":
+            mapping = args[0] if args and isinstance(args[0], dict) else kwargs
+            return self.with_columns(frame, dict(mapping), line)
+        if name == "withColumnRenamed":
+            kw = _bind(["existing", "new"], args, kwargs)
+            return self.rename(frame, kw.get("existing"), kw.get("new"), line)
+        if name == "withColumnsRenamed":
+            out = frame
+            mapping = args[0] if args and isinstance(args[0], dict) else {}
+            for old, new in mapping.items():
+                out = self.rename(out, old, new, line)
+            return out
+        if name == "drop":
+            dropped: list[str] = []
+            for a in args:
+                if isinstance(a, str):
+                    dropped.append(a)
+                elif isinstance(a, ColExpr) and a.name:
+                    dropped.append(a.name)
+            return self.drop_fields(frame, dropped, line)
+        if name in ("groupBy", "groupby", "rollup", "cube"):
+            keys = self.resolve_all(frame, _names(list(args)), line)
+            edges = [ColumnEdge(e.dataset, e.field, INDIRECT, GROUP_BY, "", line)
+                     for _, col in keys for e in col.edges]
+            return Obj("grouped", data={"frame": frame, "keys": keys, "indirect": edges})
+        if name == "agg":
+            grouped = Obj("grouped", data={"frame": frame, "keys": [], "indirect": []})
+            return self.grouped_method(grouped, "agg", args, kwargs, line)
+        if name in ("orderBy", "sort"):
+            refs = self.resolve_all(frame, _names(list(args)), line)
+            return frame.add_indirect(ColumnEdge(e.dataset, e.field, INDIRECT, SORT, "", line)
+                                      for _, col in refs for e in col.edges)
+        if name == "alias":
+            alias = args[0] if args else kwargs.get("alias")
+            if isinstance(alias, str):
+                return Frame(frame.cols, frame.indirect, frame.open,
+                             {**frame.aliases, alias: frame}, frame.dynamic, frame.unknown,
+                             frame.line)
+            return frame
+        if name in ("createOrReplaceTempView", "createTempView", "createGlobalTempView",
+                    "createOrReplaceGlobalTempView", "registerTempTable"):
+            view = args[0] if args else kwargs.get("name")
+            if isinstance(view, str):
+                self.views[view.lower()] = frame
+                self.views[f"global_temp.{view.lower()}"] = frame
+            else:
+                self.warn("temp view with a name the analyser cannot know", line)
+            return None
+        if name in ("resolveChoice", "resolve_choice"):
+            return self.resolve_choice(frame, args[0] if args else kwargs.get("specs"), line)
+        if name in _PASSTHROUGH_FRAME:
+            return frame
+        if name in _NO_VALUE:
+            return Unknown(f"the data of a frame ({name})", line)
+        if name == "writeTo":
+            target = _text(args[0] if args else None)
+            if target is not None:
+                return Obj("df_writer", data={"frame": frame, "opts": {}, "table": target})
+        return self.unknown_call(label or name, [frame, *args], kwargs, line)
+
+    def as_expr(self, value: Any) -> ColExpr | None:
+        if isinstance(value, ColExpr):
+            return value
+        if isinstance(value, str):
+            if value == "*":
+                return ColExpr((), IDENTITY, "*", star=True)
+            return ColExpr(((None, value),), IDENTITY, value.split(".")[-1])
+        return None
+
+    def resolve(self, frame: Frame, value: Any, line: int) -> list[tuple[str, Col]]:
+        """A select item → output columns (several for a star)."""
+        expr = self.as_expr(value)
+        if expr is None:
+            if isinstance(value, (int, float, bool)) or value is None:
+                return []
+            self.warn("a column expression the analyser cannot know", line)
+            return [("?", Col((), None))]
+        if expr.star:
+            return list(frame.cols.items())
+        edges: list[ColumnEdge] = []
+        for bound, ref in expr.refs:
+            source = bound if bound is not None else frame
+            found = source.lookup(ref)
+            if found is None and bound is not None:
+                found = frame.lookup(ref)
+            if found is None:
+                if not source.unknown:
+                    self.warn(f"column {ref!r} is not in the frame (it has: "
+                              f"{', '.join(source.cols) or 'no known columns'})", line)
+                continue
+            edges.extend(found)
+        name = expr.name or expr.description or "col"
+        if expr.subtype == IDENTITY and len(expr.refs) == 1:
+            key = frame.find(expr.refs[0][1]) if expr.refs[0][0] is None else None
+            if key is not None and expr.name == expr.refs[0][1].split(".")[-1]:
+                col = frame.cols[key]
+                return [(key if expr.name.lower() == key.lower() else expr.name, col)]
+            return [(name, Col(tuple(edges), expr.type))]
+        return [(name, Col(derive(edges, expr.subtype, line, expr.description), expr.type))]
+
+    def resolve_all(self, frame: Frame, values: Iterable[Any], line: int,
+                    ) -> list[tuple[str, Col]]:
+        out: list[tuple[str, Col]] = []
+        for v in values:
+            out.extend(self.resolve(frame, v, line))
+        return out
+
+    def df_select(self, frame: Frame, items: list[Any], line: int) -> Frame:
+        values = _names(items)
+        cols = dict(self.resolve_all(frame, values, line))
+        star = any((isinstance(v, str) and v == "*") or (isinstance(v, ColExpr) and v.star)
+                   for v in values)
+        return frame.with_cols(cols, open=frame.open if star else (), keep_aliases=True)
+
+    def with_columns(self, frame: Frame, mapping: dict[Any, Any], line: int) -> Frame:
+        cols = dict(frame.cols)
+        for name, value in mapping.items():
+            if not isinstance(name, str):
+                self.warn("withColumn with a name the analyser cannot know", line)
+                continue
+            resolved = self.resolve(frame, value, line)
+            col = resolved[0][1] if resolved else Col((), None)
+            key = frame.find(name) or name
+            cols[key] = col
+        return frame.with_cols(cols, keep_aliases=True)
+
+    def df_filter(self, frame: Frame, cond: Any, line: int) -> Frame:
+        if isinstance(cond, str):
+            try:
+                cond = expression_lineage(cond)
+            except SqlError as exc:
+                self.warn(f"filter: {exc}", line)
+                return frame
+        if not isinstance(cond, ColExpr):
+            self.warn("filter condition the analyser cannot know", line)
+            return frame
+        resolved = self.resolve(frame, cond.then(TRANSFORMATION), line)
+        edges = [ColumnEdge(e.dataset, e.field, INDIRECT, FILTER, "", line)
+                 for _, col in resolved for e in col.edges]
+        return frame.add_indirect(edges)
+
+    def df_join(self, left: Frame, right: Any, on: Any, how: Any, line: int) -> Any:
+        if not isinstance(right, Frame):
+            return self.unknown_call("join", [left, right], {}, line)
+        how_text = how.lower() if isinstance(how, str) else "inner"
+        aliases = {**left.aliases, **right.aliases}
+        indirect: list[ColumnEdge] = []
+        cols: dict[str, Col] = {}
+        keys = [k for k in _names(on) if isinstance(k, str)]
+        if keys:
+            for k in keys:
+                le = left.lookup(k) or ()
+                re = right.lookup(k) or ()
+                indirect.extend(ColumnEdge(e.dataset, e.field, INDIRECT, JOIN, "", line)
+                                for e in le + re)
+                both = how_text in ("full", "outer", "fullouter", "full_outer")
+                edges = le + re if both else (re if how_text in ("right", "right_outer",
+                                                                 "rightouter") else le)
+                cols[k] = Col(edges)
+            lower = {k.lower() for k in keys}
+            for src in (left, right):
+                for name, col in src.cols.items():
+                    if name.lower() not in lower:
+                        cols.setdefault(name, col)
+        else:
+            exprs = [e for e in _names(on) if isinstance(e, ColExpr)]
+            if on is not None and not exprs:
+                self.warn("join condition the analyser cannot know", line)
+            merged = Frame({**right.cols, **left.cols}, frozenset(),
+                           tuple(dict.fromkeys(left.open + right.open)), aliases)
+            for e in exprs:
+                for _, col in self.resolve(merged, e.then(TRANSFORMATION), line):
+                    indirect.extend(ColumnEdge(x.dataset, x.field, INDIRECT, JOIN, "", line)
+                                    for x in col.edges)
+            for src in (left, right):
+                for name, col in src.cols.items():
+                    cols.setdefault(name, col)
+        return Frame(cols, left.indirect | right.indirect | frozenset(indirect),
+                     tuple(dict.fromkeys(left.open + right.open)), aliases, False,
+                     "; ".join(u for u in (left.unknown, right.unknown) if u),
+                     max(left.line, right.line))
+
+    def df_union(self, frame: Frame, other: Any, *, by_name: bool, line: int) -> Any:
+        if not isinstance(other, Frame):
+            return self.unknown_call("union", [frame, other], {}, line)
+        if by_name or frame.open or other.open or len(frame.cols) != len(other.cols):
+            return merge_frames([frame, other]).as_kind(frame.dynamic)
+        renamed = other.with_cols(dict(zip(frame.cols, other.cols.values())))
+        return merge_frames([frame, renamed]).as_kind(frame.dynamic)
+
+    def grouped_method(self, grouped: Obj, name: str, args: list[Any], kwargs: dict[str, Any],
+                       line: int) -> Any:
+        frame: Frame = grouped.data["frame"]
+        keys: list[tuple[str, Col]] = grouped.data["keys"]
+        indirect: list[ColumnEdge] = grouped.data["indirect"]
+        if name == "pivot":
+            refs = self.resolve_all(frame, args[:1], line)
+            edges = [ColumnEdge(e.dataset, e.field, INDIRECT, GROUP_BY, "", line)
+                     for _, col in refs for e in col.edges]
+            return Obj("grouped", data={"frame": frame, "keys": keys,
+                                        "indirect": indirect + edges})
+        exprs: list[Any] = []
+        if name == "agg":
+            for a in args:
+                if isinstance(a, dict):
+                    exprs.extend(ColExpr(((None, c),), AGGREGATION, f"{fn}({c})")
+                                 for c, fn in a.items() if isinstance(c, str))
+                else:
+                    exprs.extend(_names(a) if isinstance(a, list) else [a])
+        elif name in ("count",):
+            exprs.append(ColExpr((), AGGREGATION, "count"))
+        elif name in ("sum", "avg", "mean", "max", "min"):
+            exprs.extend(ColExpr(((None, c),), AGGREGATION, f"{name}({c})")
+                         for c in args if isinstance(c, str))
+        elif name == "applyInPandas":
+            return self.opaque(frame, "applyInPandas function", line)
+        else:
+            return self.unknown_call(f"groupBy().{name}", [frame], {}, line)
+        cols = dict(keys)
+        for e in exprs:
+            if isinstance(e, ColExpr) and e.subtype == IDENTITY:
+                e = e.then(AGGREGATION)
+            for out_name, col in self.resolve(frame, e, line):
+                cols[out_name] = col
+        return Frame(cols, frame.indirect | frozenset(indirect), (), {}, False, frame.unknown)
+
+    # -- column expressions ---------------------------------------------------------------------
+    def function(self, name: str, args: list[Any], kwargs: dict[str, Any], line: int) -> Any:
+        if name in ("col", "column"):
+            ref = args[0] if args else kwargs.get("col")
+            if isinstance(ref, str):
+                return ColExpr(((None, ref),), IDENTITY, ref.split(".")[-1])
+            self.warn("col() with a name the analyser cannot know", line)
+            return ColExpr((), UNKNOWN, "?")
+        if name in ("lit", "typedLit", "current_date", "current_timestamp", "now",
+                    "monotonically_increasing_id", "rand", "randn", "uuid",
+                    "spark_partition_id", "input_file_name"):
+            value = args[0] if args else name
+            return ColExpr((), TRANSFORMATION, str(value) if not isinstance(value, ColExpr)
+                           else name, name)
+        if name == "expr":
+            text = args[0] if args else kwargs.get("str")
+            if isinstance(text, str):
+                try:
+                    return expression_lineage(text)
+                except SqlError as exc:
+                    self.warn(f"expr: {exc}", line)
+            self.warn("expr() with SQL the analyser cannot know", line)
+            return ColExpr((), UNKNOWN, "expr")
+        if name in ("udf", "pandas_udf"):
+            func = args[0] if args else kwargs.get("f")
+            label = func.node.name if isinstance(func, UserFunc) else \
+                ("lambda" if isinstance(func, Lambda) else "udf")
+            if func is None or isinstance(func, Obj):
+                return Obj("func", name)  # used as @udf(returnType=...)
+            return Obj("udf", label, {"line": line})
+        if name in ("broadcast",):
+            return args[0] if args else None
+        if name in ("asc", "desc"):
+            return self.as_expr(args[0]) if args else None
+        columns: list[ColExpr] = []
+        for i, a in enumerate(args):
+            if isinstance(a, ColExpr):
+                columns.append(a)
+            elif isinstance(a, str) and (i == 0 and name != "concat_ws" or
+                                         name in _MULTI_COLUMN or
+                                         name == "concat_ws" and i > 0):
+                columns.append(ColExpr(((None, a),), IDENTITY, a))
+        for v in kwargs.values():
+            if isinstance(v, ColExpr):
+                columns.append(v)
+        subtype = AGGREGATION if name in _AGGREGATES else TRANSFORMATION
+        inner = ", ".join(c.name or "?" for c in columns)
+        return combine_exprs(columns, subtype, f"{name}({inner})", f"{name}({inner})")
+
+    def col_method(self, expr: ColExpr, name: str, args: list[Any], kwargs: dict[str, Any],
+                   line: int) -> Any:
+        if name in ("alias", "name", "as_"):
+            alias = args[0] if args else kwargs.get("alias")
+            return expr.renamed(alias) if isinstance(alias, str) else expr
+        if name in ("asc", "desc", "asc_nulls_first", "asc_nulls_last", "desc_nulls_first",
+                    "desc_nulls_last"):
+            return expr
+        if name in ("cast", "astype"):
+            to = args[0] if args else kwargs.get("dataType")
+            to_text = to if isinstance(to, str) else getattr(to, "name", "type")
+            out = expr.then(TRANSFORMATION, description=f"cast to {to_text}")
+            return out
+        others = [self.as_expr(a) if not isinstance(a, str) or name in ("otherwise", "when")
+                  and False else (a if isinstance(a, ColExpr) else None) for a in args]
+        exprs = [expr] + [o for o in others if isinstance(o, ColExpr)]
+        if name in ("getField", "getItem", "__getitem__") and args and isinstance(args[0], str) \
+                and len(expr.refs) == 1 and expr.subtype == IDENTITY:
+            frame, ref = expr.refs[0]
+            return ColExpr(((frame, f"{ref}.{args[0]}"),), IDENTITY, args[0])
+        return combine_exprs(exprs, TRANSFORMATION, expr.name, expr.description)
+
+
+
+def _referenced_fields(func: Any) -> list[str] | None:
+    """Field names a Glue Filter function reads: ``row["a"]``, ``row.a`` (None: unknown)."""
+    if isinstance(func, Lambda):
+        node: ast.AST = func.node.body
+        params = [a.arg for a in func.node.args.args]
+    elif isinstance(func, UserFunc):
+        node = func.node
+        params = [a.arg for a in func.node.args.args]
+    else:
+        return None
+    if not params:
+        return []
+    row = params[0]
+    names: list[str] = []
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.Subscript) and isinstance(sub.value, ast.Name) and \
+                sub.value.id == row and isinstance(sub.slice, ast.Constant) and \
+                isinstance(sub.slice.value, str):
+            names.append(sub.slice.value)
+        elif isinstance(sub, ast.Attribute) and isinstance(sub.value, ast.Name) and \
+                sub.value.id == row:
+            names.append(sub.attr)
+    return names

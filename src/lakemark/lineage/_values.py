@@ -1,0 +1,208 @@
+"""The abstract values the analyser tracks while it walks a script.
+
+A :class:`Frame` stands for a DynamicFrame or DataFrame: for each column, the input columns
+it comes from (as :class:`ColumnEdge` objects), plus the dataset-level (indirect) inputs
+gathered so far (filters, join keys, group keys). A frame whose schema is not fully known
+(``spark.read.json(path)`` without a schema) is *open*: a column it does not list is taken to
+come, unchanged, from the same-named column of its open inputs.
+
+Everything here is immutable; each transformation builds a new frame.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
+
+from ._graph import (
+    AGGREGATION,
+    DIRECT,
+    IDENTITY,
+    TRANSFORMATION,
+    UNKNOWN,
+    ColumnEdge,
+    DatasetRef,
+)
+
+__all__ = [
+    "Col",
+    "ColExpr",
+    "Frame",
+    "Unknown",
+    "combine",
+    "derive",
+]
+
+
+def combine(first: str, then: str) -> str:
+    """The subtype of an edge after a transformation of subtype ``then`` follows ``first``."""
+    if UNKNOWN in (first, then):
+        return UNKNOWN
+    if AGGREGATION in (first, then):
+        return AGGREGATION
+    if first == IDENTITY and then == IDENTITY:
+        return IDENTITY
+    return TRANSFORMATION
+
+
+def derive(edges: Iterable[ColumnEdge], subtype: str, line: int, description: str = "",
+           ) -> tuple[ColumnEdge, ...]:
+    """``edges`` carried through one more direct transformation of kind ``subtype``."""
+    out: dict[tuple[DatasetRef, str], ColumnEdge] = {}
+    for e in edges:
+        if e.type != DIRECT:
+            continue
+        sub = combine(e.subtype, subtype)
+        new = e if sub == e.subtype and subtype == IDENTITY else ColumnEdge(
+            e.dataset, e.field, DIRECT, sub, description or e.description, line)
+        key = (new.dataset, new.field)
+        old = out.get(key)
+        if old is None or _rank(new.subtype) > _rank(old.subtype):
+            out[key] = new
+    return tuple(out.values())
+
+
+def _rank(subtype: str) -> int:
+    return {IDENTITY: 0, TRANSFORMATION: 1, AGGREGATION: 2, UNKNOWN: 3}.get(subtype, 1)
+
+
+@dataclass(frozen=True)
+class Unknown:
+    """A value the analyser cannot know (an unknown function's result, an env variable…)."""
+
+    reason: str
+    line: int = 0
+
+
+@dataclass(frozen=True)
+class DynStr:
+    """A string with parts only known at run time, shown as ``{?name}`` in ``text``."""
+
+    text: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class Col:
+    """One column of a frame: where it comes from, and its type when known."""
+
+    edges: tuple[ColumnEdge, ...]
+    type: str | None = None
+
+
+@dataclass(frozen=True)
+class Frame:
+    """A DynamicFrame or DataFrame (see the module docstring)."""
+
+    cols: Mapping[str, Col] = field(default_factory=dict)
+    indirect: frozenset[ColumnEdge] = frozenset()
+    open: tuple[DatasetRef, ...] = ()
+    aliases: Mapping[str, Frame] = field(default_factory=dict)
+    dynamic: bool = True
+    #: the frame could not be traced at all (its origin is reported as a warning)
+    unknown: str = ""
+    #: the line reading the open inputs (for the edges of columns taken from them)
+    line: int = 0
+
+    # -- lookups ----------------------------------------------------------------------------
+    def find(self, name: str) -> str | None:
+        """The listed column called ``name`` (Spark compares names ignoring case)."""
+        if name in self.cols:
+            return name
+        lowered = name.lower()
+        for key in self.cols:
+            if key.lower() == lowered:
+                return key
+        return None
+
+    def lookup(self, path: str) -> tuple[ColumnEdge, ...] | None:
+        """The edges of column ``path`` (``a``, ``a.b`` for a nested field, ``alias.a``);
+        None when the frame has no such column and is not open."""
+        path = path.replace("`", "")
+        key = self.find(path)
+        if key is not None:
+            return self.cols[key].edges
+        head, dot, rest = path.partition(".")
+        if dot:
+            alias = next((a for a in self.aliases if a.lower() == head.lower()), None)
+            if alias is not None:
+                return self.aliases[alias].lookup(rest)
+            key = self.find(head)
+            if key is not None:
+                return tuple(replace(e, field=f"{e.field}.{rest}") if e.subtype == IDENTITY
+                             else e for e in self.cols[key].edges)
+        if self.open:
+            return tuple(ColumnEdge(ds, path, line=self.line) for ds in self.open)
+        return None
+
+    def names(self) -> list[str]:
+        return list(self.cols)
+
+    # -- building ---------------------------------------------------------------------------
+    def with_cols(self, cols: Mapping[str, Col], *, open: tuple[DatasetRef, ...] | None = None,
+                  indirect: Iterable[ColumnEdge] = (), keep_aliases: bool = False) -> Frame:
+        return Frame(dict(cols), self.indirect | frozenset(indirect),
+                     self.open if open is None else open,
+                     dict(self.aliases) if keep_aliases else {}, self.dynamic, self.unknown,
+                     self.line)
+
+    def add_indirect(self, edges: Iterable[ColumnEdge]) -> Frame:
+        return replace(self, indirect=self.indirect | frozenset(edges))
+
+    def as_kind(self, dynamic: bool) -> Frame:
+        return replace(self, dynamic=dynamic)
+
+
+def merge_frames(frames: list[Frame]) -> Frame:
+    """One frame standing for any of ``frames`` (an ``if``/``else``, a union by name)."""
+    cols: dict[str, Col] = {}
+    for f in frames:
+        for name, col in f.cols.items():
+            key = next((k for k in cols if k.lower() == name.lower()), name)
+            old = cols.get(key)
+            if old is None:
+                cols[key] = col
+            else:
+                merged = tuple(dict.fromkeys(old.edges + col.edges))
+                cols[key] = Col(merged, old.type or col.type)
+    indirect: frozenset[ColumnEdge] = frozenset().union(*(f.indirect for f in frames))
+    opened = tuple(dict.fromkeys(ds for f in frames for ds in f.open))
+    unknown = "; ".join(f.unknown for f in frames if f.unknown)
+    return Frame(cols, indirect, opened, {}, frames[0].dynamic if frames else True, unknown,
+                 max((f.line for f in frames), default=0))
+
+
+@dataclass(frozen=True)
+class ColExpr:
+    """A column expression (``F.col("a")``, ``df["a"] + 1``, ``F.sum("x").alias("t")``).
+
+    ``refs`` are the columns it reads: ``(frame or None, name)`` — None means "the frame the
+    expression is used on". ``subtype`` is IDENTITY for a bare column reference.
+    """
+
+    refs: tuple[tuple[Frame | None, str], ...]
+    subtype: str = IDENTITY
+    name: str | None = None
+    description: str = ""
+    star: bool = False
+    type: str | None = None
+
+    def then(self, subtype: str, name: str | None = None, description: str = "") -> ColExpr:
+        return ColExpr(self.refs, combine(self.subtype, subtype),
+                       name if name is not None else self.name,
+                       description or self.description, self.star, None)
+
+    def renamed(self, name: str) -> ColExpr:
+        return replace(self, name=name)
+
+
+def combine_exprs(exprs: Iterable[ColExpr], subtype: str, name: str | None,
+                  description: str = "") -> ColExpr:
+    """One expression reading all columns of ``exprs`` (a function of several arguments)."""
+    refs: list[tuple[Frame | None, str]] = []
+    sub = IDENTITY
+    for e in exprs:
+        refs.extend(e.refs)
+        sub = combine(sub, e.subtype)
+    return ColExpr(tuple(refs), combine(sub, subtype), name,
+                   description or "", False, None)

@@ -1,0 +1,203 @@
+"""Runtime lineage: OpenLineage START / COMPLETE / FAIL events for each run of a
+:class:`lakemark.Job` (``lakemark run``, ``lakemark ingest …``, or the API).
+
+Off by default. ``LAKEMARK_OPENLINEAGE=file:PATH`` appends one JSON event per line to PATH;
+``LAKEMARK_OPENLINEAGE=http(s)://…`` POSTs each event (bearer token from
+``OPENLINEAGE_API_KEY``). Job: namespace ``lakemark``, name the job's name; run id: a UUID
+derived from lakemark's run id (``uuid5``), which is also in the ``lakemark_run`` run facet.
+
+Inputs are the sources the run planned, as recorded in its manifest (file roots and S3
+prefixes, JDBC tables — URLs are recorded without credentials —, events tables); outputs are
+the sinks it committed, with the written DataFrame's ``schema`` facet. When the DataFrame
+written is the very one a ``read_files`` returned (``lakemark ingest files``), the
+``columnLineage`` facet maps each column to the same column of the source (IDENTITY).
+Dataset names follow docs/lineage.md. A transport that fails is reported on stderr and never
+fails the run.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import threading
+import uuid
+from collections.abc import Callable, Mapping
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..errors import ConfigError
+from ..sources.jdbc_sql import redact_url
+from ._datasets import jdbc_dataset, path_dataset
+from ._render import PRODUCER
+
+if TYPE_CHECKING:
+    from ..job import Job, JobEvent
+
+__all__ = ["ENV", "RuntimeLineage", "attach", "run_uuid"]
+
+ENV = "LAKEMARK_OPENLINEAGE"
+NAMESPACE = "lakemark"
+_lock = threading.Lock()
+
+
+def run_uuid(run_id: str) -> str:
+    """The OpenLineage run id (a UUID) of lakemark run ``run_id``."""
+    return str(uuid.uuid5(uuid.NAMESPACE_URL, f"lakemark:run:{run_id}"))
+
+
+def _transport(spec: str) -> Callable[[dict[str, Any]], None]:
+    if spec.lower().startswith(("http://", "https://")):
+        from ._send import send_events
+
+        def post(event: dict[str, Any]) -> None:
+            send_events(spec, [event], api_key=os.environ.get("OPENLINEAGE_API_KEY") or None,
+                        timeout=10.0)
+
+        return post
+    if spec.startswith("file:"):
+        path = Path(spec[5:][2:] if spec.startswith("file://") else spec[5:]).expanduser()
+        if not str(path) or str(path) == ".":
+            raise ConfigError(f"{ENV}={spec!r}: give a file, as file:PATH")
+
+        def append(event: dict[str, Any]) -> None:
+            line = json.dumps(event, separators=(",", ":")) + "\n"
+            with _lock, open(path, "a", encoding="utf-8") as f:
+                f.write(line)
+
+        return append
+    raise ConfigError(f"{ENV}={spec!r} is neither file:PATH nor an http(s):// URL")
+
+
+def attach(job: Job) -> RuntimeLineage | None:
+    """The emitter of ``job`` when ``LAKEMARK_OPENLINEAGE`` is set, else None."""
+    spec = os.environ.get(ENV, "").strip()
+    if not spec:
+        return None
+    return RuntimeLineage(job, _transport(spec))
+
+
+def _schema(df: Any) -> list[tuple[str, str]] | None:
+    try:
+        return [(f.name, f.dataType.simpleString()) for f in df.schema.fields]
+    except Exception:  # noqa: BLE001 - lineage never fails a run
+        return None
+
+
+class RuntimeLineage:
+    """Turns a job's lifecycle events into OpenLineage run events (see the module doc)."""
+
+    def __init__(self, job: Job, send: Callable[[dict[str, Any]], None]) -> None:
+        self.job = job
+        self.send = send
+        self.run_id: str | None = None
+        self._read_frames: dict[int, tuple[Any, str]] = {}  # id(df) -> (df, ctx)
+        self._written: dict[str, tuple[list[tuple[str, str]] | None, str | None]] = {}
+        self._wrap(job)
+
+    # The DataFrames read and written, seen through the job's own methods (instance only).
+    def _wrap(self, job: Job) -> None:
+        read_files, write = job.read_files, job.write
+
+        def read_files_seen(*args: Any, **kwargs: Any) -> Any:
+            df = read_files(*args, **kwargs)
+            self._read_frames[id(df)] = (df, kwargs.get("ctx") or "")
+            return df
+
+        def write_seen(df: Any, target: str, *args: Any, **kwargs: Any) -> Any:
+            seen = self._read_frames.get(id(df))
+            source_ctx = seen[1] if seen is not None and seen[0] is df else None
+            result = write(df, target, *args, **kwargs)
+            key = getattr(result, "target", None) or target
+            self._written[key] = (_schema(df), source_ctx)
+            return result
+
+        setattr(job, "read_files", read_files_seen)  # noqa: B010
+        setattr(job, "write", write_seen)  # noqa: B010
+
+    def __call__(self, event: JobEvent) -> None:
+        try:
+            detail: Mapping[str, Any] = event.detail or {}
+            if event.stage == "started":
+                self.run_id = str(detail.get("run_id"))
+                self._emit("START", detail)
+            elif event.stage in ("committed", "ended"):
+                self._emit("COMPLETE", detail)
+            elif event.stage == "failed":
+                self._emit("FAIL", detail)
+        except Exception as exc:  # noqa: BLE001 - lineage never fails a run
+            print(f"lakemark: OpenLineage event not emitted: {exc}", file=sys.stderr)
+
+    def _datasets(self) -> tuple[list[Any], list[Any]]:
+        from openlineage.client.event_v2 import InputDataset, OutputDataset
+        from openlineage.client.facet_v2 import column_lineage_dataset, schema_dataset
+
+        assert self.run_id is not None
+        inputs: list[Any] = []
+        by_ctx: dict[str, list[Any]] = {}
+        outputs: list[Any] = []
+        for item in self.job.store.run_inputs(self.run_id):
+            plan = item.plan
+            kind = plan.get("kind")
+            if kind == "sink":
+                if plan.get("status") in ("committed", "skipped"):
+                    outputs.append(plan)
+                continue
+            if kind == "jdbc" or ("url" in plan and "dbtable" in plan):
+                refs = [jdbc_dataset(redact_url(str(plan["url"])), str(plan["dbtable"]))]
+            elif plan.get("source"):
+                refs = [path_dataset(p) for p in str(plan["source"]).split(",") if p]
+            else:
+                continue
+            for ref in refs:
+                ds = InputDataset(namespace=ref.namespace, name=ref.name)
+                inputs.append(ds)
+                by_ctx.setdefault(item.ctx, []).append(ref)
+        out: list[Any] = []
+        for plan in outputs:
+            ref = path_dataset(str(plan["target"]))
+            fields, source_ctx = self._written.get(str(plan["target"]), (None, None))
+            facets: dict[str, Any] = {}
+            if fields:
+                facets["schema"] = schema_dataset.SchemaDatasetFacet(fields=[
+                    schema_dataset.SchemaDatasetFacetFields(name=n, type=t) for n, t in fields])
+            sources = by_ctx.get(source_ctx or "", []) if source_ctx is not None else []
+            if fields and sources:
+                facets["columnLineage"] = column_lineage_dataset.ColumnLineageDatasetFacet(
+                    fields={n: column_lineage_dataset.Fields(inputFields=[
+                        column_lineage_dataset.InputField(
+                            namespace=s.namespace, name=s.name, field=n,
+                            transformations=[column_lineage_dataset.Transformation(
+                                type="DIRECT", subtype="IDENTITY",
+                                description="written as read", masking=False)])
+                        for s in sources]) for n, _ in fields})
+            out.append(OutputDataset(namespace=ref.namespace, name=ref.name, facets=facets))
+        return inputs, out
+
+    def _emit(self, state: str, detail: Mapping[str, Any]) -> None:
+        from openlineage.client.event_v2 import Job as OLJob
+        from openlineage.client.event_v2 import Run, RunEvent, RunState
+        from openlineage.client.facet_v2 import error_message_run, job_type_job
+        from openlineage.client.serde import Serde
+
+        assert self.run_id is not None
+        run_facets: dict[str, Any] = {}
+        if state == "FAIL":
+            run_facets["errorMessage"] = error_message_run.ErrorMessageRunFacet(
+                message=redact_url(str(detail.get("error", ""))), programmingLanguage="python")
+        inputs, outputs = self._datasets() if state != "START" else ([], [])
+        event = RunEvent(
+            eventType=getattr(RunState, state),
+            eventTime=datetime.now(timezone.utc).isoformat(), producer=PRODUCER,
+            run=Run(runId=run_uuid(self.run_id), facets=run_facets),
+            job=OLJob(namespace=NAMESPACE, name=self.job.name, facets={
+                "jobType": job_type_job.JobTypeJobFacet(processingType="BATCH",
+                                                        integration="LAKEMARK", jobType="JOB")}),
+            inputs=inputs, outputs=outputs)
+        data = json.loads(Serde.to_json(event))
+        data["run"].setdefault("facets", {})["lakemark_run"] = {
+            "_producer": PRODUCER, "_schemaURL": PRODUCER + "#lakemark_run",
+            "runId": self.run_id, **{k: detail[k] for k in ("run", "attempt", "version")
+                                     if k in detail}}
+        self.send(data)

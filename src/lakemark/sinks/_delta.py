@@ -1,0 +1,266 @@
+"""Delta tables: Spark (or the executors' pyarrow) writes the Parquet files, deltalake commits.
+
+One write is one Delta commit: ``add`` actions for every non-empty file written (size, Delta
+partition values, modification time, statistics from the Parquet footers) and, with an
+:class:`~lakemark.sinks.IdempotencyToken`, the ``txn`` action ``(appId, version)`` in the *same*
+commit, so "data visible" and "token recorded" cannot come apart.
+
+Sequence and guarantees:
+
+1. Open the table. With a token, if ``transaction_version(app_id) >= version`` the write is
+   skipped before Spark computes anything.
+2. Check the DataFrame against the table (same columns and types by name, nullability ignored;
+   same partition columns) — or, for a new table, that the folder holds nothing foreign.
+3. Write the files (local: Spark into ``_lakemark_staging`` then renamed into place; S3: pyarrow
+   on the executors, straight to their final keys). Files not in the log are invisible to every
+   Delta reader; they are deleted again if the write is not committed.
+4. Commit against the snapshot read in step 1, so that the token check and the commit see the
+   same table version. deltalake's conflict checker rejects a commit whose snapshot is stale
+   when the winning commit carries a ``txn`` for the same app id (and re-bases harmless
+   concurrent appends itself). On any commit failure the table is reloaded and the history is
+   searched for this write's id (commits carry ``lakemark.writeId``): found → it did commit;
+   token now recorded by someone else → skipped (our files deleted, never two copies); other
+   conflicts → re-checked and retried a few times. So two writers racing with the same token
+   commit the data exactly once.
+
+Local tables are written by Spark's own Parquet writer (executors and driver must share the
+filesystem, as for any Spark job on local paths). S3 tables are always written by the executors'
+pyarrow, even when the S3A connector is present, because Spark's writer would need a staging
+folder and S3 has no rename (a copy per file). On S3 the log is written with conditional puts (``If-None-Match``), which deltalake uses by
+default; S3 and moto_server honour them, so no DynamoDB lock or unsafe rename is needed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import uuid
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
+
+from ..errors import SinkError
+from ._arrow_writer import ArrowWriteSpec, run_arrow_write
+from ._fault import fault_point
+from ._location import (
+    Target,
+    check_target,
+    check_new_table_location,
+    delete_files,
+    open_delta,
+    sweep_write,
+)
+from ._model import DataFile, IdempotencyToken, WriteResult
+from ._schema import check_partition_kinds, delta_schema, kinds_of, schema_differences
+from ._spark_writer import spark_errors, spark_failure, write_delta_files
+from ._values import zone
+
+if TYPE_CHECKING:
+    from deltalake import DeltaTable
+    from deltalake import Schema as DeltaSchema
+    from pyspark.sql import DataFrame, SparkSession
+
+__all__ = ["write_delta", "WRITE_ID_KEY", "MAX_COMMIT_ATTEMPTS"]
+
+#: Commit-info key naming the lakemark write that made a commit.
+WRITE_ID_KEY = "lakemark.writeId"
+#: How often a commit is retried after losing a race that did not settle the write.
+MAX_COMMIT_ATTEMPTS = 5
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+def _already_committed(table: DeltaTable, token: IdempotencyToken | None) -> bool:
+    if token is None:
+        return False
+    recorded = table.transaction_version(token.app_id)
+    return recorded is not None and recorded >= token.version
+
+
+def _fit(target: Target, table: DeltaTable, frame: DeltaSchema,
+         partition_by: Sequence[str]) -> list[str]:
+    """Check the DataFrame against an existing table; the table's partition columns."""
+    differences = schema_differences(table.schema(), frame)
+    if differences:
+        raise SinkError(
+            f"the DataFrame does not match the schema of Delta table {target.root} "
+            f"(nothing was written): " + "; ".join(differences)
+        )
+    existing = list(table.metadata().partition_columns)
+    if partition_by and list(partition_by) != existing:
+        raise SinkError(
+            f"Delta table {target.root} is partitioned by {existing or 'nothing'}, not by "
+            f"{list(partition_by)} (nothing was written)"
+        )
+    return existing
+
+
+def _find_commit(table: DeltaTable, write_id: str, since: int) -> int | None:
+    """The version of the commit made by ``write_id`` after version ``since``, if any."""
+    latest = table.version()
+    if latest <= since:
+        return None
+    for entry in table.history(limit=latest - since):
+        if entry.get(WRITE_ID_KEY) == write_id:
+            return int(entry["version"])
+    return None
+
+
+def _retryable(exc: BaseException) -> bool:
+    from deltalake.exceptions import CommitFailedError
+
+    return isinstance(exc, CommitFailedError) or "already exists" in str(exc)
+
+
+def _commit(target: Target, table: DeltaTable | None, schema: DeltaSchema,
+            frame: DeltaSchema, partition_cols: list[str], files: Sequence[DataFile],
+            mode: str, token: IdempotencyToken | None, write_id: str,
+            commit_info: Mapping[str, str] | None = None) -> tuple[int, bool]:
+    """Commit ``files`` in one transaction; ``(table version, skipped)``."""
+    from deltalake import CommitProperties, Transaction
+    from deltalake.transaction import AddAction, create_table_with_add_actions
+
+    adds = [
+        AddAction(f.path, f.size, dict(f.partition_values), f.mtime_ms, True,
+                  f.stats or json.dumps({"numRecords": f.rows}))
+        for f in files
+    ]
+    properties = CommitProperties(
+        custom_metadata={**(commit_info or {}), WRITE_ID_KEY: write_id},
+        app_transactions=[Transaction(token.app_id, token.version)] if token else None,
+    )
+    for _attempt in range(MAX_COMMIT_ATTEMPTS):
+        since = table.version() if table is not None else -1
+        try:
+            if table is None:
+                create_table_with_add_actions(
+                    target.delta_uri, schema, list(adds), mode="error",
+                    partition_by=partition_cols or None,
+                    storage_options=target.storage_options(),
+                    commit_properties=properties,
+                )
+            elif not adds and mode == "append" and token is None:
+                return since, False  # nothing to record
+            else:
+                table.create_write_transaction(
+                    list(adds), mode, table.schema(), partition_by=partition_cols,
+                    commit_properties=properties,
+                )
+        except Exception as exc:  # deltalake raises DeltaError subclasses and IO errors
+            latest = open_delta(target)
+            if latest is None:
+                raise SinkError(
+                    f"committing to Delta table {target.root} failed: {_first_line(exc)}"
+                ) from exc
+            version = _find_commit(latest, write_id, since)
+            if version is not None:
+                return version, False  # the commit landed although the call failed
+            if _already_committed(latest, token):
+                return latest.version(), True  # a racing writer committed this token first
+            if not _retryable(exc):
+                raise SinkError(
+                    f"committing to Delta table {target.root} failed: {_first_line(exc)}"
+                ) from exc
+            if _fit(target, latest, frame, partition_cols) != partition_cols:
+                raise SinkError(f"Delta table {target.root} changed its partitioning while "
+                                "this write ran") from exc
+            table = latest
+            continue
+        latest = open_delta(target)
+        if latest is None:
+            raise SinkError(f"Delta table {target.root} vanished right after a commit")
+        version = _find_commit(latest, write_id, since)
+        return (version if version is not None else latest.version()), False
+    raise SinkError(
+        f"could not commit to Delta table {target.root}: other writers committed conflicting "
+        f"changes {MAX_COMMIT_ATTEMPTS} times in a row"
+    )
+
+
+def _arrow_options(options: Mapping[str, str], target: Target) -> str:
+    from ..errors import ConfigError
+    from ._arrow_writer import check_compression
+
+    unknown = sorted(k for k in options if k.lower() != "compression")
+    if unknown:
+        raise ConfigError(
+            f"option(s) {', '.join(unknown)} are not supported when writing Delta files to "
+            f"{target.root} with pyarrow (no S3A connector); supported: compression"
+        )
+    codec = next((v for k, v in options.items() if k.lower() == "compression"), "snappy")
+    if not check_compression("parquet", codec):
+        raise ConfigError(f"unsupported Parquet compression {codec!r}")
+    return codec.lower()
+
+
+def write_delta(spark: SparkSession, df: DataFrame, target: Target, *, mode: str,
+                partition_by: Sequence[str], token: IdempotencyToken | None,
+                options: Mapping[str, str],
+                commit_info: Mapping[str, str] | None = None) -> WriteResult:
+    """Write ``df`` to the Delta table at ``target`` (see the module docstring).
+
+    ``commit_info`` entries go into the commit's ``commitInfo`` next to the write id."""
+    from pyspark.sql import functions as F
+
+    fs = target.filesystem()
+    check_target(target, fs)
+    table = open_delta(target)
+    if table is None:
+        check_new_table_location(target, fs)
+    elif _already_committed(table, token):
+        return WriteResult(target.root, "delta", 0, 0, 0, skipped=True,
+                           table_version=table.version())
+    frame = delta_schema(df.schema, target=target.root)
+    if table is not None:
+        partition_cols = _fit(target, table, frame, partition_by)
+        schema = table.schema()
+        names = [f.name for f in schema.fields]
+        df = df.select(*[F.col("`" + n.replace("`", "``") + "`") for n in names])
+    else:
+        partition_cols, schema = list(partition_by), frame
+    kinds = kinds_of(schema)
+    check_partition_kinds(kinds, partition_cols, target=target.root)
+    codec = _arrow_options(options, target) if target.is_s3 else ""
+    tz_name = spark.conf.get("spark.sql.session.timeZone") or "UTC"
+    write_id = uuid.uuid4().hex
+    root_existed = target.is_s3 or os.path.isdir(target.root)
+    placed: list[str] = []
+    committed = False
+    try:
+        if target.is_s3:
+            spec = ArrowWriteSpec(
+                fs_config=target.fs_config, root=target.fs_path, write_id=write_id,
+                format="parquet", partition_cols=tuple(partition_cols),
+                kinds=tuple(kinds.items()), session_tz=tz_name, delta_stats=True,
+                compression=codec,
+            )
+            try:
+                files = run_arrow_write(df, spec)
+            except spark_errors() as exc:
+                sweep_write(target, fs, write_id)  # files of tasks that did finish
+                raise spark_failure(target, exc) from exc
+            placed.extend(f.path for f in files)
+        else:
+            files = write_delta_files(
+                spark, df, target, write_id=write_id, partition_cols=partition_cols,
+                kinds=kinds, tz=zone(tz_name), options=options, placed=placed,
+            )
+        fault_point("mid-write")
+        version, skipped = _commit(target, table, schema, frame, partition_cols, files, mode,
+                                   token, write_id, commit_info)
+        committed = not skipped
+    finally:
+        if not committed:
+            delete_files(target, fs, placed)
+            if not root_existed:
+                with contextlib.suppress(OSError):
+                    os.rmdir(target.root)  # only if the failed write left it empty
+    if skipped:
+        return WriteResult(target.root, "delta", 0, 0, 0, skipped=True, table_version=version)
+    return WriteResult(
+        target.root, "delta", rows=sum(f.rows for f in files), files=len(files),
+        bytes=sum(f.size for f in files), skipped=False, table_version=version,
+    )

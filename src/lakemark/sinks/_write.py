@@ -1,0 +1,197 @@
+"""``write_target``: validate the request once, then hand it to the Delta or folder writer."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
+
+from ..errors import ConfigError, FormatError
+from ._delta import write_delta
+from ._files import write_files
+from ._location import resolve_target
+from ._model import FORMATS, MODES, IdempotencyToken, WriteResult
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+__all__ = ["write_target", "token_from_options", "folder_commit_run_id",
+           "folder_token_supported", "TXN_APP_ID", "TXN_VERSION"]
+
+#: Delta's Spark writer options for idempotent writes, accepted as an alternative to ``token``.
+TXN_APP_ID = "txnAppId"
+TXN_VERSION = "txnVersion"
+
+
+def _format(format: str) -> str:
+    name = format.strip().lower() if isinstance(format, str) else ""
+    if name not in FORMATS:
+        raise FormatError(f"unknown target format {format!r}; expected one of: "
+                          f"{', '.join(FORMATS)}")
+    return name
+
+
+def _mode(mode: str) -> str:
+    name = mode.strip().lower() if isinstance(mode, str) else ""
+    if name not in MODES:
+        raise ConfigError(f"mode must be one of {', '.join(MODES)}, not {mode!r}")
+    return name
+
+
+def _options(options: Mapping[str, str] | None) -> dict[str, str]:
+    if options is None:
+        return {}
+    if not isinstance(options, Mapping):
+        raise ConfigError(f"options must be a mapping of strings, not {type(options).__name__}")
+    out = {}
+    for key, value in options.items():
+        if not isinstance(key, str) or not key:
+            raise ConfigError(f"option names must be non-empty strings, not {key!r}")
+        out[key] = value if isinstance(value, str) else str(value)
+    return out
+
+
+def _token(token: IdempotencyToken | None, options: dict[str, str]) -> IdempotencyToken | None:
+    """The token, from the argument or Delta's ``txnAppId``/``txnVersion`` options (removed)."""
+    if token is not None and not isinstance(token, IdempotencyToken):
+        raise ConfigError(f"token must be an IdempotencyToken, not {type(token).__name__}")
+    app_id = options.pop(TXN_APP_ID, None)
+    raw_version = options.pop(TXN_VERSION, None)
+    if app_id is None and raw_version is None:
+        return token
+    if app_id is None or raw_version is None:
+        missing = TXN_VERSION if raw_version is None else TXN_APP_ID
+        raise ConfigError(f"options {TXN_APP_ID} and {TXN_VERSION} go together: give both or "
+                          f"neither ({missing} is missing)")
+    try:
+        version = int(raw_version)
+    except ValueError:
+        raise ConfigError(f"option {TXN_VERSION} must be an integer, not {raw_version!r}") from None
+    if not app_id.strip():
+        raise ConfigError(f"option {TXN_APP_ID} must be a non-empty string")
+    if version < 0:
+        raise ConfigError(f"option {TXN_VERSION} must be an integer >= 0, not {raw_version!r}")
+    from_options = IdempotencyToken(app_id, version)
+    if token is not None and token != from_options:
+        raise ConfigError(f"token {token} and options {TXN_APP_ID}/{TXN_VERSION} disagree")
+    return from_options
+
+
+def token_from_options(token: IdempotencyToken | None, options: Mapping[str, str] | None, *,
+                       format: str = "delta", mode: str = "append") -> IdempotencyToken | None:
+    """The token a write would use (``token`` or ``txnAppId``/``txnVersion`` in ``options``),
+    after checking format, mode, options and token exactly as :func:`write_target` does, so a
+    caller can refuse bad input before it records anything; ``options`` is not changed."""
+    fmt = _format(format)
+    _mode(mode)
+    idempotency = _token(token, _options(options))
+    _delta_only(idempotency, fmt)
+    return idempotency
+
+
+def _delta_only(token: IdempotencyToken | None, fmt: str) -> None:
+    if token is not None and fmt != "delta":
+        raise ConfigError(
+            f"an idempotency token ({TXN_APP_ID}/{TXN_VERSION}) applies to Delta targets only, "
+            f"not to format {fmt!r}: a folder of files has no transaction log to record it in"
+        )
+
+
+def _partition_by(partition_by: Sequence[str] | str, columns: Sequence[str]) -> list[str]:
+    cols = [partition_by] if isinstance(partition_by, str) else list(partition_by or ())
+    for col in cols:
+        if not isinstance(col, str) or not col:
+            raise ConfigError(f"partition_by must name columns, got {col!r}")
+    duplicates = sorted({c for c in cols if cols.count(c) > 1})
+    if duplicates:
+        raise ConfigError(f"partition_by names column(s) twice: {', '.join(duplicates)}")
+    missing = [c for c in cols if c not in columns]
+    if missing:
+        raise ConfigError(f"partition_by column(s) not in the DataFrame: {', '.join(missing)} "
+                          f"(columns: {', '.join(columns)})")
+    if cols and len(cols) == len(columns):
+        raise ConfigError("partition_by cannot name every column: no data columns would be left")
+    return cols
+
+
+def write_target(
+    spark: SparkSession,
+    df: DataFrame,
+    target: str,
+    *,
+    format: str = "delta",
+    mode: str = "append",
+    partition_by: Sequence[str] = (),
+    token: IdempotencyToken | None = None,
+    options: Mapping[str, str] | None = None,
+    commit_info: Mapping[str, str] | None = None,
+    commit_token: IdempotencyToken | None = None,
+) -> WriteResult:
+    """Write ``df`` to ``target`` (a local path, ``file://`` or ``s3://`` URI).
+
+    ``format`` is ``delta`` (default), ``parquet``, ``json``, ``csv`` or ``orc``; ``mode`` is
+    ``append`` or ``overwrite``; ``partition_by`` names Hive-style partition columns (for an
+    existing Delta table, its own partitioning applies and a different one is an error).
+    ``options`` go to the file writer (e.g. ``compression``, CSV ``header``/``sep``); Delta's
+    ``txnAppId``/``txnVersion`` options are read as the idempotency token.
+
+    With ``token`` on a Delta target, a write whose ``(app_id, version)`` the table already
+    recorded (same app id, version at or below the recorded one) is skipped before anything is
+    computed (``skipped=True``); otherwise data and token are committed together (Delta's own
+    ``txn`` action, so any Delta reader sees it). A token on a folder format is refused
+    (ConfigError): folder targets have no transaction log to record it in.
+
+    ``commit_info`` adds string entries to the Delta commit's ``commitInfo`` (jobs record their
+    run id there, so a retried run can tell which attempt committed).
+
+    ``commit_token`` is a job's automatic per-run token for a *local folder* target: the run's
+    files are staged and published with a commit record named after it, and a write whose token
+    already has a commit record is skipped (see :mod:`lakemark.sinks._publish`). It is ignored
+    for Delta (use ``token``) and refused for S3 folders.
+
+    Raises FormatError for an unknown format (or one this installation cannot write there),
+    ConfigError for bad arguments, SinkError when the target cannot be written or is of
+    another kind (e.g. a non-empty non-Delta folder, a schema mismatch with the Delta table);
+    none of these leave data behind.
+    """
+    fmt = _format(format)
+    save_mode = _mode(mode)
+    opts = _options(options)
+    idempotency = _token(token, opts)
+    columns = _partition_by(partition_by, df.columns)
+    _delta_only(idempotency, fmt)
+    resolved = resolve_target(target)
+    if fmt == "delta":
+        return write_delta(spark, df, resolved, mode=save_mode, partition_by=columns,
+                           token=idempotency, options=opts, commit_info=commit_info)
+    if commit_token is not None and resolved.is_s3:
+        raise ConfigError(f"per-run commit records are not supported for S3 folder target "
+                          f"{resolved.root} yet")
+    return write_files(spark, df, resolved, format=fmt, mode=save_mode, partition_by=columns,
+                       options=opts, commit_token=commit_token, commit_info=commit_info)
+
+
+def folder_token_supported(target: str, format: str) -> bool:
+    """Whether a job's per-run token applies to a folder write (local folder formats)."""
+    fmt = format.strip().lower() if isinstance(format, str) else ""
+    if fmt == "delta" or fmt not in FORMATS:
+        return False
+    try:
+        return not resolve_target(target).is_s3
+    except Exception:  # bad targets fail later, in write_target, with their own message
+        return False
+
+
+def folder_commit_run_id(target: str, token: IdempotencyToken, key: str) -> str | None:
+    """``commit_info[key]`` of the commit record of ``token`` in a local folder target."""
+    from pathlib import Path
+
+    from ._publish import commit_record
+
+    resolved = resolve_target(target)
+    if resolved.is_s3:
+        return None
+    record = commit_record(Path(resolved.location.root), token)
+    if record is None or int(record.get("version", -1)) != token.version:
+        return None
+    value = record.get(key)
+    return str(value) if value is not None else None

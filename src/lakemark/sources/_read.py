@@ -1,0 +1,60 @@
+"""``read_files``: validate the request, then hand it to Spark's readers or the Arrow reader."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from ..storage import parse_uri
+from ._arrow_reader import read_with_arrow
+from ._errors import guard
+from ._options import make_request, parse_schema
+from ._spark_reader import read_with_spark
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+    from ..planning.files import FileEntry
+
+__all__ = ["read_files"]
+
+
+def read_files(
+    spark: SparkSession,
+    files: Sequence[FileEntry],
+    *,
+    root: str,
+    format: str,
+    options: Mapping[str, str] | None = None,
+    schema: Any = None,
+    mode: str = "PERMISSIVE",
+) -> DataFrame:
+    """A DataFrame of exactly ``files`` (full paths or ``s3://`` URIs under ``root``).
+
+    Hive ``key=value`` folders between ``root`` and a file become partition columns, as Spark
+    infers them with ``basePath=root``. ``schema`` (a StructType or DDL string) skips schema
+    inference; ``mode`` (PERMISSIVE, DROPMALFORMED or FAILFAST) says what to do with malformed
+    json/csv/xml records. No files gives an empty DataFrame (with ``schema`` if given) without
+    touching the source.
+
+    Local files other than Avro are read by Spark's own file sources; S3 objects, and Avro
+    anywhere, by the Arrow reader on the executors (see the package documentation for what
+    differs). Bad arguments raise ConfigError (FormatError for the format) before any I/O;
+    schema inference failures raise ReadError here; read failures at action time (FAILFAST,
+    corrupt files) are raised as ReadError by the returned DataFrame's actions.
+    """
+    from pyspark.sql.types import StructType
+
+    request = make_request(format, mode, options, schema, root)
+    struct = parse_schema(schema)
+    entries = list(files)
+    if not entries:
+        # An RDD with no partitions: writing it starts no Python worker, which the empty
+        # Python RDD of createDataFrame([]) does (seconds per run with nothing new to read).
+        return spark.createDataFrame(spark.sparkContext.emptyRDD(),
+                                     struct if struct is not None else StructType([]))
+    if parse_uri(root).is_s3 or request.format == "avro":
+        df = read_with_arrow(spark, request, entries, root, struct)
+    else:
+        df = read_with_spark(spark, request, entries, root, struct)
+    return guard(df, request.format)

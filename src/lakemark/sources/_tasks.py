@@ -1,0 +1,201 @@
+"""What each Spark task of the Arrow read path runs (through ``DataFrame.mapInArrow``).
+
+A task receives rows ``(path, uri, folder)`` naming its files, opens each with the
+``pyarrow.fs`` filesystem rebuilt from the shipped, secret-free settings, and yields Arrow
+record batches:
+
+* parquet / orc / avro: the data columns, converted to the Spark schema's Arrow types (columns
+  matched by name, case-insensitively; missing columns null), plus the file's folder index;
+* json / csv / xml / text: one string per record (see ``_records``), the folder index and, when
+  FAILFAST needs to name it, the file's URI. Spark's own parsers turn the records into columns.
+
+Any failure is raised as :class:`~lakemark.errors.ReadError` naming the file.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from ..errors import ReadError
+from ..storage import arrow_filesystem_from_config
+from ._avro import avro_batches
+from ._records import csv_records, json_records, text_records, xml_records
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+    import pyarrow.fs as pafs
+
+__all__ = ["TaskSpec", "read_task", "RECORD", "FOLDER", "FILE", "BINARY_FORMATS"]
+
+RECORD = "__lakemark_record"
+FOLDER = "__lakemark_folder"
+FILE = "__lakemark_file"
+
+BINARY_FORMATS = frozenset({"parquet", "orc", "avro"})
+RECORDS_PER_BATCH = 8192
+ROWS_PER_BATCH = 64 * 1024
+
+
+@dataclass(frozen=True)
+class TaskSpec:
+    """Everything a task needs (picklable; no secrets)."""
+
+    fs_config: dict[str, Any]
+    format: str
+    #: Binary formats: the Arrow schema of the data columns to produce.
+    schema: Any = None
+    #: Record formats: the record-splitting options, by lower-case name.
+    options: tuple[tuple[str, str], ...] = ()
+    with_file: bool = False
+    avro_fix: bool = False
+
+    def option(self, name: str, default: str | None = None) -> str | None:
+        return dict(self.options).get(name.lower(), default)
+
+    def flag(self, name: str) -> bool:
+        return (self.option(name) or "").strip().lower() == "true"
+
+
+def _decode(data: bytes, spec: TaskSpec) -> str:
+    if spec.format == "text":
+        return data.decode("utf-8", errors="replace")
+    encoding = spec.option("encoding") or spec.option("charset") or "utf-8"
+    return data.decode(encoding, errors="replace")
+
+
+def _records(text: str, spec: TaskSpec) -> Iterator[str]:
+    line_sep = spec.option("lineSep") or None
+    if spec.format == "json":
+        return json_records(text, multiline=spec.flag("multiLine"), line_sep=line_sep)
+    if spec.format == "csv":
+        return csv_records(
+            text,
+            header=spec.flag("header"),
+            multiline=spec.flag("multiLine"),
+            quote=spec.option("quote", '"') or "",
+            escape=spec.option("escape", "\\") or "",
+            comment=spec.option("comment") or None,
+            line_sep=line_sep,
+        )
+    if spec.format == "xml":
+        return xml_records(text, spec.option("rowTag") or "")
+    return text_records(text, wholetext=spec.flag("wholetext"), line_sep=line_sep)
+
+
+def _record_batches(fs: pafs.FileSystem, path: str, spec: TaskSpec) -> Iterator[pa.Table]:
+    import pyarrow as pa
+
+    with fs.open_input_stream(path, compression="detect") as stream:
+        data = stream.read()
+    chunk: list[str] = []
+    for record in _records(_decode(data, spec), spec):
+        chunk.append(record)
+        if len(chunk) >= RECORDS_PER_BATCH:
+            yield pa.table({RECORD: pa.array(chunk, pa.string())})
+            chunk = []
+    if chunk:
+        yield pa.table({RECORD: pa.array(chunk, pa.string())})
+
+
+def _conform(data: Any, schema: pa.Schema, uri: str) -> pa.Table:
+    """``data`` (a table or batch) with exactly ``schema``'s columns and types."""
+    import pyarrow as pa
+    import pyarrow.types as pat
+
+    names = data.schema.names
+    exact = {n: i for i, n in enumerate(names)}
+    folded: dict[str, int] = {}
+    for i, n in enumerate(names):
+        folded.setdefault(n.lower(), i)
+    columns = []
+    for target in schema:
+        index = exact.get(target.name, folded.get(target.name.lower()))
+        if index is None:
+            columns.append(pa.nulls(data.num_rows, target.type))
+            continue
+        column = data.column(index)
+        if not column.type.equals(target.type):
+            unsafe = pat.is_timestamp(column.type) and pat.is_timestamp(target.type)
+            try:
+                column = column.cast(target.type, safe=not unsafe)
+            except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as exc:
+                raise ReadError(
+                    f"cannot read column {target.name!r} of {uri} ({column.type}) as "
+                    f"{target.type}: {exc}"
+                ) from None
+        columns.append(column)
+    return pa.Table.from_arrays(columns, schema=schema)
+
+
+def _wanted(available: list[str], schema: pa.Schema) -> list[str]:
+    """The file's columns the schema asks for (exact name, else case-insensitive)."""
+    exact = set(available)
+    folded = {n.lower(): n for n in reversed(available)}
+    out = []
+    for name in schema.names:
+        found = name if name in exact else folded.get(name.lower())
+        if found is not None and found not in out:
+            out.append(found)
+    return out
+
+
+def _binary_batches(fs: pafs.FileSystem, path: str, uri: str, spec: TaskSpec
+                    ) -> Iterator[pa.Table]:
+    schema = spec.schema
+    if spec.format == "parquet":
+        import pyarrow.parquet as pq
+
+        with fs.open_input_file(path) as handle:
+            parquet = pq.ParquetFile(handle)
+            columns = _wanted(parquet.schema_arrow.names, schema)
+            for batch in parquet.iter_batches(batch_size=ROWS_PER_BATCH, columns=columns):
+                yield _conform(batch, schema, uri)
+    elif spec.format == "orc":
+        import pyarrow.orc as orc
+
+        with fs.open_input_file(path) as handle:
+            reader = orc.ORCFile(handle)
+            columns = _wanted(reader.schema.names, schema)
+            for stripe in range(reader.nstripes):
+                yield _conform(reader.read_stripe(stripe, columns=columns), schema, uri)
+    else:
+        with fs.open_input_file(path) as handle:
+            for table in avro_batches(handle, schema, spec.avro_fix):
+                yield _conform(table, schema, uri)
+
+
+def _read_file(fs: pafs.FileSystem, path: str, uri: str, spec: TaskSpec) -> Iterator[pa.Table]:
+    if spec.format in BINARY_FORMATS:
+        return _binary_batches(fs, path, uri, spec)
+    return _record_batches(fs, path, spec)
+
+
+def read_task(spec: TaskSpec, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    """The ``mapInArrow`` function: this task's files, as record batches."""
+    import numpy as np
+    import pyarrow as pa
+
+    fs = arrow_filesystem_from_config(spec.fs_config)
+    for batch in batches:
+        paths = batch.column("path").to_pylist()
+        uris = batch.column("uri").to_pylist()
+        folders = batch.column("folder").to_pylist()
+        for path, uri, folder in zip(paths, uris, folders):
+            try:
+                for table in _read_file(fs, path, uri, spec):
+                    if table.num_rows == 0:
+                        continue
+                    table = table.append_column(
+                        FOLDER, pa.array(np.full(table.num_rows, folder, dtype=np.int32)))
+                    if spec.with_file:
+                        table = table.append_column(
+                            FILE, pa.array([uri] * table.num_rows, pa.string()))
+                    yield from table.to_batches()
+            except ReadError:
+                raise
+            except Exception as exc:
+                raise ReadError(
+                    f"cannot read {spec.format} file {uri}: {type(exc).__name__}: {exc}"
+                ) from None

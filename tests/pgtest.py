@@ -1,0 +1,51 @@
+"""The real PostgreSQL of the project's machines (127.0.0.1:5432, trust auth, database ``test``).
+
+``pg_dsn()`` finds a user that can connect (postgres, then root) or returns None; tests that
+need PostgreSQL call :func:`need_postgres`, which skips outside CI and fails in CI.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+
+HOST = os.environ.get("LAKEMARK_TEST_PGHOST", "127.0.0.1")
+PORT = int(os.environ.get("LAKEMARK_TEST_PGPORT", "5432"))
+DATABASE = os.environ.get("LAKEMARK_TEST_PGDATABASE", "test")
+
+
+@functools.cache
+def pg_user() -> str | None:
+    """A user that can connect to the test database, or None (no server, no psycopg)."""
+    try:
+        import psycopg
+    except ImportError:
+        return None
+    for user in ("postgres", "root"):
+        try:
+            psycopg.connect(host=HOST, port=PORT, dbname=DATABASE, user=user,
+                            connect_timeout=5).close()
+            return user
+        except psycopg.Error:
+            continue
+    return None
+
+
+def need_postgres() -> str:
+    """The user to connect as; skips (fails in CI) when PostgreSQL is not reachable."""
+    from conftest import need_service
+
+    user = pg_user()
+    if user is None:
+        need_service(f"PostgreSQL is not reachable at {HOST}:{PORT} (database {DATABASE}, "
+                     "trust auth) or psycopg is not installed")
+        raise AssertionError("unreachable")
+    return user
+
+
+def jdbc_url() -> str:
+    return f"jdbc:postgresql://{HOST}:{PORT}/{DATABASE}"
+
+
+def state_url(user: str) -> str:
+    return f"postgresql://{user}@{HOST}:{PORT}/{DATABASE}"

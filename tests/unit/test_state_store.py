@@ -1,0 +1,378 @@
+"""Behaviour of every state-store backend (run against each one the project has)."""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import socket
+import subprocess
+import sys
+import threading
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pgtest import need_postgres, state_url
+
+from lakemark.errors import CommitConflict, ConfigError, LeaseError, StateError, UnknownRunError
+from lakemark.planning import FileEntry
+from lakemark.state import open_store
+from lakemark.state.sqlite import SCHEMA_VERSION, SQLiteStore
+
+HOST = socket.gethostname()
+PID = os.getpid()
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1_000_000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+class Location:
+    """Where one backend keeps a store: ``open()`` opens (another) store on it."""
+
+    def __init__(self, kind: str, tmp_path: Path) -> None:
+        self.kind = kind
+        self.schema = f"lm_state_{uuid.uuid4().hex[:12]}"
+        if kind == "postgres":
+            self.url = state_url(need_postgres()) + f"?schema={self.schema}"
+        else:
+            self.url = "sqlite:///:memory:" if kind == "memory" else f"sqlite:///{tmp_path}/state.db"
+
+    def open(self, clock: Callable[[], float] | None = None) -> Any:
+        kw = {"clock": clock} if clock else {}
+        if self.kind == "postgres":
+            from lakemark.state.postgres import PostgresStore
+
+            return PostgresStore(self.url, **kw)
+        return SQLiteStore(self.url.removeprefix("sqlite:///"), **kw)
+
+    def set_schema_version(self, version: int) -> None:
+        s = self.open()
+        s._db.execute("UPDATE meta SET value = %s WHERE key = 'schema_version'"  # noqa: SLF001
+                      .replace("%s", "?" if self.kind != "postgres" else "%s"), (str(version),))
+        s.close()
+
+    def drop(self) -> None:
+        if self.kind == "postgres":
+            import psycopg
+
+            from pgtest import DATABASE, HOST, PORT
+
+            with psycopg.connect(host=HOST, port=PORT, dbname=DATABASE, user=need_postgres(),
+                                 autocommit=True) as conn:
+                conn.execute(f'DROP SCHEMA IF EXISTS "{self.schema}" CASCADE')
+
+
+def _location(kind: str, tmp_path: Path) -> Iterator[Location]:
+    loc = Location(kind, tmp_path)
+    yield loc
+    loc.drop()
+
+
+@pytest.fixture(params=["memory", "file", "postgres"])
+def store(request: pytest.FixtureRequest, tmp_path: Path):  # type: ignore[no-untyped-def]
+    """Every test using this runs against each backend (SQLite in memory and on disk, and
+    PostgreSQL)."""
+    for loc in _location(request.param, tmp_path):
+        clock = Clock()
+        s = loc.open(clock)
+        s.clock = clock
+        yield s
+        s.close()
+
+
+@pytest.fixture(params=["file", "postgres"])
+def location(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Location]:
+    """A persistent location of each backend (for reopening and concurrent stores)."""
+    yield from _location(request.param, tmp_path)
+
+
+def begin(store, job="j", option="enable", **kw):  # type: ignore[no-untyped-def]
+    kw.setdefault("host", HOST)
+    kw.setdefault("pid", PID)
+    kw.setdefault("lease_timeout_s", 60)
+    return store.begin_run(job, option, **kw)
+
+
+def succeed(store, state, job="j", option="enable"):  # type: ignore[no-untyped-def]
+    r = begin(store, job, option)
+    return r, store.commit_run(r.run_id, state, update_bookmark=option in ("enable",))
+
+
+def test_new_job_has_empty_bookmark(store) -> None:  # type: ignore[no-untyped-def]
+    b = store.get_bookmark("never")
+    assert (b.version, b.run, b.attempt, b.run_id, dict(b.state)) == (0, 0, 0, None, {})
+    assert store.history("never") == []
+
+
+def test_successful_runs_count_run_and_version(store) -> None:  # type: ignore[no-untyped-def]
+    r1, b1 = succeed(store, {"src": {"high": 1}})
+    assert r1.run_id.startswith("jr_") and len(r1.run_id) == 35
+    assert (r1.run, r1.attempt) == (1, 0)
+    assert (b1.version, b1.run, b1.attempt, b1.run_id, b1.previous_run_id) == (1, 1, 0, r1.run_id, None)
+    r2, b2 = succeed(store, {"other": {"high": 2}})
+    assert (b2.version, b2.run, b2.previous_run_id) == (2, 2, r1.run_id)
+    # A ctx not written by a run keeps its state.
+    assert dict(b2.state) == {"src": {"high": 1}, "other": {"high": 2}}
+    assert [h.version for h in store.history("j")] == [1, 2]
+    assert store.get_run(r2.run_id).status == "SUCCEEDED"
+
+
+def test_failure_bumps_version_and_attempt_not_run(store) -> None:  # type: ignore[no-untyped-def]
+    succeed(store, {"src": {"high": 1}})
+    r = begin(store)
+    assert (r.run, r.attempt) == (2, 0)
+    b = store.fail_run(r.run_id, "boom", update_bookmark=True)
+    assert (b.version, b.run, b.attempt) == (2, 1, 1)
+    assert dict(b.state) == {"src": {"high": 1}}
+    r2 = begin(store)
+    assert (r2.run, r2.attempt) == (2, 1)
+    b2 = store.commit_run(r2.run_id, {"src": {"high": 5}}, update_bookmark=True)
+    assert (b2.version, b2.run, b2.attempt) == (3, 2, 0)
+    assert store.get_run(r.run_id).error == "boom"
+
+
+def test_disable_and_pause_leave_bookmark_untouched(store) -> None:  # type: ignore[no-untyped-def]
+    _, b1 = succeed(store, {"src": {"high": 1}})
+    for option in ("disable", "pause"):
+        r = begin(store, option=option)
+        b = store.commit_run(r.run_id, {"src": {"high": 99}}, update_bookmark=False)
+        assert b == store.get_bookmark("j")
+        assert (b.version, dict(b.state)) == (1, {"src": {"high": 1}})
+        r = begin(store, option=option)
+        store.fail_run(r.run_id, "x", update_bookmark=False)
+        assert store.get_bookmark("j").version == 1
+
+
+def test_lease_refuses_a_second_live_run(store) -> None:  # type: ignore[no-untyped-def]
+    r = begin(store)
+    with pytest.raises(LeaseError) as info:
+        begin(store, pid=PID)
+    assert info.value.holder_run_id == r.run_id
+    assert r.run_id in str(info.value)
+    with pytest.raises(LeaseError):
+        store.reset("j")
+    # The first run is unharmed and commits.
+    store.commit_run(r.run_id, {}, update_bookmark=True)
+    begin(store)
+
+
+def test_lease_taken_over_from_dead_process(store) -> None:  # type: ignore[no-untyped-def]
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True, check=True)
+    r = begin(store, pid=int(dead.stdout))
+    r2 = begin(store)
+    old = store.get_run(r.run_id)
+    assert old.status == "FAILED" and "gone" in (old.error or "")
+    b = store.get_bookmark("j")
+    assert (b.version, b.attempt) == (1, 1)
+    assert (r2.run, r2.attempt) == (1, 1)
+
+
+def test_lease_not_taken_from_live_process_on_another_host(store) -> None:  # type: ignore[no-untyped-def]
+    r = begin(store, host="elsewhere", pid=1)
+    with pytest.raises(LeaseError):
+        begin(store)
+    store.clock.now += 61
+    r2 = begin(store)
+    assert "heartbeat" in (store.get_run(r.run_id).error or "")
+    with pytest.raises(CommitConflict):
+        store.commit_run(r.run_id, {}, update_bookmark=True)
+    store.commit_run(r2.run_id, {}, update_bookmark=True)
+
+
+def test_heartbeat_keeps_the_lease(store) -> None:  # type: ignore[no-untyped-def]
+    r = begin(store, host="elsewhere", pid=1)
+    store.clock.now += 50
+    store.heartbeat(r.run_id)
+    store.clock.now += 50
+    with pytest.raises(LeaseError):
+        begin(store)
+
+
+def test_force_takes_over(store) -> None:  # type: ignore[no-untyped-def]
+    r = begin(store)
+    r2 = begin(store, force=True)
+    assert store.get_run(r.run_id).status == "FAILED"
+    with pytest.raises(LeaseError):
+        store.record_plan(r.run_id, "src", {}, [])
+    store.commit_run(r2.run_id, {}, update_bookmark=True)
+
+
+def test_concurrent_begin_exactly_one_wins(location: Location) -> None:
+    location.open().close()
+    barrier = threading.Barrier(8)
+    outcomes: list[str] = []
+
+    def attempt() -> None:
+        s = location.open()
+        barrier.wait()
+        try:
+            s.begin_run("j", "enable", host=HOST, pid=PID, lease_timeout_s=60)
+            outcomes.append("won")
+        except LeaseError:
+            outcomes.append("lease")
+        finally:
+            s.close()
+
+    threads = [threading.Thread(target=attempt) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(outcomes) == ["lease"] * 7 + ["won"]
+
+
+def _open_fresh_at(path: str, barrier: Any, results: Any) -> None:
+    barrier.wait()
+    try:
+        SQLiteStore(path).close()
+        results.put("ok")
+    except Exception as exc:  # reported to the test, which names it
+        results.put(repr(exc))
+
+
+def test_processes_opening_a_new_sqlite_file_together_all_succeed(tmp_path: Path) -> None:
+    # Switching a fresh file to WAL does not wait on SQLite's busy handler; a process that met
+    # another one's switch used to fail at once with "database is locked".
+    ctx = multiprocessing.get_context("fork")
+    for round_ in range(8):
+        path = str(tmp_path / f"state{round_}.db")
+        barrier, results = ctx.Barrier(8), ctx.Queue()
+        procs = [ctx.Process(target=_open_fresh_at, args=(path, barrier, results))
+                 for _ in range(8)]
+        for p in procs:
+            p.start()
+        outcomes = [results.get(timeout=120) for _ in procs]
+        for p in procs:
+            p.join(timeout=60)
+        assert outcomes == ["ok"] * 8, outcomes
+
+
+def test_manifest_round_trip(store) -> None:  # type: ignore[no-untyped-def]
+    r = begin(store)
+    files = [FileEntry(2, "/d/b", 20), FileEntry(1, "/d/a", 10)]
+    store.record_plan(r.run_id, "src", {"planned_files": 2}, files)
+    store.record_plan(r.run_id, "src", {"planned_files": 2, "again": True}, files)
+    inputs = store.run_inputs(r.run_id)
+    assert [i.ctx for i in inputs] == ["src"]
+    assert inputs[0].plan == {"planned_files": 2, "again": True}
+    assert [(f.path, f.mtime, f.size) for f in inputs[0].files] == [("/d/a", 1, 10), ("/d/b", 2, 20)]
+    with pytest.raises(UnknownRunError):
+        store.run_inputs("jr_nope")
+
+
+def test_reset_whole_job_and_one_ctx(store) -> None:  # type: ignore[no-untyped-def]
+    r1, _ = succeed(store, {"a": {"high": 1}, "b": {"high": 2}})
+    b = store.reset("j", "a")
+    assert (b.version, dict(b.state)) == (2, {"b": {"high": 2}})
+    with pytest.raises(ConfigError, match="'a'"):
+        store.reset("j", "a")
+    b = store.reset("j")
+    assert (b.version, b.run, dict(b.state)) == (3, 1, {})
+    r2 = begin(store)
+    assert r2.run == 2  # run numbers never go back
+
+
+def test_rewind_restores_state_of_that_run(store) -> None:  # type: ignore[no-untyped-def]
+    r1, _ = succeed(store, {"src": {"high": 1}})
+    r2, _ = succeed(store, {"src": {"high": 2}})
+    b = store.rewind("j", r1.run_id)
+    assert (b.version, b.run, b.run_id, dict(b.state)) == (3, 2, r1.run_id, {"src": {"high": 1}})
+    assert b.reason == f"rewind to {r1.run_id}"
+    with pytest.raises(UnknownRunError):
+        store.rewind("j", "jr_unknown")
+    r3 = begin(store)
+    assert r3.run == 3
+    with pytest.raises(LeaseError):
+        store.rewind("j", r2.run_id)
+
+
+def test_runs_between(store) -> None:  # type: ignore[no-untyped-def]
+    r1, _ = succeed(store, {"src": {"high": 1}})
+    succeed(store, {}, option="disable")
+    r2, _ = succeed(store, {"src": {"high": 2}})
+    f = begin(store)
+    store.fail_run(f.run_id, "x", update_bookmark=True)
+    r3, _ = succeed(store, {"src": {"high": 3}})
+    assert [r.run_id for r in store.runs_between("j", r1.run_id, r3.run_id)] == [r2.run_id, r3.run_id]
+    assert store.runs_between("j", r2.run_id, r2.run_id) == []
+    with pytest.raises(ConfigError):
+        store.runs_between("j", r3.run_id, r1.run_id)
+    with pytest.raises(UnknownRunError, match="job-bookmark-from"):
+        store.runs_between("j", f.run_id, r3.run_id)
+    assert [j.job_name for j in store.list_jobs()] == ["j"]
+
+
+def test_commit_conflict_when_bookmark_moved(store) -> None:  # type: ignore[no-untyped-def]
+    r = begin(store)
+    # Simulate another writer moving the bookmark behind the lease's back.
+    store._db.execute("UPDATE jobs SET version = version + 5")  # noqa: SLF001
+    store._db.execute(  # noqa: SLF001
+        "INSERT INTO jobs (job_name, version, run, attempt, state_json, updated_at) "
+        "VALUES ('j', 5, 0, 0, '{}', 'now') ON CONFLICT DO NOTHING"
+    )
+    with pytest.raises(CommitConflict, match="changed"):
+        store.commit_run(r.run_id, {"src": {}}, update_bookmark=True)
+    assert store.get_run(r.run_id).status == "RUNNING"
+
+
+def test_open_store_urls(tmp_path: Path) -> None:
+    s = open_store(f"sqlite:///{tmp_path}/sub/dir/state.db")
+    assert (tmp_path / "sub/dir/state.db").exists()
+    s.close()
+    with pytest.raises(ConfigError, match="unknown scheme"):
+        open_store("mongo://x")
+    with pytest.raises(ConfigError, match="sqlite:///"):
+        open_store("sqlite://")
+
+
+def test_state_survives_reopen(location: Location) -> None:
+    s = location.open()
+    r, _ = succeed(s, {"src": {"high": 7}})
+    s.close()
+    s = location.open()
+    assert dict(s.get_bookmark("j").state) == {"src": {"high": 7}}
+    assert s.get_run(r.run_id).status == "SUCCEEDED"
+    s.close()
+
+
+def test_not_a_database_is_refused_by_name(tmp_path: Path) -> None:
+    bad = tmp_path / "notes.txt"
+    bad.write_text("hello, this is not sqlite" * 100)
+    with pytest.raises(StateError, match="notes.txt"):
+        SQLiteStore(bad)
+    assert bad.read_text().startswith("hello")
+
+
+def test_newer_schema_is_refused(location: Location) -> None:
+    location.open().close()
+    location.set_schema_version(SCHEMA_VERSION + 1)
+    with pytest.raises(StateError, match="newer"):
+        location.open()
+
+
+def test_postgres_urls_and_password_never_shown() -> None:
+    user = need_postgres()
+    schema = f"lm_state_{uuid.uuid4().hex[:12]}"
+    loc = Location("postgres", Path("."))
+    loc.schema = schema
+    url = state_url(user).replace(f"{user}@", f"{user}:Sekr1t-pw@") + f"?schema={schema}"
+    s = open_store(url)
+    try:
+        assert "Sekr1t" not in s.url and s.url.startswith("postgresql://")
+        succeed(s, {"src": {"high": 1}})
+    finally:
+        s.close()
+        loc.drop()
+    with pytest.raises(ConfigError, match="schema"):
+        open_store(state_url(user) + "?schema=bad;name")
+    with pytest.raises(StateError) as info:
+        open_store("postgresql://nobody:Sekr1t-pw@127.0.0.1:1/test")
+    assert "Sekr1t" not in str(info.value)
