@@ -1,0 +1,106 @@
+"""Crash tests: `lakemark ingest files` in real subprocesses that SIGKILL themselves at named
+points of the run (``LAKEMARK_FAULT``), then reruns without a manual step until one succeeds.
+
+After every sequence the Delta target holds each input row exactly once and the bookmark's
+state matches what the target holds. One chained sequence kills after the sink commit, then during
+the job commit, then mid-write, with new files arriving between the attempts; the matrix kills at
+each named point in turn.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from deltalake import DeltaTable
+
+from lakemark.sinks._fault import FAULT_ENV, FAULT_POINTS
+from lakemark.state import open_store
+
+pytestmark = pytest.mark.spark
+
+
+class Sequence:
+    """A source folder, a Delta target and a state file; runs of ingest files as processes."""
+
+    def __init__(self, tmp: Path) -> None:
+        self.src = tmp / "in"
+        self.src.mkdir()
+        self.target = tmp / "table"
+        self.state = f"sqlite:///{tmp / 'state.db'}"
+        self.next_id = 0
+        self.files = 0
+
+    def arrive(self, n: int) -> None:
+        path = self.src / f"f{self.files:04d}.json"
+        path.write_text("".join(json.dumps({"id": i}) + "\n"
+                                for i in range(self.next_id, self.next_id + n)))
+        self.next_id += n
+        self.files += 1
+
+    def run(self, fault: str | None = None) -> subprocess.CompletedProcess[str]:
+        env = {k: v for k, v in os.environ.items() if k != FAULT_ENV}
+        if fault:
+            env[FAULT_ENV] = fault
+        cmd = [sys.executable, "-m", "lakemark", "ingest", "files", str(self.src),
+               str(self.target), "--job", "crash", "--state", self.state, "--json",
+               "--master", "local[1]"]
+        return subprocess.run(cmd, capture_output=True, text=True, timeout=600, env=env)
+
+    def killed(self, fault: str) -> None:
+        out = self.run(fault)
+        assert out.returncode == -9, (fault, out.returncode, out.stderr[-2000:])
+
+    def succeed(self) -> dict[str, Any]:
+        out = self.run()
+        assert out.returncode == 0, out.stderr[-2000:]
+        return dict(json.loads(out.stdout))
+
+    def check_exactly_once(self) -> None:
+        """Every input row once in the table; the bookmark covers exactly the files whose rows
+        the table holds."""
+        ids = sorted(DeltaTable(str(self.target)).to_pyarrow_table().column("id").to_pylist())
+        assert ids == list(range(self.next_id)), "lost or duplicated rows"
+        store = open_store(self.state)
+        try:
+            bookmark = store.get_bookmark("crash")
+            taken = {e.path for run in store.list_runs("crash") if run.status == "SUCCEEDED"
+                     for i in store.run_inputs(run.run_id) if i.ctx == "source" for e in i.files}
+        finally:
+            store.close()
+        assert bookmark.state["source"]["source"] == str(self.src)
+        assert {Path(p).name for p in taken} == {p.name for p in self.src.iterdir()}
+
+
+def test_chained_kills_then_reruns_write_every_row_once(tmp_path: Path) -> None:
+    seq = Sequence(tmp_path)
+    seq.arrive(3)
+    seq.killed("after-sink-commit")  # the rows are in the table, the run is not committed
+    seq.arrive(2)  # arrives before the retry: the retry must replay, not widen
+    seq.killed("during-job-commit")  # the retry skipped its write, died inside the commit
+    seq.arrive(4)
+    first = seq.succeed()
+    assert (first["run"], first["attempt"], first["skipped"]) == (1, 2, True)
+    assert first["files"] == 1  # exactly the killed attempt's input
+    seq.killed("mid-write")  # run 2 wrote files but never committed them
+    last = seq.succeed()
+    assert (last["run"], last["attempt"], last["skipped"]) == (2, 1, False)
+    assert last["files"] == 2
+    seq.check_exactly_once()
+
+
+@pytest.mark.parametrize("fault", FAULT_POINTS)
+def test_kill_at_each_point_then_rerun(tmp_path: Path, fault: str) -> None:
+    seq = Sequence(tmp_path)
+    seq.arrive(3)
+    seq.killed(fault)
+    seq.arrive(2)
+    seq.succeed()
+    seq.succeed()
+    seq.check_exactly_once()
