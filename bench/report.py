@@ -1,0 +1,499 @@
+"""Regenerate bench/README.md and the PNG plots from the JSON results.
+
+    python bench/report.py [--results DIR] [--readme FILE]
+
+Only the JSON files are read: the tables and plots always show what the last committed runs
+measured. ``findings`` below explains the missed targets (amounts computed from the JSON).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+from pathlib import Path
+from typing import Any
+
+BENCH = Path(__file__).parent
+
+TOOLS = ("lakemark", "spark_stream", "floor", "full_reread")
+LABEL = {"lakemark": "lakemark", "spark_stream": "Spark file source (AvailableNow)",
+         "floor": "floor (raw listing + new files)", "full_reread": "full re-read"}
+
+def findings(d: dict[str, dict[str, Any]]) -> list[str]:
+    """Why targets are missed (by how much is computed from the JSON; the why was found by
+    reading the per-stage timings of the runs)."""
+    out: list[str] = []
+    inc = d.get("incremental")
+    if inc and inc.get("status") == "ok":
+        size = inc["sizes"][0]
+        zero, new = size["cases"]["new_0"], size["cases"][f"new_{size['new_files'][1]}"]
+        r0 = zero["ratios"]["spark_stream_wall_over_lakemark_wall"] or 0
+        rn = new["ratios"]["spark_stream_wall_over_lakemark_wall"] or 0
+        lm, fl, ss = new["lakemark"], new["floor"], new["spark_stream"]
+        out.append(
+            f"**1, N = {size['new_files'][1]:,}: {rn:.2f}× instead of ≥ 2× "
+            f"({100 * (1 - rn / 2):.0f}% short).** At M = 10,000 the Spark file source's own "
+            f"overhead is real but small next to the rest of the run: its planning (reading "
+            f"its {ss['checkpoint_bytes'] / 2**20:.1f} MiB checkpoint log, listing the tree) took "
+            f"{ss['planning_s']:.2f} s against lakemark's {lm['planning_s']:.2f} s, while both "
+            "spend most of a fresh process's run in Spark reading and writing the same 1,000 "
+            f"small files (lakemark: DataFrame {lm.get('dataframe_s', 0):.1f} s + write "
+            f"{lm.get('write_s', 0):.1f} s). lakemark's run is {lm['wall_s'] / fl['wall_s']:.2f}× "
+            "the floor's, which reads the same files with the same reader: that gap, not "
+            "planning, is what to close next (part of it may be order: in this run lakemark's "
+            "process ran first and paid the cold page cache for the Spark jars; run.py now "
+            "alternates the order). The file source's per-run cost grows "
+            "with its history (the history plot: its checkpoint grows linearly, "
+            f"{size['history'][-1]['spark_checkpoint_bytes'] / 2**20:.1f} MiB after "
+            f"{size['earlier_runs']} runs, while lakemark's state stays "
+            f"{size['history'][-1]['lakemark_state_bytes']} bytes), so the ratio should widen "
+            "at M = 100,000, which was not measured.")
+        pr = new["ratios"]["lakemark_planning_over_raw_listing"] or 0
+        if pr > 1.3:
+            out.append(
+                f"**1, N = {size['new_files'][1]:,}: lakemark planning {pr:.2f}× the raw listing "
+                f"instead of ≤ 1.3× ({lm['planning_s']:.3f} s against "
+                f"{fl['planning_s']:.3f} s).** lakemark's planning time here is the whole run "
+                "start: taking the lease and opening the run, listing, planning and recording "
+                f"the plan — the names of the {lm['files']:,} files — in the state store before "
+                "reading (run.py now records the split as start_s/list_s/plan_and_record_s). "
+                "The raw listing does none of that; "
+                "at 11,000 files these fixed costs weigh more than at 100,000, where "
+                "`bench/planning_local.py` measures listing + planning at 1.27× the raw "
+                "listing.")
+        out.append(
+            f"**1, N = 0: {r0:.2f}× (lakemark slower than the file source).** A lakemark run "
+            "with nothing new still has Spark write an empty DataFrame (a cold Spark job in a "
+            f"fresh process: DataFrame {zero['lakemark'].get('dataframe_s', 0):.1f} s + write "
+            f"{zero['lakemark'].get('write_s', 0):.1f} s), where the file source runs no batch "
+            f"and the floor skips Spark ({zero['floor']['wall_s']:.2f} s). Part fixed in this "
+            "work: the empty frame no longer starts a Python worker (`createDataFrame([])` → an "
+            "RDD with no partitions; ~5 s → ~0.3 s warm). The rest needs `Job.write` to commit "
+            "without a Spark job when every source of the run planned no files.")
+    tp = d.get("throughput")
+    if tp and tp.get("status") == "ok" and not tp["meets_target"]:
+        r = tp["ratio_lakemark_to_plain_throughput"]
+        out.append(
+            f"**2: {r:.2f}× instead of ≥ 0.95× ({100 * (0.95 - r) / 0.95:.0f}% short).** "
+            "lakemark writes Delta (Spark writes Parquet to a staging folder, the driver moves "
+            "each file and reads its footer for the Delta statistics, `deltalake` commits), the "
+            "peer writes plain Parquet; the reads are the same Spark JSON reader. Pair ratios "
+            f"{tp.get('pair_ratios')} show how much of it is the machine's load.")
+    s3 = d.get("s3_listing")
+    if s3 and s3.get("status") == "ok" and not s3["meets_target_job_read_files"]:
+        calls = s3["full_listing"]["list_objects_v2_calls"]
+        out.append(
+            f"**3: `Job.read_files` makes {calls} ListObjectsV2 calls instead of ≤ "
+            f"{s3['target_calls']} ({calls / s3['target_calls']:.1f}×).** The file source lists "
+            "the whole prefix every run. The StartAfter listing "
+            "(`lakemark.storage.list_files_after`) meets the target "
+            f"({s3['start_after_listing']['list_objects_v2_calls']} call) and plans exactly the "
+            "same files through the same planner, but is not wired into the file source yet: "
+            "that needs the last processed key in the state element, an opt-in for sources "
+            "whose keys grow lexically, and a periodic full listing (late keys below the last "
+            "key are only found by one); the job and state code were being changed by the "
+            "exactly-once work at the same time, so this was left as the next step.")
+    return out
+
+
+def load(results: Path) -> dict[str, dict[str, Any]]:
+    docs = {}
+    for path in sorted(results.glob("*.json")):
+        try:
+            docs[path.stem] = json.loads(path.read_text())
+        except ValueError:
+            continue
+    return docs
+
+
+def _fmt(x: Any, digits: int = 3) -> str:
+    if x is None:
+        return "–"
+    if isinstance(x, bool):
+        return "yes" if x else "**no**"
+    if isinstance(x, float):
+        return f"{x:.{digits}g}" if abs(x) < 1000 else f"{x:,.0f}"
+    if isinstance(x, int):
+        return f"{x:,}"
+    return str(x)
+
+
+def _table(header: list[str], rows: list[list[Any]]) -> str:
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(_fmt(c) for c in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+# -- plots -------------------------------------------------------------------------------
+def _plt() -> Any:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def plot_incremental(size: dict[str, Any], out: Path) -> list[str]:
+    plt = _plt()
+    names = []
+    cases = size["cases"]
+    fig, axes = plt.subplots(1, len(cases), figsize=(5 * len(cases), 3.6), squeeze=False)
+    for ax, (case, data) in zip(axes[0], cases.items()):
+        walls = [data[t]["wall_s"] for t in TOOLS]
+        ax.bar([LABEL[t].split(" (")[0] for t in TOOLS], walls,
+               color=["#2a7", "#c63", "#888", "#58c"])
+        ax.set_title(f"M={size['files_processed_before']:,}, N={case.split('_')[1]}")
+        ax.set_ylabel("run wall time (s), session start excluded")
+        ax.tick_params(axis="x", labelrotation=20, labelsize=8)
+    fig.tight_layout()
+    name = f"incremental_m{size['files_processed_before']}_wall.png"
+    fig.savefig(out / name, dpi=90)
+    plt.close(fig)
+    names.append(name)
+
+    hist = size["history"]
+    fig, (a1, a2) = plt.subplots(1, 2, figsize=(10, 3.6))
+    runs = [h["run"] for h in hist]
+    a1.plot(runs, [h["lakemark_wall_s"] for h in hist], label="lakemark", color="#2a7")
+    a1.plot(runs, [h["spark_stream_wall_s"] for h in hist], label=LABEL["spark_stream"],
+            color="#c63")
+    a1.set_xlabel("run"), a1.set_ylabel("wall time (s), warm session"), a1.legend(fontsize=8)
+    a1.set_title("history runs")
+    a2.semilogy(runs, [max(h["lakemark_state_bytes"], 1) for h in hist],
+                label="lakemark planning state", color="#2a7")
+    a2.semilogy(runs, [h["spark_checkpoint_bytes"] for h in hist], label="Spark checkpoint",
+                color="#c63")
+    a2.set_xlabel("run"), a2.set_ylabel("bytes (log)"), a2.legend(fontsize=8)
+    a2.set_title("state on disk")
+    fig.tight_layout()
+    name = f"incremental_m{size['files_processed_before']}_history.png"
+    fig.savefig(out / name, dpi=90)
+    plt.close(fig)
+    names.append(name)
+    return names
+
+
+def plot_throughput(doc: dict[str, Any], out: Path) -> str:
+    plt = _plt()
+    fig, ax = plt.subplots(figsize=(5, 3.2))
+    ax.bar(["plain Spark\njson→parquet", "lakemark\njson→Delta"],
+           [doc["plain_mib_per_s"], doc["lakemark_mib_per_s"]], color=["#58c", "#2a7"])
+    ax.set_ylabel("MiB/s (best run)")
+    ax.set_title(f"{doc['input_mib']:.0f} MiB of JSON, {doc['input_files']} files")
+    fig.tight_layout()
+    fig.savefig(out / "throughput.png", dpi=90)
+    plt.close(fig)
+    return "throughput.png"
+
+
+def plot_s3(doc: dict[str, Any], out: Path) -> str:
+    plt = _plt()
+    fig, ax = plt.subplots(figsize=(5, 3.2))
+    vals = [doc["full_listing"]["list_objects_v2_calls"],
+            doc["start_after_listing"]["list_objects_v2_calls"], doc["target_calls"]]
+    ax.bar(["full listing\n(Job.read_files)", "StartAfter\n(list_files_after)", "target"], vals,
+           color=["#c63", "#2a7", "#ccc"])
+    ax.set_ylabel("ListObjectsV2 calls")
+    ax.set_title(f"N={doc['new_keys']:,} new among M={doc['existing_keys']:,}")
+    fig.tight_layout()
+    fig.savefig(out / "s3_listing.png", dpi=90)
+    plt.close(fig)
+    return "s3_listing.png"
+
+
+def plot_commit(doc: dict[str, Any], out: Path) -> str:
+    plt = _plt()
+    fig, ax = plt.subplots(figsize=(6, 3.4))
+    job = doc["per_run_job_commit_ms"]
+    delta = doc["per_run_delta_commit_ms"]
+    w = max(1, len(job) // 50)
+
+    def rolling(xs: list[float]) -> list[float]:
+        return [statistics.median(xs[max(0, i - w):i + 1]) for i in range(len(xs))]
+
+    runs = list(range(1, len(job) + 1))
+    ax.plot(runs, rolling(job), label="job.commit()", color="#2a7")
+    ax.plot(runs, rolling(delta), label="Delta commit (deltalake)", color="#58c")
+    ax.plot(runs, rolling([a + b for a, b in zip(job, delta)]), label="sum", color="#333")
+    ax.axhline(doc["target_commit_ms"], color="#c63", linestyle="--", label="target")
+    ax.set_xlabel("run"), ax.set_ylabel(f"ms (rolling median of {w + 1})")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(out / "commit.png", dpi=90)
+    plt.close(fig)
+    return "commit.png"
+
+
+# -- README ------------------------------------------------------------------------------
+def summary_rows(d: dict[str, dict[str, Any]]) -> list[list[Any]]:
+    rows: list[list[Any]] = []
+    inc = d.get("incremental")
+    if inc and inc.get("status") == "ok":
+        for size in inc["sizes"]:
+            m = size["files_processed_before"]
+            for case, data in size["cases"].items():
+                r = data["ratios"]
+                n = case.split("_")[1]
+                rows.append([f"1. run after {size['earlier_runs']} runs, M={m:,} N={n}: "
+                             "Spark file source wall / lakemark wall", "≥ 2×",
+                             f"{_fmt(r['spark_stream_wall_over_lakemark_wall'])}×",
+                             (r["spark_stream_wall_over_lakemark_wall"] or 0) >= 2])
+                if "process_s" in data["lakemark"]:
+                    rows.append([f"1. M={m:,} N={n}: the same, process wall incl. session start",
+                                 "–", f"{_fmt(r.get('spark_stream_process_over_lakemark_process'))}×",
+                                 None])
+                rows.append([f"1. M={m:,} N={n}: lakemark planning / raw listing", "≤ 1.3×",
+                             f"{_fmt(r['lakemark_planning_over_raw_listing'])}×",
+                             (r["lakemark_planning_over_raw_listing"] or 99) <= 1.3])
+                rows.append([f"1. M={m:,} N={n}: lakemark planning state / Spark checkpoint",
+                             "≤ 1%",
+                             f"{100 * (r['lakemark_state_over_spark_checkpoint'] or 0):.4f}%",
+                             (r["lakemark_state_over_spark_checkpoint"] or 1) <= 0.01])
+            tail = size["history"][-10:]
+            if tail:
+                ratio = (statistics.median(h["spark_stream_wall_s"] for h in tail)
+                         / statistics.median(h["lakemark_wall_s"] for h in tail))
+                rows.append([f"1. M={m:,}: history runs {tail[0]['run']}–{tail[-1]['run']} "
+                             f"({m // size['earlier_runs']:,} new files each, warm session): "
+                             "Spark file source / lakemark, median wall", "≥ 2×",
+                             f"{_fmt(ratio)}×", ratio >= 2])
+    pl = d.get("planning_local")
+    if pl:
+        rows.append([f"1. (bench/planning_local.py) list + plan {pl['files']:,} local files / "
+                     "raw listing", "≤ 1.3×", f"{_fmt(pl['ratio_to_raw_listing'])}×",
+                     pl["ratio_to_raw_listing"] <= 1.3])
+    tp = d.get("throughput")
+    if tp and tp.get("status") == "ok":
+        rows.append([f"2. {tp['input_mib']:.0f} MiB JSON: lakemark→Delta / plain Spark→Parquet "
+                     "throughput", "≥ 0.95×", f"{_fmt(tp['ratio_lakemark_to_plain_throughput'])}×",
+                     tp["meets_target"]])
+    s3 = d.get("s3_listing")
+    if s3 and s3.get("status") == "ok":
+        rows.append([f"3. ListObjectsV2 calls, N={s3['new_keys']:,} new among "
+                     f"{s3['existing_keys']:,}: Job.read_files (full listing)",
+                     f"≤ {s3['target_calls']}", s3["full_listing"]["list_objects_v2_calls"],
+                     s3["meets_target_job_read_files"]])
+        rows.append(["3. … with lakemark.storage.list_files_after (StartAfter)",
+                     f"≤ {s3['target_calls']}",
+                     s3["start_after_listing"]["list_objects_v2_calls"],
+                     s3["meets_target_start_after"]])
+    sc = d.get("scale")
+    if sc and sc.get("status") == "ok":
+        rows.append([f"4. plan {sc['files']:,} files (pure planner)", "≤ 10 s, ≤ 1 GiB",
+                     f"{_fmt(sc['plan_new_s'])} s, {_fmt(sc['process_peak_rss_mib'])} MiB peak",
+                     sc["meets_target"]])
+    cm = d.get("commit")
+    if cm and cm.get("status") == "ok":
+        last = cm["at_run"][str(cm["checkpoints"][-1])]
+        rows.append([f"5. job.commit() + Delta commit, median at run {cm['checkpoints'][-1]:,}",
+                     "≤ 100 ms", f"{_fmt(last['job_plus_delta_commit_median_ms'])} ms",
+                     last["job_plus_delta_commit_median_ms"] <= 100])
+        rows.append([f"5. Delta table open at run {cm['checkpoints'][-1]:,}", "≤ 1 s",
+                     f"{_fmt(last['delta_table_open_ms'])} ms",
+                     last["delta_table_open_ms"] <= 1000])
+    ev = d.get("events") or d.get("s3_events")
+    if ev and ev.get("status", "ok") == "ok" and "ratio_to_floor" in ev:
+        rows.append([f"6. SQS calls per 1,000 events / floor ({ev['events']:,} events)",
+                     "floor = 200 (100 receives + 100 deletes)",
+                     f"{_fmt(ev['sqs_calls_per_1000_events'])} ({_fmt(ev['ratio_to_floor'])}×)",
+                     ev["ratio_to_floor"] <= 1.05])
+    return rows
+
+
+def render(d: dict[str, dict[str, Any]], out: Path) -> str:
+    parts: list[str] = []
+    add = parts.append
+    add("# lakemark benchmarks\n")
+    add("Generated by `python bench/report.py` from the JSON files in `bench/results/` "
+        "(do not edit by hand; the findings text lives in `bench/report.py`). Run the benchmarks with "
+        "`python bench/run.py [SCENARIO ...|all] [--quick] [--big]` (see `bench/run.py`; "
+        "plots need `pip install 'lakemark[bench]'`).\n")
+    add("Every claim is a **ratio against a named peer measured in the same run, on the same "
+        "data, on the same machine**; absolute times are printed too but depend on the "
+        "machine and its load.\n")
+    when = sorted({doc.get("measured_at", "?") for doc in d.values() if "measured_at" in doc})
+    loads = {k: doc["machine"].get("loadavg_at_start") for k, doc in d.items()
+             if isinstance(doc.get("machine"), dict)}
+    add(f"Measured between {when[0] if when else '?'} and {when[-1] if when else '?'} (UTC) on "
+        f"a {next((m['cpus'] for m in (x.get('machine') for x in d.values()) if isinstance(m, dict)), '?')}-core VM shared with "
+        "other engineers' test suites; load average (1/5/15 min) when each scenario started: "
+        + ", ".join(f"{k} {v}" for k, v in loads.items() if v) + ". Numbers are noisy; "
+        "each ratio pairs runs taken minutes apart under the same load.\n")
+    add("Scale of the committed runs (reduced from the issue where the time available on "
+        "this machine did not allow more): scenario 1 at M = 10,000 files over K = 50 earlier "
+        "runs with N = 0 and 1,000 new (M = 100,000 is `--big`, not run: its history alone "
+        "would take over half an hour here); scenario 2 at 1 GiB; scenario 3 at M = 10,000 "
+        "keys on moto_server; scenario 4 on a synthetic 1,000,000-entry listing; scenario 5 "
+        "over 1,000 runs.\n")
+    add("## Summary\n")
+    add(_table(["target", "wanted", "measured", "met"], summary_rows(d)) + "\n")
+    notes = findings(d)
+    if notes:
+        add("### Where targets are missed, by how much and why\n")
+        for text in notes:
+            add(f"- {text}")
+        add("")
+
+    inc = d.get("incremental")
+    add("## 1. Incremental run after many runs\n")
+    if inc and inc.get("status") == "ok":
+        add("Date-partitioned JSON (`date=YYYY-MM-DD/part-….json`, seeded generator "
+            "`bench/gen.py`). K batches of M/K files arrive one after the other; after each, "
+            "lakemark (`Job.read_files(ctx=…)` → Parquet) and Spark's file source "
+            "(`readStream.json` → Parquet sink, checkpoint, `Trigger.AvailableNow`) each run "
+            "once. The measured runs (N = 0, then N new files) run **each in a fresh process**, "
+            "as a scheduler runs them; `wall` excludes the Spark session start (the same "
+            "for every tool), `process` includes it. The floor lists with `os.scandir` + "
+            "`stat` and reads only the new files; the full re-read reads everything.\n")
+        for size in inc["sizes"]:
+            add(f"### M = {size['files_processed_before']:,} files over "
+                f"{size['earlier_runs']} runs ({size['rows_per_file']} rows per file)\n")
+            add(f"lakemark's maxBand is scaled to the compressed history "
+                f"({size['lakemark_max_band_ms']} ms for runs seconds apart, standing in for "
+                "15 minutes between hourly runs), so its band holds the share of a batch it "
+                "would hold in production.\n")
+            for case, data in size["cases"].items():
+                n = case.split("_")[1]
+                rows = []
+                for t in TOOLS:
+                    x = data[t]
+                    peak = x.get("driver_peak", {})
+                    state = x.get("checkpoint_bytes", x.get("state_bytes"))
+                    rows.append([LABEL[t], x.get("planning_s"), x["wall_s"], x.get("process_s"),
+                                 peak.get("total_mib"), peak.get("jvm_mib"), state])
+                add(f"**N = {n}**\n")
+                add(_table(["tool", "planning s", "wall s", "process s", "driver peak MiB "
+                            "(Python + JVM)", "of which JVM", "state bytes"], rows) + "\n")
+                lm = data["lakemark"]
+                add(f"lakemark's run: planning {_fmt(lm['planning_s'])} s, DataFrame "
+                    f"{_fmt(lm.get('dataframe_s'))} s, write {_fmt(lm.get('write_s'))} s, "
+                    f"commit {_fmt(lm.get('commit_s'))} s; state store file "
+                    f"{_fmt(lm.get('state_store_bytes'))} bytes (bookmark history and the "
+                    "per-run manifests of every file, kept for `runs show`/replay; the planning "
+                    f"state element is {_fmt(lm['state_bytes'])} bytes). Spark's sink log "
+                    f"`_spark_metadata` adds {_fmt(data['spark_stream'].get('sink_metadata_bytes'))}"
+                    " bytes.\n")
+                add("Ratios: " + ", ".join(f"{k} = {_fmt(v)}" for k, v in
+                                           data["ratios"].items()) + "\n")
+            for name in plot_incremental(size, out):
+                add(f"![{name}]({name})\n")
+    else:
+        add("not measured\n")
+
+    tp = d.get("throughput")
+    add("## 2. Throughput overhead\n")
+    if tp and tp.get("status") == "ok":
+        add(f"{tp['input_files']} flat JSON files, {tp['input_mib']:.0f} MiB, {tp['rows']:,} "
+            f"rows; one warm session, {tp['repeat']} back-to-back pairs (order alternating). "
+            f"Ratio = median over pairs of plain time / lakemark time "
+            f"(pairs: {', '.join(map(str, tp.get('pair_ratios', [])))}); "
+            f"best run against best run: {_fmt(tp.get('ratio_best_lakemark_to_best_plain'))}×.\n")
+        add(_table(["", "runs (s)", "best MiB/s"], [
+            ["plain `spark.read.json → write.parquet`", ", ".join(
+                map(str, tp["plain_spark_json_to_parquet_s"])), tp["plain_mib_per_s"]],
+            ["lakemark `read_files → write(format='delta')`", ", ".join(
+                map(str, tp["lakemark_json_to_delta_s"])), tp["lakemark_mib_per_s"]],
+        ]) + "\n")
+        add(f"Ratio {_fmt(tp['ratio_lakemark_to_plain_throughput'])}× (target ≥ 0.95×).\n")
+        add(f"![throughput]({plot_throughput(tp, out)})\n")
+    else:
+        add("not measured\n")
+
+    s3 = d.get("s3_listing")
+    add("## 3. S3 listing cost (moto_server)\n")
+    if s3 and s3.get("status") == "ok":
+        add(f"{s3['existing_keys']:,} keys already planned under date prefixes "
+            f"({s3['keys_per_date_prefix']:,} per day), then {s3['new_keys']:,} new keys under "
+            "later dates. ListObjectsV2 requests counted by a botocore hook on the client.\n")
+        add(_table(["listing", "ListObjectsV2 calls", "seconds (moto)", "files planned"], [
+            ["full (`list_files`, what `Job.read_files` does)",
+             s3["full_listing"]["list_objects_v2_calls"], s3["full_listing"]["seconds"],
+             s3["full_listing"]["planned"]],
+            ["StartAfter (`list_files_after(last key)`)",
+             s3["start_after_listing"]["list_objects_v2_calls"],
+             s3["start_after_listing"]["seconds"], s3["start_after_listing"]["planned"]],
+        ]) + "\n")
+        add(f"Target: ≤ ceil(N/1000) + 2 = {s3['target_calls']} calls. {s3['note']}\n")
+        add(f"![s3 listing]({plot_s3(s3, out)})\n")
+    else:
+        add("not measured\n")
+
+    sc = d.get("scale")
+    add("## 4. Planning over 1,000,000 files\n")
+    if sc and sc.get("status") == "ok":
+        add(_table(["files", "new", "plan (s)", "plan, nothing new (s)", "build entries (s)",
+                    "planner traced peak MiB", "process peak RSS MiB"],
+                   [[sc["files"], sc["new_files"], sc["plan_new_s"], sc["plan_zero_new_s"],
+                     sc["build_entries_s"], sc["planning_traced_peak_mib"],
+                     sc["process_peak_rss_mib"]]]) + "\n")
+        add(sc["note"] + ". Listing 1,000,000 real objects is bounded by the store: 1,000 "
+            "ListObjectsV2 pages on S3; `bench/planning_local.py` measures listing + planning "
+            "of 100,000 real local files against the raw listing.\n")
+    else:
+        add("not measured\n")
+
+    cm = d.get("commit")
+    add("## 5. Commit cost over time (local disk)\n")
+    if cm and cm.get("status") == "ok":
+        add("Each run: `Job` start (lease), `job.plan_files` over a folder gaining one file per "
+            "run, one Delta append committed by `deltalake` with the run's app transaction, "
+            "`job.commit()`. Medians over the "
+            f"{cm['window_runs']} runs ending at each mark.\n")
+        add(_table(["after run", "job.commit() ms", "Delta commit ms", "sum ms",
+                    "Delta table open ms"],
+                   [[k, v["job_commit_median_ms"], v["delta_commit_median_ms"],
+                     v["job_plus_delta_commit_median_ms"], v["delta_table_open_ms"]]
+                    for k, v in cm["at_run"].items()]) + "\n")
+        add(f"![commit]({plot_commit(cm, out)})\n")
+    else:
+        add("not measured\n")
+
+    ev = d.get("events") or d.get("s3_events")
+    add("## 6. Events path (S3 → SQS → events table)\n")
+    if ev and ev.get("status", "ok") == "ok" and "stage1_events_per_second" in ev:
+        add(_table(["events", "stage 1 events/s", "events/s excluding time inside SQS calls",
+                    "SQS calls per 1,000 events", "floor", "put → target commit median s"],
+                   [[ev["events"], ev["stage1_events_per_second"],
+                     ev["stage1_events_per_second_excluding_sqs_calls"],
+                     ev["sqs_calls_per_1000_events"], ev["floor_sqs_calls_per_1000_events"],
+                     ev["put_to_target_commit_latency_s"]["median"]]]) + "\n")
+        add(f"{ev.get('peer', '')}. Measured by `bench/s3_events.py` "
+            f"({ev.get('source', 'rerun by bench/run.py events')}). Stage 1's rate is moto's: "
+            "nearly all of its time is spent inside SQS calls answered by moto_server.\n")
+    else:
+        add("not measured\n")
+
+    li = d.get("lineage")
+    add("## 7. Lineage analyzer\n")
+    if li and li.get("scripts_per_second"):
+        add(_table(["scripts", "analysed", "seconds", "scripts/s", "lines/s"],
+                   [[li["scripts"], li["scripts_analysed"], li["seconds"],
+                     li["scripts_per_second"], li["lines_per_second"]]]) + "\n")
+        add(f"{li['corpus']}; {li['peer']}.\n")
+    else:
+        add(f"not measured ({(li or {}).get('reason', 'no result')})\n")
+    return "\n".join(parts) + "\n"
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--results", default=str(BENCH / "results"))
+    ap.add_argument("--readme", default=str(BENCH / "README.md"))
+    args = ap.parse_args()
+    results = Path(args.results)
+    docs = load(results)
+    text = render(docs, results)
+    # Image links are relative to the README: the PNGs sit next to the JSON.
+    rel = Path(results).resolve().relative_to(Path(args.readme).resolve().parent) \
+        if Path(results).resolve().is_relative_to(Path(args.readme).resolve().parent) else None
+    if rel is not None and str(rel) != ".":
+        text = text.replace("](", f"]({rel.as_posix()}/").replace(f"]({rel.as_posix()}/http",
+                                                                   "](http")
+    Path(args.readme).write_text(text)
+    print(f"wrote {args.readme}")
+
+
+if __name__ == "__main__":
+    main()
