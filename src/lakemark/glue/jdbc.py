@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError, UnsupportedError
+from ..sources.jdbc import spark_url_options
 
 if TYPE_CHECKING:
     from ..sources.jdbc import JdbcSource
@@ -94,6 +95,7 @@ def jdbc_read_options(glue_ctx: GlueContext, connection_type: str,
     driver = options.get("customJdbcDriverClassName") or _driver_for(out["url"], connection_type)
     if driver:
         out["driver"] = str(driver)
+    out.update(spark_url_options(out["url"]))
     return out
 
 
@@ -114,6 +116,7 @@ def jdbc_write_options(glue_ctx: GlueContext, catalog_connection: str | None,
     driver = _driver_for(out["url"], "")
     if driver:
         out["driver"] = driver
+    out.update(spark_url_options(out["url"]))
     return out
 
 

@@ -147,7 +147,7 @@ class JdbcSource:
         return f"{redact_url(self.url)} {self.dbtable}"
 
     def spark_options(self) -> dict[str, str]:
-        out = {"url": self.url}
+        out = spark_url_options(self.url)
         if self.user:
             out["user"] = self.user
         if self.password:
@@ -157,6 +157,19 @@ class JdbcSource:
         if self.fetchsize:
             out["fetchsize"] = str(self.fetchsize)
         return out
+
+
+def spark_url_options(url: str) -> dict[str, str]:
+    """Spark JDBC options that carry ``url`` so Spark talks the database's SQL dialect.
+
+    Spark picks its dialect by URL prefix and knows MySQL and MariaDB only as ``jdbc:mysql:``;
+    under its generic dialect the column names it selects are double-quoted, which MySQL reads
+    as string literals. A ``jdbc:mariadb:`` URL is therefore handed to Spark in the MySQL
+    spelling, which the MariaDB driver accepts when asked to (``permitMysqlScheme``).
+    """
+    if url.lower().startswith("jdbc:mariadb:"):
+        return {"url": "jdbc:mysql:" + url[len("jdbc:mariadb:"):], "permitMysqlScheme": "true"}
+    return {"url": url}
 
 
 # -- talking to the database through Spark -------------------------------------------------
@@ -174,7 +187,7 @@ def _load(spark: SparkSession, source: JdbcSource, *, dbtable: str | None = None
     try:
         if predicates:
             assert dbtable is not None
-            return spark.read.jdbc(source.url, dbtable, predicates=list(predicates),
+            return spark.read.jdbc(options["url"], dbtable, predicates=list(predicates),
                                    properties=options)
         reader = spark.read.format("jdbc").options(**options)
         if query is not None:
