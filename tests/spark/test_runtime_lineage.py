@@ -102,7 +102,14 @@ def test_runs_emit_start_and_complete_or_fail_and_nothing_when_off(tmp_path: Pat
     assert output["name"] == str((tmp_path / "tr").resolve())
     assert [(f["name"], f["type"]) for f in output["facets"]["schema"]["fields"]] == \
         [("id", "bigint")]
-    assert "columnLineage" not in output["facets"]  # a transformed frame: not claimed identity
+    # The frame written was filtered and projected: traced from the plan that ran.
+    lineage = output["facets"]["columnLineage"]
+    [edge] = lineage["fields"]["id"]["inputFields"]
+    assert (edge["name"], edge["field"], edge["transformations"][0]["subtype"]) == \
+        (str(src.resolve()), "id", "IDENTITY")
+    [where] = lineage["dataset"]
+    assert (where["field"], where["transformations"][0]["type"],
+            where["transformations"][0]["subtype"]) == ("id", "INDIRECT", "FILTER")
 
     # off by default: the run without the variable wrote no events anywhere
     assert sorted(p.name for p in off_dir.iterdir()) == ["s.db"]

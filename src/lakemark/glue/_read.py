@@ -91,12 +91,16 @@ def _read_jdbc(glue_ctx: GlueContext, connection_type: str, options: Mapping[str
                ctx: str | None) -> DataFrame:
     """A JDBC source: through the job's bookmark (bookmark keys, see ``glue.jdbc``) when a job
     runs; a custom ``query`` or no job reads the whole result, as Glue does."""
-    from ..sources.jdbc import read_jdbc
     from .jdbc import jdbc_read_options, jdbc_source
 
     job = glue_ctx.active_job()
     if job is not None and not options.get("query"):
-        return read_jdbc(job, jdbc_source(glue_ctx, connection_type, options), ctx=ctx)
+        s = jdbc_source(glue_ctx, connection_type, options)
+        # Through the job's own method, so what the job read is seen (runtime lineage).
+        return job.read_jdbc(s.url, s.dbtable, ctx=ctx, user=s.user, password=s.password,
+                             keys=s.keys, order=s.order, mode=s.mode, driver=s.driver,
+                             fetchsize=s.fetchsize, hashfield=s.hashfield,
+                             hashexpression=s.hashexpression, hashpartitions=s.hashpartitions)
     opts = jdbc_read_options(glue_ctx, connection_type, options)
     if ctx and job is not None and job.tracking:
         log.warning(

@@ -8,10 +8,12 @@ derived from lakemark's run id (``uuid5``), which is also in the ``lakemark_run`
 
 Inputs are the sources the run planned, as recorded in its manifest (file roots and S3
 prefixes, JDBC tables — URLs are recorded without credentials —, events tables); outputs are
-the sinks it committed, with the written DataFrame's ``schema`` facet. When the DataFrame
-written is the very one a ``read_files`` returned (``lakemark ingest files``), the
-``columnLineage`` facet maps each column to the same column of the source (IDENTITY).
-Dataset names follow docs/lineage.md. A transport that fails is reported on stderr and never
+the sinks it committed, with the written DataFrame's ``schema`` facet and a ``columnLineage``
+facet traced from the plan Spark ran (:mod:`lakemark.lineage._spark_plan`): each written
+column maps to the columns of the frames the job read (``read_files``, ``read_jdbc``, so also
+the Glue facade's sources) that it was computed from — DIRECT with subtype IDENTITY,
+TRANSFORMATION or AGGREGATION — and filter, join, grouping, sort and window keys are
+dataset-level INDIRECT inputs. Dataset names follow docs/lineage.md. A transport that fails is reported on stderr and never
 fails the run.
 """
 
@@ -28,9 +30,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError
+from ..job import UNTRACKED
 from ..sources.jdbc_sql import redact_url
 from ._datasets import jdbc_dataset, path_dataset
 from ._render import PRODUCER
+from ._spark_plan import ColumnTrace, SourceColumn
 
 if TYPE_CHECKING:
     from ..job import Job, JobEvent
@@ -85,6 +89,30 @@ def _schema(df: Any) -> list[tuple[str, str]] | None:
         return None
 
 
+def _column_lineage(trace: ColumnTrace, by_ctx: Mapping[str, list[Any]]) -> Any:
+    """The ``columnLineage`` facet of ``trace`` over the input datasets of each source."""
+    from openlineage.client.facet_v2 import column_lineage_dataset as cl
+
+    def fields(column: SourceColumn, kind: str, subtypes: list[str]) -> list[Any]:
+        return [cl.InputField(namespace=ds.namespace, name=ds.name, field=column.column,
+                              transformations=[cl.Transformation(
+                                  type=kind, subtype=subtype, description="", masking=False)
+                                  for subtype in subtypes])
+                for ds in by_ctx.get(column.ctx, [])]
+
+    columns = {name: cl.Fields(inputFields=[f for column, subtype in sorted(
+                   found.items(), key=lambda kv: (kv[0].ctx, kv[0].column))
+                   for f in fields(column, "DIRECT", [subtype])])
+               for name, found in trace.columns.items()}
+    columns = {name: f for name, f in columns.items() if f.inputFields}
+    dataset = [f for column, subtypes in sorted(trace.indirect.items(),
+                                                key=lambda kv: (kv[0].ctx, kv[0].column))
+               for f in fields(column, "INDIRECT", sorted(subtypes))]
+    if not columns and not dataset:
+        return None
+    return cl.ColumnLineageDatasetFacet(fields=columns, dataset=dataset)
+
+
 class RuntimeLineage:
     """Turns a job's lifecycle events into OpenLineage run events (see the module doc)."""
 
@@ -92,29 +120,44 @@ class RuntimeLineage:
         self.job = job
         self.send = send
         self.run_id: str | None = None
-        self._read_frames: dict[int, tuple[Any, str]] = {}  # id(df) -> (df, ctx)
-        self._written: dict[str, tuple[list[tuple[str, str]] | None, str | None]] = {}
+        self._read_frames: list[tuple[Any, str]] = []  # (df, manifest key of its source)
+        self._written: dict[str, tuple[list[tuple[str, str]] | None, ColumnTrace | None]] = {}
         self._wrap(job)
 
     # The DataFrames read and written, seen through the job's own methods (instance only).
     def _wrap(self, job: Job) -> None:
-        read_files, write = job.read_files, job.write
+        def seen_read(read: Callable[..., Any]) -> Callable[..., Any]:
+            def read_seen(*args: Any, **kwargs: Any) -> Any:
+                df = read(*args, **kwargs)
+                ctx = kwargs.get("ctx")
+                # The manifest key of an untracked source is numbered per run (Job._claim_ctx).
+                key = ctx if ctx else f"{UNTRACKED} #{job._untracked}"
+                self._read_frames.append((df, key))
+                return df
+            return read_seen
 
-        def read_files_seen(*args: Any, **kwargs: Any) -> Any:
-            df = read_files(*args, **kwargs)
-            self._read_frames[id(df)] = (df, kwargs.get("ctx") or "")
-            return df
+        write = job.write
 
         def write_seen(df: Any, target: str, *args: Any, **kwargs: Any) -> Any:
-            seen = self._read_frames.get(id(df))
-            source_ctx = seen[1] if seen is not None and seen[0] is df else None
+            trace = self._trace(df)
             result = write(df, target, *args, **kwargs)
             key = getattr(result, "target", None) or target
-            self._written[key] = (_schema(df), source_ctx)
+            self._written[key] = (_schema(df), trace)
             return result
 
-        setattr(job, "read_files", read_files_seen)  # noqa: B010
+        setattr(job, "read_files", seen_read(job.read_files))  # noqa: B010
+        setattr(job, "read_jdbc", seen_read(job.read_jdbc))  # noqa: B010
         setattr(job, "write", write_seen)  # noqa: B010
+
+    def _trace(self, df: Any) -> ColumnTrace | None:
+        """The columns ``df`` was computed from, or None when its plan cannot be read."""
+        from ._spark_plan import frame_sources, trace_columns
+
+        try:
+            return trace_columns(df, frame_sources(self._read_frames))
+        except Exception as exc:  # noqa: BLE001 - lineage never fails a run
+            print(f"lakemark: column lineage not traced: {exc}", file=sys.stderr)
+            return None
 
     def __call__(self, event: JobEvent) -> None:
         try:
@@ -157,21 +200,15 @@ class RuntimeLineage:
         out: list[Any] = []
         for plan in outputs:
             ref = path_dataset(str(plan["target"]))
-            fields, source_ctx = self._written.get(str(plan["target"]), (None, None))
+            fields, trace = self._written.get(str(plan["target"]), (None, None))
             facets: dict[str, Any] = {}
             if fields:
                 facets["schema"] = schema_dataset.SchemaDatasetFacet(fields=[
                     schema_dataset.SchemaDatasetFacetFields(name=n, type=t) for n, t in fields])
-            sources = by_ctx.get(source_ctx or "", []) if source_ctx is not None else []
-            if fields and sources:
-                facets["columnLineage"] = column_lineage_dataset.ColumnLineageDatasetFacet(
-                    fields={n: column_lineage_dataset.Fields(inputFields=[
-                        column_lineage_dataset.InputField(
-                            namespace=s.namespace, name=s.name, field=n,
-                            transformations=[column_lineage_dataset.Transformation(
-                                type="DIRECT", subtype="IDENTITY",
-                                description="written as read", masking=False)])
-                        for s in sources]) for n, _ in fields})
+            if trace is not None:
+                lineage = _column_lineage(trace, by_ctx)
+                if lineage is not None:
+                    facets["columnLineage"] = lineage
             out.append(OutputDataset(namespace=ref.namespace, name=ref.name, facets=facets))
         return inputs, out
 
