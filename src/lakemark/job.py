@@ -28,7 +28,8 @@ from .errors import ConfigError, SourceError, StateError
 from .planning import FileEntry, FileOptions, FilePlan, FileState, plan_everything, plan_files
 from .planning.files import DEFAULT_MAX_BAND_MS
 from .sinks._fault import fault_point
-from .state import BOOKMARK_OPTIONS, Bookmark, RunRecord, StateStore, open_store, resolve_state_url
+from .state import (BOOKMARK_OPTIONS, Bookmark, RunInputs, RunRecord, StateStore, open_store,
+                    resolve_state_url)
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -298,7 +299,7 @@ class Job:
             plan = self._replay_plan(ctx, files)
         else:
             pinned = self._pinned_inputs().get(ctx) if self.tracking else None
-            if pinned is not None:
+            if pinned is not None and pinned[1].plan.get("kind") == "files":
                 plan = self._pinned_plan(ctx, pinned, files)
             else:
                 plan = plan_files(previous, files, listed_at, options)
@@ -516,6 +517,20 @@ class Job:
             self._pending[ctx] = dict(next_state)
         return key
 
+    def replay_input(self, ctx: str, kind: str) -> RunInputs | None:
+        """The input of source ``ctx`` (of manifest kind ``kind``) that this attempt must
+        replay exactly — that of a failed attempt of this run whose sink committed — or None
+        when the source may plan afresh. For sources planned outside the file planner."""
+        pinned = self._pinned_inputs().get(ctx) if self.tracking else None
+        if pinned is None or pinned[1].plan.get("kind") != kind:
+            return None
+        return pinned[1]
+
+    def replay_case(self, ctx: str) -> dict[str, Any]:
+        """How this attempt chose the input of ``ctx`` (the manifest's ``replay`` entry)."""
+        self._started()
+        return self._replay_case(ctx)
+
     # -- internals ------------------------------------------------------------------------
     def _started(self) -> RunRecord:
         if self._record is None:
@@ -628,7 +643,7 @@ class Job:
                          if i.plan.get("kind") == "sink" and _sink_committed(i.plan, attempt.run_id)]
             if committed:
                 self._pinned = {i.ctx: (attempt.run_id, i) for i in inputs
-                                if i.plan.get("kind") == "files"}
+                                if i.plan.get("kind") != "sink"}
                 self._pin_info = {
                     "case": "pinned",
                     "from_attempt": attempt.run_id,

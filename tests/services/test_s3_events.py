@@ -17,6 +17,7 @@ from deltalake import DeltaTable
 
 from lakemark.cli import cli
 from lakemark.events import EventsTable, parse_message
+from lakemark.sinks._fault import FAULT_ENV
 
 os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
 
@@ -56,12 +57,18 @@ class Pipeline:
         assert out.returncode == 0, out.stderr
         return json.loads(out.stdout)
 
-    def stage2(self, *extra: str, ok: bool = True, process: bool = False) -> dict[str, Any]:
+    def stage2(self, *extra: str, ok: bool = True, process: bool = False,
+               fault: str | None = None) -> dict[str, Any]:
         args = ["ingest", "s3-incremental", self.target, "--events-table", self.events,
                 "--job", "objects", "--format", "json", "--state", self.state, "--json", *extra]
         if process:  # its own process, as a scheduler would start it
+            env = dict(os.environ, **self.moto.env)
+            if fault:  # SIGKILLed at that point of the run (lakemark.sinks._fault)
+                env[FAULT_ENV] = fault
             out = subprocess.run([sys.executable, "-m", "lakemark", *args], capture_output=True,
-                                 text=True, timeout=600, env=dict(os.environ, **self.moto.env))
+                                 text=True, timeout=600, env=env)
+            if fault:
+                return {"returncode": out.returncode, "stderr": out.stderr}
             assert out.returncode == 0, out.stderr
             return json.loads(out.stdout)
         result = CliRunner().invoke(cli, args, catch_exceptions=False)
@@ -167,6 +174,28 @@ def test_stage_two_takes_each_created_object_once_in_bounded_runs(pipeline: Pipe
                                      "--json"])
     files = json.loads(shown.stdout)["sources"]["events"]["files"]
     assert [f["path"] for f in files] == ["s3://landing/in/0.json", "s3://landing/in/1.json"]
+
+
+def test_a_retry_after_the_sink_committed_replays_exactly_the_killed_attempts_objects(
+    pipeline: Pipeline,
+) -> None:
+    pipeline.put("in/0.json", [{"id": 0}])
+    pipeline.put("in/1.json", [{"id": 1}])
+    pipeline.stage1()
+    killed = pipeline.stage2(process=True, fault="after-sink-commit")
+    assert killed["returncode"] == -9
+    assert pipeline.target_ids() == [0, 1]  # written, but the run never committed
+    pipeline.put("in/2.json", [{"id": 2}])  # arrives before the retry
+    pipeline.stage1()
+    retry = pipeline.stage2()
+    # The retry skips its write (the token is in the table) and must therefore take exactly the
+    # killed attempt's objects: planning afresh would mark in/2.json done without writing it.
+    assert (retry["files"], retry["skipped"]) == (2, True)
+    shown = CliRunner().invoke(cli, ["runs", "show", retry["run_id"], "--state", pipeline.state,
+                                     "--json"])
+    assert json.loads(shown.stdout)["sources"]["events"]["replay"]["case"] == "pinned"
+    assert pipeline.stage2()["files"] == 1
+    assert pipeline.target_ids() == [0, 1, 2]
 
 
 def test_lost_notification_is_caught_by_backfill(pipeline: Pipeline) -> None:

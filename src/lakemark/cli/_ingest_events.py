@@ -167,6 +167,7 @@ def s3_incremental(target: str, events_table: str, job_name: str, fmt: str,
     out: dict[str, Any] = {"run_id": record.run_id, "job_name": job_name, "run": record.run,
            "attempt": record.attempt, "status": record.status, "files": len(files),
            "bytes": total_bytes, "rows": result.rows if result else 0,
+           "skipped": bool(result and result.skipped),
            "target": target, "target_format": target_format,
            "bookmark_version": store.get_bookmark(job_name).version}
     store.close()
@@ -178,6 +179,8 @@ def s3_incremental(target: str, events_table: str, job_name: str, fmt: str,
     table.add_column()
     table.add_row("run", f"{record.run_id} (run {record.run}, attempt {record.attempt})")
     table.add_row("objects taken", f"{len(files)} ({human_bytes(total_bytes)})")
-    table.add_row("rows written", str(out["rows"]))
+    table.add_row("rows written", str(out["rows"]) + (
+        " (write skipped: an earlier attempt of this run committed it)" if out["skipped"]
+        else ""))
     table.add_row("target", f"{target} ({target_format})")
     console.print(table)

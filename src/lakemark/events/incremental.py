@@ -13,6 +13,9 @@ the last event taken (``[commit version, event time, key, record_id]``). A run:
 5. takes them in (commit version, event time, key) order up to ``max_files`` / ``max_bytes``;
 6. records the objects in the run's manifest and reads them with lakemark's file reader.
 
+A retry of a run whose failed attempt committed its sink replays that attempt's objects exactly
+(its write is then skipped by the sink's token), rather than planning afresh.
+
 ``from_version`` restarts from any events-table version, like resetting a consumer offset.
 """
 
@@ -188,7 +191,19 @@ def read_event_objects(job: Job, events_table: str, *, format: str, ctx: str = "
     opts = options or IncrementalOptions()
     check_read_options(format, mode)
     table = EventsTable(events_table)
-    plan = plan_event_objects(table, job.state_of(ctx), opts, s3_client)
+    replay = job.replay_input(ctx, STATE_KIND)
+    if replay is not None:
+        # A failed attempt of this run committed its sink: take exactly its objects again, so
+        # the write its token now skips holds the same data (see docs/exactly-once.md).
+        recorded = replay.plan
+        plan = EventObjectPlan(tuple(replay.files), dict(recorded["next_state"]),
+                               recorded.get("events_table_version"),
+                               int(recorded.get("pending_files") or 0),
+                               int(recorded.get("skipped_removed") or 0),
+                               int(recorded.get("skipped_missing") or 0),
+                               int(recorded.get("backfilled") or 0))
+    else:
+        plan = plan_event_objects(table, job.state_of(ctx), opts, s3_client)
     buckets = sorted({f.path.split("/", 3)[2] for f in plan.files})
     root = f"s3://{buckets[0]}" if len(buckets) == 1 else "s3://"
     job.track_source(ctx, {
@@ -197,7 +212,7 @@ def read_event_objects(job: Job, events_table: str, *, format: str, ctx: str = "
         "planned_bytes": sum(f.size for f in plan.files), "pending_files": plan.pending,
         "skipped_removed": plan.skipped_removed, "skipped_missing": plan.skipped_missing,
         "backfilled": plan.backfilled, "next_state": plan.next_state,
-        "from_version": opts.from_version,
+        "from_version": opts.from_version, "replay": job.replay_case(ctx),
     }, plan.files, plan.next_state)
     if len(buckets) > 1:
         raise ConfigError("events from several buckets in one source: filter by bucket "
