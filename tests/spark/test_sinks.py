@@ -244,6 +244,35 @@ def test_schema_mismatch_is_refused_before_writing(spark: Any, tmp_path: Path) -
     assert DeltaTable(str(table)).version() == 0
 
 
+def test_merge_schema_adds_new_columns_and_fills_missing_ones_with_nulls(
+    spark: Any, tmp_path: Path
+) -> None:
+    table = tmp_path / "t"
+    base = spark.createDataFrame([(1, "a")], "id bigint, name string")
+    write_target(spark, base, str(table))
+    wider = spark.createDataFrame([(2, "b", 2.5)], "id bigint, name string, score double")
+    with pytest.raises(SinkError, match="score.*not in the table.*mergeSchema=true"):
+        write_target(spark, wider, str(table))
+    assert DeltaTable(str(table)).version() == 0  # the refused write changed nothing
+    result = write_target(spark, wider, str(table), options={"mergeSchema": "true"})
+    assert result.rows == 1
+    narrower = spark.createDataFrame([(3,)], "id bigint")  # name and score missing: nulls
+    write_target(spark, narrower, str(table), options={"mergeschema": "TRUE"})
+    dt = DeltaTable(str(table))
+    assert [f.name for f in dt.schema().fields] == ["id", "name", "score"]
+    rows = sorted(dt.to_pyarrow_table().to_pylist(), key=lambda r: r["id"])
+    assert rows == [{"id": 1, "name": "a", "score": None}, {"id": 2, "name": "b", "score": 2.5},
+                    {"id": 3, "name": None, "score": None}]
+    # A type change is refused even with mergeSchema, before any column is added.
+    clash = spark.createDataFrame([("x", 1)], "id string, more int")
+    version = dt.version()
+    with pytest.raises(SinkError, match="id: table has long, DataFrame has string"):
+        write_target(spark, clash, str(table), options={"mergeSchema": "true"})
+    assert DeltaTable(str(table)).version() == version
+    with pytest.raises(ConfigError, match="mergeSchema must be true or false"):
+        write_target(spark, wider, str(table), options={"mergeSchema": "yes"})
+
+
 def test_non_delta_targets_are_refused(spark: Any, tmp_path: Path) -> None:
     folder = tmp_path / "folder"
     folder.mkdir()

@@ -80,6 +80,10 @@ def ingest() -> None:
               "Default: the automatic token <job>/target at the run number.")
 @click.option("--txn-version", type=click.IntRange(min=0), metavar="VERSION",
               help="Delta idempotent write (txnVersion; needs --txn-app-id).")
+@click.option("--merge-schema", is_flag=True,
+              help="Delta target: add new columns of the data to the table (Delta's "
+              "mergeSchema); table columns the data lacks are written as nulls. Without it a "
+              "schema difference fails the run before anything is written.")
 @state_option
 @json_option
 @verbose_option
@@ -107,6 +111,7 @@ def ingest_files(
     force: bool,
     txn_app_id: str | None,
     txn_version: int | None,
+    merge_schema: bool,
     state_url: str | None,
     as_json: bool,
     verbose: bool,
@@ -138,6 +143,11 @@ def ingest_files(
             raise click.UsageError(f"--txn-app-id/--txn-version apply to Delta targets only, "
                                    f"not --target-format {target_format}")
         writer = {"txnAppId": txn_app_id, "txnVersion": str(txn_version)}
+    if merge_schema:
+        if target_format != "delta":
+            raise click.UsageError(f"--merge-schema applies to Delta targets only, not "
+                                   f"--target-format {target_format}")
+        writer["mergeSchema"] = "true"
     from ..storage import check_source
 
     check_source(source)  # a missing local source fails here, before any state is touched

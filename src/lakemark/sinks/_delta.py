@@ -51,7 +51,14 @@ from ._location import (
     sweep_write,
 )
 from ._model import DataFile, IdempotencyToken, WriteResult
-from ._schema import check_partition_kinds, delta_schema, kinds_of, schema_differences
+from ._schema import (
+    check_partition_kinds,
+    delta_schema,
+    fields_of,
+    kinds_of,
+    schema_differences,
+    spark_type_of,
+)
 from ._spark_writer import spark_errors, spark_failure, write_delta_files
 from ._values import zone
 
@@ -81,13 +88,14 @@ def _already_committed(table: DeltaTable, token: IdempotencyToken | None) -> boo
 
 
 def _fit(target: Target, table: DeltaTable, frame: DeltaSchema,
-         partition_by: Sequence[str]) -> list[str]:
+         partition_by: Sequence[str], *, merge: bool = False) -> list[str]:
     """Check the DataFrame against an existing table; the table's partition columns."""
-    differences = schema_differences(table.schema(), frame)
+    differences = schema_differences(table.schema(), frame, merge=merge)
     if differences:
+        hint = "" if merge else "; to add new columns to the table, write with mergeSchema=true"
         raise SinkError(
             f"the DataFrame does not match the schema of Delta table {target.root} "
-            f"(nothing was written): " + "; ".join(differences)
+            f"(nothing was written): " + "; ".join(differences) + hint
         )
     existing = list(table.metadata().partition_columns)
     if partition_by and list(partition_by) != existing:
@@ -96,6 +104,45 @@ def _fit(target: Target, table: DeltaTable, frame: DeltaSchema,
             f"{list(partition_by)} (nothing was written)"
         )
     return existing
+
+
+def _add_new_columns(target: Target, table: DeltaTable, frame: DeltaSchema,
+                     partition_by: Sequence[str]) -> DeltaTable:
+    """For ``mergeSchema``: add the DataFrame's columns the table lacks (nullable), in one
+    metadata commit before the data commit. Columns whose type differs are left for
+    :func:`_fit` to refuse, so a bad write adds nothing."""
+    from deltalake import Field
+
+    _fit(target, table, frame, partition_by, merge=True)
+    have = {f.name for f in table.schema().fields}
+    new = [Field(f.name, f.type, nullable=True) for f in frame.fields if f.name not in have]
+    if not new:
+        return table
+    try:
+        table.alter.add_columns(new)
+    except Exception as exc:  # noqa: BLE001 - a racing writer may have added them first
+        latest = open_delta(target)
+        if latest is None or {f.name for f in new} - {f.name for f in latest.schema().fields}:
+            raise SinkError(f"could not add columns {', '.join(f.name for f in new)} to Delta "
+                            f"table {target.root}: {_first_line(exc)}") from exc
+        return latest
+    latest = open_delta(target)
+    if latest is None:
+        raise SinkError(f"Delta table {target.root} vanished while adding columns")
+    return latest
+
+
+def _merge_flag(options: dict[str, str]) -> bool:
+    """Pop Delta's ``mergeSchema`` option (any case) and read it as a boolean."""
+    from ..errors import ConfigError
+
+    keys = [k for k in options if k.lower() == "mergeschema"]
+    value = options.pop(keys[0]).strip().lower() if keys else "false"
+    for k in keys[1:]:
+        options.pop(k)
+    if value not in ("true", "false"):
+        raise ConfigError(f"option mergeSchema must be true or false, got {value!r}")
+    return value == "true"
 
 
 def _find_commit(table: DeltaTable, write_id: str, since: int) -> int | None:
@@ -118,7 +165,8 @@ def _retryable(exc: BaseException) -> bool:
 def _commit(target: Target, table: DeltaTable | None, schema: DeltaSchema,
             frame: DeltaSchema, partition_cols: list[str], files: Sequence[DataFile],
             mode: str, token: IdempotencyToken | None, write_id: str,
-            commit_info: Mapping[str, str] | None = None) -> tuple[int, bool]:
+            commit_info: Mapping[str, str] | None = None, *,
+            merge: bool = False) -> tuple[int, bool]:
     """Commit ``files`` in one transaction; ``(table version, skipped)``."""
     from deltalake import CommitProperties, Transaction
     from deltalake.transaction import AddAction, create_table_with_add_actions
@@ -164,7 +212,7 @@ def _commit(target: Target, table: DeltaTable | None, schema: DeltaSchema,
                 raise SinkError(
                     f"committing to Delta table {target.root} failed: {_first_line(exc)}"
                 ) from exc
-            if _fit(target, latest, frame, partition_cols) != partition_cols:
+            if _fit(target, latest, frame, partition_cols, merge=merge) != partition_cols:
                 raise SinkError(f"Delta table {target.root} changed its partitioning while "
                                 "this write ran") from exc
             table = latest
@@ -205,6 +253,8 @@ def write_delta(spark: SparkSession, df: DataFrame, target: Target, *, mode: str
     ``commit_info`` entries go into the commit's ``commitInfo`` next to the write id."""
     from pyspark.sql import functions as F
 
+    options = dict(options)
+    merge = _merge_flag(options)
     fs = target.filesystem()
     check_target(target, fs)
     table = open_delta(target)
@@ -215,10 +265,15 @@ def write_delta(spark: SparkSession, df: DataFrame, target: Target, *, mode: str
                            table_version=table.version())
     frame = delta_schema(df.schema, target=target.root)
     if table is not None:
-        partition_cols = _fit(target, table, frame, partition_by)
+        if merge:
+            table = _add_new_columns(target, table, frame, partition_by)
+        partition_cols = _fit(target, table, frame, partition_by, merge=merge)
         schema = table.schema()
-        names = [f.name for f in schema.fields]
-        df = df.select(*[F.col("`" + n.replace("`", "``") + "`") for n in names])
+        present = set(df.columns)
+        df = df.select(*[
+            F.col("`" + f["name"].replace("`", "``") + "`") if f["name"] in present
+            else F.lit(None).cast(spark_type_of(f)).alias(f["name"])  # mergeSchema: nulls
+            for f in fields_of(schema)])
     else:
         partition_cols, schema = list(partition_by), frame
     kinds = kinds_of(schema)
@@ -250,7 +305,7 @@ def write_delta(spark: SparkSession, df: DataFrame, target: Target, *, mode: str
             )
         fault_point("mid-write")
         version, skipped = _commit(target, table, schema, frame, partition_cols, files, mode,
-                                   token, write_id, commit_info)
+                                   token, write_id, commit_info, merge=merge)
         committed = not skipped
     finally:
         if not committed:

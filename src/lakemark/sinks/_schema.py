@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from pyspark.sql.types import StructType
 
 __all__ = ["spark_kinds", "arrow_schema", "delta_schema", "fields_of", "kinds_of",
-           "schema_differences", "check_partition_kinds"]
+           "schema_differences", "check_partition_kinds", "spark_type_of"]
 
 _NULLABILITY_KEYS = frozenset({"nullable", "containsNull", "valueContainsNull", "metadata"})
 
@@ -121,23 +121,28 @@ def _type_text(value: Any) -> str:
     return value if isinstance(value, str) else json.dumps(_bare(value), separators=(",", ":"))
 
 
-def schema_differences(table: DeltaSchema, frame: DeltaSchema) -> list[str]:
+def schema_differences(table: DeltaSchema, frame: DeltaSchema, *,
+                       merge: bool = False) -> list[str]:
     """Human-readable differences between a table's columns and a DataFrame's (by name).
 
     Column order does not matter (lakemark reorders the DataFrame to the table's order);
     nullability does not matter either. An empty list means the DataFrame fits.
+    ``merge`` (Delta's ``mergeSchema``): only type differences count — table columns the
+    DataFrame lacks are written as nulls, and its new columns are added to the table.
     """
     want = {f["name"]: f["type"] for f in fields_of(table)}
     have = {f["name"]: f["type"] for f in fields_of(frame)}
     out = []
     for name, typ in want.items():
         if name not in have:
-            out.append(f"{name}: in the table ({_type_text(typ)}), missing from the DataFrame")
+            if not merge:
+                out.append(f"{name}: in the table ({_type_text(typ)}), missing from the "
+                           "DataFrame")
         elif _bare(have[name]) != _bare(typ):
             out.append(f"{name}: table has {_type_text(typ)}, DataFrame has "
                        f"{_type_text(have[name])}")
     for name, typ in have.items():
-        if name not in want:
+        if name not in want and not merge:
             out.append(f"{name}: in the DataFrame ({_type_text(typ)}), not in the table")
     return out
 
@@ -149,3 +154,11 @@ def check_partition_kinds(kinds: Mapping[str, str], partition_by: Sequence[str],
     if bad:
         raise ConfigError(f"cannot partition {target} by column(s) of unsupported type: " +
                         ", ".join(bad))
+
+
+def spark_type_of(field: Mapping[str, Any]) -> Any:
+    """The Spark type of one Delta field (as :func:`fields_of` gives it): Delta writes its
+    schema in Spark's own JSON form."""
+    from pyspark.sql.types import StructType
+
+    return StructType.fromJson({"type": "struct", "fields": [dict(field)]}).fields[0].dataType
