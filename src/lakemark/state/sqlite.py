@@ -1,6 +1,7 @@
 """The embedded state store: one SQLite file (or ``:memory:``) per deployment.
 
-Every operation is one ``BEGIN IMMEDIATE`` transaction, so two processes sharing the file
+The bookmark, run and lease logic is shared with the PostgreSQL store (:mod:`._sql`). Every
+write is one ``BEGIN IMMEDIATE`` transaction, so two processes sharing the file
 serialise their writes and a crash leaves either the whole change or none of it. The schema is
 versioned in the ``meta`` table; a file written by a newer lakemark is refused rather than
 misread.
@@ -8,25 +9,18 @@ misread.
 
 from __future__ import annotations
 
-import json
 import os
 import sqlite3
 import time
-import uuid
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
 
-from ..errors import CommitConflict, ConfigError, LeaseError, StateError, UnknownRunError
-from ..planning.files import FileEntry
-from ..sinks._fault import fault_point
-from .base import Bookmark, RunInputs, RunRecord
+from ..errors import ConfigError, StateError
+from ._sql import SCHEMA_VERSION, SqlStore, new_run_id  # noqa: F401 - re-exported
 
 __all__ = ["SCHEMA_VERSION", "SQLiteStore", "new_run_id"]
 
-SCHEMA_VERSION = 1
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -93,30 +87,8 @@ CREATE TABLE IF NOT EXISTS leases (
 );
 """
 
-#: Bookmark options whose successful runs move the bookmark (and so count for from/to replays).
-_TRACKING_OPTIONS = ("enable", "mark-processed")
 
-
-def new_run_id() -> str:
-    """A fresh run id in Glue's shape: ``jr_`` and 32 hex digits."""
-    return "jr_" + uuid.uuid4().hex
-
-
-def _now_iso() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
-
-
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
-class SQLiteStore:
+class SQLiteStore(SqlStore):
     """A :class:`~lakemark.state.base.StateStore` in an SQLite database file."""
 
     def __init__(self, path: str | Path, *, clock: Callable[[], float] = time.time) -> None:
@@ -134,6 +106,7 @@ class SQLiteStore:
         try:
             self._db = sqlite3.connect(self.path, timeout=30.0, isolation_level=None,
                                        check_same_thread=False)
+            self._q = self._db
         except sqlite3.Error as exc:
             raise StateError(f"cannot open state database {self.path}: {exc}") from exc
         try:
@@ -205,334 +178,11 @@ class SQLiteStore:
 
     def _migrate(self) -> None:
         with self._tx() as db:
-            for statement in _SCHEMA.split(";"):
-                if statement.strip():
-                    db.execute(statement)
-            row = db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
-            if row is None:
-                db.execute(
-                    "INSERT INTO meta (key, value) VALUES ('schema_version', ?)",
-                    (str(SCHEMA_VERSION),),
-                )
-            elif int(row[0]) > SCHEMA_VERSION:
-                raise StateError(
-                    f"state database {self.path} has schema version {row[0]}, newer than this "
-                    f"lakemark understands ({SCHEMA_VERSION}); upgrade lakemark"
-                )
+            self._create_tables(db, _SCHEMA)
+
+    @property
+    def _where(self) -> str:
+        return f"state database {self.path}"
 
     def close(self) -> None:
         self._db.close()
-
-    # -- bookmark -------------------------------------------------------------------------
-    def _bookmark(self, db: sqlite3.Connection, job_name: str) -> Bookmark:
-        row = db.execute(
-            "SELECT version, run, attempt, run_id, previous_run_id, state_json, reason, updated_at "
-            "FROM jobs WHERE job_name = ?",
-            (job_name,),
-        ).fetchone()
-        if row is None:
-            return Bookmark(job_name=job_name)
-        return Bookmark(job_name, row[0], row[1], row[2], row[3], row[4], json.loads(row[5]),
-                        row[6], row[7])
-
-    def _save(self, db: sqlite3.Connection, b: Bookmark, made_by: str | None) -> Bookmark:
-        """Store ``b`` as the job's current bookmark and as a row of its history."""
-        state_json = json.dumps({k: dict(v) for k, v in b.state.items()}, sort_keys=True)
-        now = _now_iso()
-        db.execute(
-            "INSERT INTO jobs (job_name, version, run, attempt, run_id, previous_run_id, "
-            "state_json, reason, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) "
-            "ON CONFLICT (job_name) DO UPDATE SET version = excluded.version, "
-            "run = excluded.run, attempt = excluded.attempt, run_id = excluded.run_id, "
-            "previous_run_id = excluded.previous_run_id, state_json = excluded.state_json, "
-            "reason = excluded.reason, updated_at = excluded.updated_at",
-            (b.job_name, b.version, b.run, b.attempt, b.run_id, b.previous_run_id, state_json,
-             b.reason, now),
-        )
-        db.execute(
-            "INSERT INTO bookmark_versions (job_name, version, run, attempt, run_id, "
-            "previous_run_id, state_json, reason, made_by_run_id, created_at) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (b.job_name, b.version, b.run, b.attempt, b.run_id, b.previous_run_id, state_json,
-             b.reason, made_by, now),
-        )
-        return Bookmark(b.job_name, b.version, b.run, b.attempt, b.run_id, b.previous_run_id,
-                        b.state, b.reason, now)
-
-    def get_bookmark(self, job_name: str) -> Bookmark:
-        return self._bookmark(self._db, job_name)
-
-    def list_jobs(self) -> list[Bookmark]:
-        """The current bookmark of every job the store knows, by name."""
-        names = [r[0] for r in self._db.execute("SELECT job_name FROM jobs ORDER BY job_name")]
-        return [self._bookmark(self._db, n) for n in names]
-
-    def history(self, job_name: str) -> list[Bookmark]:
-        rows = self._db.execute(
-            "SELECT version, run, attempt, run_id, previous_run_id, state_json, reason, created_at "
-            "FROM bookmark_versions WHERE job_name = ? ORDER BY version",
-            (job_name,),
-        ).fetchall()
-        return [Bookmark(job_name, r[0], r[1], r[2], r[3], r[4], json.loads(r[5]), r[6], r[7])
-                for r in rows]
-
-    def _refuse_while_running(self, db: sqlite3.Connection, job_name: str, what: str) -> None:
-        holder = self._live_holder(db, job_name)
-        if holder is not None:
-            raise LeaseError(
-                f"cannot {what} job {job_name!r} while run {holder} is in progress",
-                job_name=job_name, holder_run_id=holder,
-            )
-
-    def _live_holder(self, db: sqlite3.Connection, job_name: str) -> str | None:
-        row = db.execute(
-            "SELECT l.run_id FROM leases l JOIN runs r ON r.run_id = l.run_id "
-            "WHERE l.job_name = ? AND r.status = 'RUNNING'",
-            (job_name,),
-        ).fetchone()
-        return None if row is None else str(row[0])
-
-    def reset(self, job_name: str, ctx: str | None = None) -> Bookmark:
-        with self._tx() as db:
-            self._refuse_while_running(db, job_name, "reset")
-            b = self._bookmark(db, job_name)
-            if ctx is None:
-                state: dict[str, Any] = {}
-                reason = "reset"
-            else:
-                if ctx not in b.state:
-                    known = ", ".join(sorted(b.state)) or "none"
-                    raise ConfigError(
-                        f"job {job_name!r} has no state for transformation_ctx {ctx!r} "
-                        f"(it has: {known})"
-                    )
-                state = {k: v for k, v in b.state.items() if k != ctx}
-                reason = f"reset ctx {ctx}"
-            return self._save(db, Bookmark(job_name, b.version + 1, b.run, 0, b.run_id,
-                                           b.previous_run_id, state, reason), None)
-
-    def rewind(self, job_name: str, run_id: str) -> Bookmark:
-        with self._tx() as db:
-            self._refuse_while_running(db, job_name, "rewind")
-            row = db.execute(
-                "SELECT state_json, previous_run_id FROM bookmark_versions "
-                "WHERE job_name = ? AND made_by_run_id = ? AND reason = 'commit'",
-                (job_name, run_id),
-            ).fetchone()
-            if row is None:
-                raise UnknownRunError(
-                    f"{run_id} is not a successful run of job {job_name!r} that moved its "
-                    "bookmark; `lakemark runs list` shows the runs"
-                )
-            b = self._bookmark(db, job_name)
-            return self._save(db, Bookmark(job_name, b.version + 1, b.run, 0, run_id, row[1],
-                                           json.loads(row[0]), f"rewind to {run_id}"), None)
-
-    # -- runs -----------------------------------------------------------------------------
-    def _record(self, db: sqlite3.Connection, run_id: str) -> RunRecord:
-        row = db.execute(
-            "SELECT run_id, job_name, run, attempt, status, bookmark_option, started_at, "
-            "ended_at, error, host, pid FROM runs WHERE run_id = ?",
-            (run_id,),
-        ).fetchone()
-        if row is None:
-            raise UnknownRunError(f"no run {run_id!r} in state database {self.path}")
-        return RunRecord(*row)
-
-    def _end_run(self, db: sqlite3.Connection, run_id: str, status: str, error: str | None) -> None:
-        db.execute(
-            "UPDATE runs SET status = ?, ended_at = ?, error = ? WHERE run_id = ?",
-            (status, _now_iso(), error, run_id),
-        )
-        db.execute("DELETE FROM leases WHERE run_id = ?", (run_id,))
-
-    def _record_failure(self, db: sqlite3.Connection, record: RunRecord, error: str,
-                        update_bookmark: bool) -> Bookmark:
-        self._end_run(db, record.run_id, "FAILED", error)
-        b = self._bookmark(db, record.job_name)
-        if not update_bookmark:
-            return b
-        return self._save(db, Bookmark(record.job_name, b.version + 1, b.run, b.attempt + 1,
-                                       b.run_id, b.previous_run_id, b.state,
-                                       f"failure of {record.run_id}"), record.run_id)
-
-    def begin_run(
-        self,
-        job_name: str,
-        bookmark_option: str,
-        *,
-        host: str,
-        pid: int,
-        lease_timeout_s: float,
-        force: bool = False,
-    ) -> RunRecord:
-        with self._tx() as db:
-            lease = db.execute(
-                "SELECT l.run_id, l.host, l.pid, l.heartbeat_at FROM leases l "
-                "WHERE l.job_name = ?",
-                (job_name,),
-            ).fetchone()
-            if lease is not None:
-                holder_id, holder_host, holder_pid, beat = lease
-                holder = self._record(db, holder_id)
-                if holder.status == "RUNNING":
-                    why = self._takeover_reason(holder_host, holder_pid, beat, host, pid,
-                                                lease_timeout_s, force)
-                    if why is None:
-                        raise LeaseError(
-                            f"job {job_name!r} is already running as {holder_id} (host "
-                            f"{holder_host}, pid {holder_pid}); wait for it, or use --force if "
-                            "you know it is gone",
-                            job_name=job_name, holder_run_id=holder_id,
-                        )
-                    self._record_failure(
-                        db, holder, f"lease taken over: {why}",
-                        holder.bookmark_option in _TRACKING_OPTIONS,
-                    )
-                db.execute("DELETE FROM leases WHERE job_name = ?", (job_name,))
-            b = self._bookmark(db, job_name)
-            run_id = new_run_id()
-            db.execute(
-                "INSERT INTO runs (run_id, job_name, run, attempt, status, bookmark_option, "
-                "base_version, started_at, host, pid) VALUES (?, ?, ?, ?, 'RUNNING', ?, ?, ?, ?, ?)",
-                (run_id, job_name, b.run + 1, b.attempt, bookmark_option, b.version, _now_iso(),
-                 host, pid),
-            )
-            db.execute(
-                "INSERT INTO leases (job_name, run_id, host, pid, heartbeat_at) VALUES (?, ?, ?, ?, ?)",
-                (job_name, run_id, host, pid, self._clock()),
-            )
-            return self._record(db, run_id)
-
-    def _takeover_reason(self, holder_host: str | None, holder_pid: int | None, beat: float,
-                         host: str, pid: int, timeout_s: float, force: bool) -> str | None:
-        if force:
-            return "forced"
-        if holder_host == host and holder_pid is not None and holder_pid != pid \
-                and not _pid_alive(holder_pid):
-            return f"its process {holder_pid} on {host} is gone"
-        if self._clock() - beat > timeout_s:
-            return f"no heartbeat for more than {timeout_s:g} s"
-        return None
-
-    def _running(self, db: sqlite3.Connection, run_id: str) -> RunRecord:
-        record = self._record(db, run_id)
-        if record.status != "RUNNING":
-            raise LeaseError(
-                f"run {run_id} of job {record.job_name!r} is no longer running ({record.status}"
-                + (f": {record.error}" if record.error else "") + ")",
-                job_name=record.job_name, holder_run_id=self._live_holder(db, record.job_name) or "",
-            )
-        return record
-
-    def heartbeat(self, run_id: str) -> None:
-        with self._tx() as db:
-            self._running(db, run_id)
-            db.execute("UPDATE leases SET heartbeat_at = ? WHERE run_id = ?", (self._clock(), run_id))
-
-    def record_plan(
-        self, run_id: str, ctx: str, plan: Mapping[str, Any], files: Sequence[FileEntry]
-    ) -> None:
-        with self._tx() as db:
-            self._running(db, run_id)
-            db.execute("DELETE FROM run_files WHERE run_id = ? AND ctx = ?", (run_id, ctx))
-            db.execute(
-                "INSERT INTO run_plans (run_id, ctx, plan_json) VALUES (?, ?, ?) "
-                "ON CONFLICT (run_id, ctx) DO UPDATE SET plan_json = excluded.plan_json",
-                (run_id, ctx, json.dumps(plan, sort_keys=True)),
-            )
-            db.executemany(
-                "INSERT INTO run_files (run_id, ctx, path, mtime, size) VALUES (?, ?, ?, ?, ?)",
-                ((run_id, ctx, f.path, f.mtime, f.size) for f in files),
-            )
-            db.execute("UPDATE leases SET heartbeat_at = ? WHERE run_id = ?", (self._clock(), run_id))
-
-    def commit_run(
-        self, run_id: str, states: Mapping[str, Mapping[str, Any]], *, update_bookmark: bool
-    ) -> Bookmark:
-        with self._tx() as db:
-            try:
-                record = self._running(db, run_id)
-            except LeaseError as exc:
-                raise CommitConflict(f"cannot commit: {exc}") from exc
-            base = db.execute("SELECT base_version FROM runs WHERE run_id = ?",
-                              (run_id,)).fetchone()[0]
-            b = self._bookmark(db, record.job_name)
-            if update_bookmark and b.version != base:
-                raise CommitConflict(
-                    f"the bookmark of job {record.job_name!r} changed during run {run_id} "
-                    f"(version {base} → {b.version}); nothing was committed"
-                )
-            self._end_run(db, run_id, "SUCCEEDED", None)
-            fault_point("during-job-commit")  # crash tests: half a transaction, never visible
-            if not update_bookmark:
-                return b
-            state = {k: dict(v) for k, v in b.state.items()}
-            state.update({k: dict(v) for k, v in states.items()})
-            return self._save(db, Bookmark(record.job_name, b.version + 1, record.run, 0, run_id,
-                                           b.run_id, state, "commit"), run_id)
-
-    def fail_run(self, run_id: str, error: str, *, update_bookmark: bool) -> Bookmark:
-        with self._tx() as db:
-            record = self._record(db, run_id)
-            if record.status != "RUNNING":
-                return self._bookmark(db, record.job_name)
-            return self._record_failure(db, record, error, update_bookmark)
-
-    def get_run(self, run_id: str) -> RunRecord:
-        return self._record(self._db, run_id)
-
-    def list_runs(self, job_name: str) -> list[RunRecord]:
-        rows = self._db.execute(
-            "SELECT run_id, job_name, run, attempt, status, bookmark_option, started_at, "
-            "ended_at, error, host, pid FROM runs WHERE job_name = ? ORDER BY seq",
-            (job_name,),
-        ).fetchall()
-        return [RunRecord(*r) for r in rows]
-
-    def runs_between(self, job_name: str, from_run_id: str, to_run_id: str) -> list[RunRecord]:
-        """The successful bookmark-moving runs after ``from_run_id`` up to ``to_run_id``."""
-        seqs = {}
-        for which, rid in (("job-bookmark-from", from_run_id), ("job-bookmark-to", to_run_id)):
-            row = self._db.execute(
-                "SELECT seq FROM runs WHERE run_id = ? AND job_name = ? AND status = 'SUCCEEDED' "
-                f"AND bookmark_option IN ({','.join('?' * len(_TRACKING_OPTIONS))})",
-                (rid, job_name, *_TRACKING_OPTIONS),
-            ).fetchone()
-            if row is None:
-                raise UnknownRunError(
-                    f"{which} {rid!r} is not a successful bookmarked run of job {job_name!r}; "
-                    "`lakemark runs list` shows the runs"
-                )
-            seqs[which] = row[0]
-        if seqs["job-bookmark-from"] > seqs["job-bookmark-to"]:
-            raise ConfigError(
-                f"job-bookmark-from {from_run_id} ran after job-bookmark-to {to_run_id}; "
-                "give the earlier run first"
-            )
-        rows = self._db.execute(
-            "SELECT run_id, job_name, run, attempt, status, bookmark_option, started_at, "
-            "ended_at, error, host, pid FROM runs WHERE job_name = ? AND status = 'SUCCEEDED' "
-            f"AND bookmark_option IN ({','.join('?' * len(_TRACKING_OPTIONS))}) "
-            "AND seq > ? AND seq <= ? ORDER BY seq",
-            (job_name, *_TRACKING_OPTIONS, seqs["job-bookmark-from"], seqs["job-bookmark-to"]),
-        ).fetchall()
-        return [RunRecord(*r) for r in rows]
-
-    def run_inputs(self, run_id: str) -> list[RunInputs]:
-        self._record(self._db, run_id)
-        plans = self._db.execute(
-            "SELECT ctx, plan_json FROM run_plans WHERE run_id = ? ORDER BY ctx", (run_id,)
-        ).fetchall()
-        out = []
-        for ctx, plan_json in plans:
-            files = [
-                FileEntry(mtime=r[0], path=r[1], size=r[2])
-                for r in self._db.execute(
-                    "SELECT mtime, path, size FROM run_files WHERE run_id = ? AND ctx = ? "
-                    "ORDER BY mtime, path",
-                    (run_id, ctx),
-                )
-            ]
-            out.append(RunInputs(ctx=ctx, plan=json.loads(plan_json), files=files))
-        return out
