@@ -27,6 +27,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from lakemark import Job
+from lakemark.errors import ConfigError, FormatError, SinkError
 from lakemark.sinks import IdempotencyToken, committed_files, write_target
 from lakemark.sinks._fault import FAULT_ENV, FAULT_WAIT_ENV
 from lakemark.sinks._location import is_hidden
@@ -284,3 +285,54 @@ def test_reader_recipe_reads_only_committed_files(spark: Any, s3: Any, lake: Any
     assert sorted(zip(table.column("id").to_pylist(), table.column("r").to_pylist())) == [
         (0, "eu"), (1, "us"), (2, "eu"), (3, "us")]
     assert 99 in dataset_ids(s3, "recipe")  # a plain listing sees the uncommitted file
+
+
+def test_staged_publish_on_s3_store_without_spark(s3: Any, lake: Any) -> None:
+    """The publish steps over :class:`S3Store` alone: a writer that uploads into staging, a
+    damaged ``.pending`` record that must not delete anything outside the run's data files."""
+    from lakemark.sinks._publish import S3Store, staged_publish, staging_folder
+
+    store = S3Store(BUCKET, "raw/t")
+    lake.put_object(Bucket=BUCKET, Key="raw/keep.csv", Body=b"x")
+    lake.put_object(Bucket=BUCKET, Key="raw/t/_lakemark_commits/other-1.json", Body=b"{}")
+    lake.put_object(Bucket=BUCKET, Key="raw/t/_lakemark_commits/a-2.pending", Body=json.dumps(
+        {"staging": "../..", "files": ["../keep.csv", "_lakemark_commits/other-1.json",
+                                       "/raw/keep.csv", "gone.csv"]}).encode())
+
+    def write(write_id: str) -> None:
+        base = f"raw/t/{staging_folder(write_id)}/"
+        lake.put_object(Bucket=BUCKET, Key=base + "d=1/a.csv", Body=b"1\n")
+        lake.put_object(Bucket=BUCKET, Key=base + "b.csv", Body=b"22\n")
+        lake.put_object(Bucket=BUCKET, Key=base + "_SUCCESS", Body=b"")
+
+    published = staged_publish(store, IdempotencyToken("a", 2), {"k": "v"}, write)
+    assert (sorted(published.files), published.bytes) == (["b.csv", "d=1/a.csv"], 5)
+    assert sorted(keys(lake, "raw/")) == [
+        "raw/keep.csv", "raw/t/_lakemark_commits/a-2.json",
+        "raw/t/_lakemark_commits/other-1.json", "raw/t/b.csv", "raw/t/d=1/a.csv"]
+    record = json.loads(lake.get_object(
+        Bucket=BUCKET, Key="raw/t/_lakemark_commits/a-2.json")["Body"].read())
+    assert (record["files"], record["k"]) == (["b.csv", "d=1/a.csv"], "v")
+
+    # A name already taken is refused before anything is published; the trace is undone.
+    def clash(write_id: str) -> list[str]:
+        lake.put_object(Bucket=BUCKET, Key=f"raw/t/{staging_folder(write_id)}/b.csv", Body=b"9")
+        return ["b.csv"]
+
+    with pytest.raises(SinkError, match="already exists"):
+        staged_publish(store, IdempotencyToken("a", 3), {}, clash)
+    assert lake.get_object(Bucket=BUCKET, Key="raw/t/b.csv")["Body"].read() == b"22\n"
+    assert not [k for k in keys(lake, "raw/t/") if "staging" in k or k.endswith(".pending")]
+
+
+def test_bad_input_writes_nothing(spark: Any, lake: Any) -> None:
+    df = spark.createDataFrame([(1,)], "id long")
+    token = IdempotencyToken("j/sink", 1)
+    with pytest.raises(FormatError, match="S3A"):
+        write_target(spark, df, f"s3://{BUCKET}/o", format="orc", commit_token=token)
+    with pytest.raises(ConfigError, match="not supported"):
+        write_target(spark, df, f"s3://{BUCKET}/o", format="json", commit_token=token,
+                     options={"bogus": "1"})
+    with pytest.raises(SinkError, match="does not exist"):
+        write_target(spark, df, "s3://no-such-bucket/o", format="json", commit_token=token)
+    assert keys(lake, "") == {}

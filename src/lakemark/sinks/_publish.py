@@ -27,6 +27,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import re
 import shutil
 import time
 import uuid
@@ -54,6 +55,9 @@ STAGING_DIR = "_lakemark_staging"
 #: limit is 5 GiB) with boto3's managed multipart copy.
 _SINGLE_COPY_LIMIT = 5 * 1024 ** 3
 
+#: What a write id in a ``.pending`` record may look like (it names a staging folder).
+_WRITE_ID = re.compile(r"^[0-9A-Za-z_-]{1,64}$")
+
 
 class FolderStore(Protocol):
     """The few operations a staged publish needs, on paths relative to a folder target's root
@@ -72,8 +76,9 @@ class FolderStore(Protocol):
         """Create or replace ``rel`` atomically: readers see the old content or the new."""
         ...
 
-    def names(self, folder: str) -> list[str]:
-        """Names of the files directly in ``folder`` (empty if there is no such folder)."""
+    def names(self, folder: str, start: str = "") -> list[str]:
+        """Names of the files directly in ``folder`` that start with ``start`` (empty if there
+        is no such folder)."""
         ...
 
     def files(self, folder: str) -> dict[str, int]:
@@ -129,11 +134,12 @@ class LocalStore:
             tmp.unlink(missing_ok=True)
             raise SinkError(f"cannot write {path}: {exc.strerror or exc}") from exc
 
-    def names(self, folder: str) -> list[str]:
+    def names(self, folder: str, start: str = "") -> list[str]:
         path = self._path(folder)
         if not path.is_dir():
             return []
-        return [entry.name for entry in path.iterdir() if entry.is_file()]
+        return [entry.name for entry in path.iterdir()
+                if entry.name.startswith(start) and entry.is_file()]
 
     def files(self, folder: str) -> dict[str, int]:
         top = self._path(folder)
@@ -236,9 +242,9 @@ class S3Store:
         except self._errors() as exc:
             raise self._error("write", rel, exc) from exc
 
-    def _list(self, folder: str, *, delimiter: bool) -> dict[str, int]:
+    def _list(self, folder: str, *, delimiter: bool, start: str = "") -> dict[str, int]:
         prefix = self.key(folder).rstrip("/") + "/" if (folder or self.prefix) else ""
-        params: dict[str, Any] = {"Bucket": self.bucket, "Prefix": prefix}
+        params: dict[str, Any] = {"Bucket": self.bucket, "Prefix": prefix + start}
         if delimiter:
             params["Delimiter"] = "/"
         out: dict[str, int] = {}
@@ -252,8 +258,8 @@ class S3Store:
             raise self._error("list", folder + "/", exc) from exc
         return out
 
-    def names(self, folder: str) -> list[str]:
-        return list(self._list(folder, delimiter=True))
+    def names(self, folder: str, start: str = "") -> list[str]:
+        return list(self._list(folder, delimiter=True, start=start))
 
     def files(self, folder: str) -> dict[str, int]:
         return self._list(folder, delimiter=False)
@@ -326,7 +332,7 @@ def commit_record(store: FolderStore, token: IdempotencyToken) -> dict[str, Any]
     """The commit record of ``token``'s app id at its version or a higher one (None: none)."""
     prefix = quote(token.app_id, safe="")
     best: tuple[int, str] | None = None
-    for name in store.names(COMMITS):
+    for name in store.names(COMMITS, start=f"{prefix}-"):
         if not name.endswith(".json") or name.startswith("."):
             continue
         app, _, version = name[:-len(".json")].rpartition("-")
@@ -398,12 +404,24 @@ def _roll_back(store: FolderStore, token: IdempotencyToken) -> None:
         info = json.loads(text)
     except ValueError:
         info = {}
-    staging = info.get("staging")
-    if staging:
-        store.remove_tree(staging_folder(str(staging)))
-    if store.read_text(f"{COMMITS}/{name}.json") is None:
-        store.delete([str(rel) for rel in info.get("files") or ()])
+    if not isinstance(info, dict):
+        info = {}
+    staging = str(info.get("staging") or "")
+    if _WRITE_ID.match(staging):
+        store.remove_tree(staging_folder(staging))
+    files = info.get("files")
+    if store.read_text(f"{COMMITS}/{name}.json") is None and isinstance(files, list):
+        # Only plain data paths under the target: a damaged record never deletes records,
+        # staging of other writes or anything outside the target.
+        store.delete([str(rel) for rel in files if _data_path(str(rel))])
     store.delete([pending])
+
+
+def _data_path(rel: str) -> bool:
+    """Whether ``rel`` is a visible relative path inside the target (no ``..``, not absolute)."""
+    parts = rel.split("/")
+    return bool(rel) and not rel.startswith("/") and not is_hidden(rel) and all(
+        part not in ("", ".", "..") for part in parts)
 
 
 def clear_trace(store: FolderStore, token: IdempotencyToken) -> None:
