@@ -479,7 +479,10 @@ def staged_publish(store: FolderStore, token: IdempotencyToken | None, extra: di
                 "committed_at": time.time(), **extra,
             }, indent=1, sort_keys=True))
             published = True
-            store.delete([pending])
+            try:
+                store.delete([pending])
+            except SinkError as exc:  # committed all the same; the next write clears it
+                log.warning("could not remove %s/%s: %s", store.root, pending, exc)
         elif pending is None:
             published = True
     except BaseException:
