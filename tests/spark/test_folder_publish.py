@@ -17,6 +17,7 @@ import pyarrow.dataset as pads
 import pytest
 
 from lakemark import Job
+from lakemark.sinks import committed_files
 from lakemark.sinks._fault import FAULT_ENV, FAULT_WAIT_ENV
 from lakemark.sinks._location import is_hidden
 
@@ -121,6 +122,7 @@ def test_half_published_write_is_rolled_back_by_the_retry(tmp_path: Path, spark)
     df.limit(2).toPandas().to_parquet(stray)
     (commits / "j%2Fsink-1.pending").write_text(json.dumps(
         {"staging": "dead", "files": [stray.name]}))
+    assert committed_files(str(target)) == []
     with Job("j", state=state, spark=spark) as job:
         result = job.write(df, str(target), format="parquet", ctx="sink")
     assert (result.rows, result.skipped) == (4, False)
@@ -131,3 +133,5 @@ def test_half_published_write_is_rolled_back_by_the_retry(tmp_path: Path, spark)
     assert record["lakemark.runId"] == job.run_id
     assert sorted(record["files"]) == sorted(
         p.name for p in target.iterdir() if p.is_file())
+    assert committed_files(str(target)) == sorted(
+        str(p) for p in target.iterdir() if p.is_file())

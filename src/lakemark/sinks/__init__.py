@@ -9,12 +9,14 @@
 Delta tables need no Delta jars: Spark (or, on S3 without the S3A connector, pyarrow on the
 executors) writes the Parquet files and ``deltalake`` commits them in one transaction, with the
 token's ``txn`` action in the same commit. See ``_delta`` for the commit protocol and the race
-rules, ``_files`` for folder formats and ``_publish`` for the staged, committed publish of local
-folder writes (a job's per-run token kept in a commit record inside the folder).
+rules, ``_files`` for folder formats and ``_publish`` for the staged, committed publish of folder
+writes, local and S3 (a job's per-run token kept in a commit record inside the folder);
+:func:`committed_files` lists the files of a folder target that committed runs wrote.
 """
 
 from ._model import FORMATS, MODES, IdempotencyToken, WriteResult
+from ._publish import committed_files
 from ._write import TXN_APP_ID, TXN_VERSION, token_from_options, write_target
 
 __all__ = ["FORMATS", "MODES", "IdempotencyToken", "WriteResult", "TXN_APP_ID", "TXN_VERSION",
-           "token_from_options", "write_target"]
+           "committed_files", "token_from_options", "write_target"]

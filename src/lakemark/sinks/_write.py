@@ -143,10 +143,10 @@ def write_target(
     ``commit_info`` adds string entries to the Delta commit's ``commitInfo`` (jobs record their
     run id there, so a retried run can tell which attempt committed).
 
-    ``commit_token`` is a job's automatic per-run token for a *local folder* target: the run's
-    files are staged and published with a commit record named after it, and a write whose token
-    already has a commit record is skipped (see :mod:`lakemark.sinks._publish`). It is ignored
-    for Delta (use ``token``) and refused for S3 folders.
+    ``commit_token`` is a job's automatic per-run token for a *folder* target (local or S3):
+    the run's files are staged and published with a commit record named after it, and a write
+    whose token already has a commit record is skipped (see :mod:`lakemark.sinks._publish`). It
+    is ignored for Delta (use ``token``).
 
     Raises FormatError for an unknown format (or one this installation cannot write there),
     ConfigError for bad arguments, SinkError when the target cannot be written or is of
@@ -163,34 +163,29 @@ def write_target(
     if fmt == "delta":
         return write_delta(spark, df, resolved, mode=save_mode, partition_by=columns,
                            token=idempotency, options=opts, commit_info=commit_info)
-    if commit_token is not None and resolved.is_s3:
-        raise ConfigError(f"per-run commit records are not supported for S3 folder target "
-                          f"{resolved.root} yet")
     return write_files(spark, df, resolved, format=fmt, mode=save_mode, partition_by=columns,
                        options=opts, commit_token=commit_token, commit_info=commit_info)
 
 
 def folder_token_supported(target: str, format: str) -> bool:
-    """Whether a job's per-run token applies to a folder write (local folder formats)."""
+    """Whether a job's per-run token applies to a write (every folder format, local or S3:
+    the write is staged and published with a commit record; Delta uses its own ``txn``)."""
     fmt = format.strip().lower() if isinstance(format, str) else ""
     if fmt == "delta" or fmt not in FORMATS:
         return False
     try:
-        return not resolve_target(target).is_s3
+        resolve_target(target)
     except Exception:  # bad targets fail later, in write_target, with their own message
         return False
+    return True
 
 
 def folder_commit_run_id(target: str, token: IdempotencyToken, key: str) -> str | None:
-    """``commit_info[key]`` of the commit record of ``token`` in a local folder target."""
-    from pathlib import Path
+    """``commit_info[key]`` of the commit record of ``token`` in a folder target (local or S3);
+    None if that exact version has no commit record."""
+    from ._publish import commit_record, store_for
 
-    from ._publish import commit_record
-
-    resolved = resolve_target(target)
-    if resolved.is_s3:
-        return None
-    record = commit_record(Path(resolved.location.root), token)
+    record = commit_record(store_for(resolve_target(target)), token)
     if record is None or int(record.get("version", -1)) != token.version:
         return None
     value = record.get(key)
