@@ -117,6 +117,7 @@ class Job:
         self._pin_info: dict[str, Any] = {}
         self.results: list[WriteResult] = []
         self.plans: dict[str, FilePlan] = {}
+        self._empty_reads: dict[int, DataFrame] = {}  # id → frame of a source that took no file
         self._lineage: Callable[[JobEvent], None] | None = None
         if os.environ.get("LAKEMARK_OPENLINEAGE"):  # runtime lineage (docs/lineage.md)
             from .lineage.runtime import attach
@@ -381,6 +382,8 @@ class Job:
                 options=options, schema=schema, mode=mode,
             )
             fault_point("mid-read")
+            if not plan.files:
+                self._empty_reads[id(frame)] = frame
             return frame
         # Several paths: each is read under its own root (for its partition folders), then
         # the frames are combined by column name.
@@ -459,6 +462,8 @@ class Job:
         used = explicit or automatic
         self.store.heartbeat(record.run_id)
         self._read_started = True
+        if mode == "append" and self._empty_reads.get(id(df)) is df:
+            return self._nothing_to_write(key, ctx, target, format, partition_by, used)
         entry: dict[str, Any] = {
             "kind": "sink",
             "ctx": ctx,
@@ -496,6 +501,26 @@ class Job:
         self.store.record_plan(record.run_id, key, entry, [])
         self._emit("written", ctx, {"rows": result.rows, "files": result.files,
                                     "target": target, "skipped": result.skipped})
+        return result
+
+    def _nothing_to_write(self, key: str, ctx: str | None, target: str, format: str,
+                          partition_by: Sequence[str], token: IdempotencyToken | None,
+                          ) -> WriteResult:
+        """Appending the frame of a source that took no file: no Spark job, no commit (a run
+        with no input adds no table version), recorded as such in the manifest."""
+        from .sinks import WriteResult
+        from .sinks._location import resolve_target
+
+        result = WriteResult(resolve_target(target).root, format.strip().lower(), 0, 0, 0)
+        self.results.append(result)
+        self.store.record_plan(self.run_id, key, {
+            "kind": "sink", "ctx": ctx, "target": target, "format": format, "mode": "append",
+            "partition_by": list(partition_by),
+            "token": {"app_id": token.app_id, "version": token.version} if token else None,
+            "status": "nothing-to-write", "rows": 0, "files": 0, "bytes": 0, "skipped": False,
+            "reason": "the frame written is a source of this run that took no file",
+        }, [])
+        self._emit("written", ctx, {"rows": 0, "files": 0, "target": target, "skipped": False})
         return result
 
     # -- sources planned elsewhere (S3 events, JDBC) -------------------------------------------

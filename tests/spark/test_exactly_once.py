@@ -295,3 +295,31 @@ def test_sink_commit_found_in_the_table_when_the_manifest_missed_it(spark: Any,
         assert retry.write(df, str(lake.target), ctx="out").skipped
         assert lake.manifest(retry.run_id)["src"]["replay"]["case"] == "pinned"
     assert table_ids(lake.target) == [0, 1]
+
+
+def test_appending_a_source_that_took_no_file_runs_no_spark_job_and_no_commit(
+    spark: Any, lake: Lake
+) -> None:
+    lake.arrive(0, 3)
+    with lake.job() as job:
+        job.write(job.read_files(str(lake.src), format="json", ctx="src"), str(lake.target),
+                  ctx="out")
+    version = DeltaTable(str(lake.target)).version()
+    sc = spark.sparkContext
+    with lake.job() as job:
+        df = job.read_files(str(lake.src), format="json", ctx="src")
+        sc.setJobGroup("lakemark-empty-write", "the write of a run with nothing new")
+        try:
+            result = job.write(df, str(lake.target), ctx="out")
+        finally:
+            sc.setJobGroup("other", "")
+        run_id = job.run_id
+    assert list(sc.statusTracker().getJobIdsForGroup("lakemark-empty-write")) == []
+    assert (result.rows, result.files, result.skipped) == (0, 0, False)
+    assert DeltaTable(str(lake.target)).version() == version  # no empty commit
+    assert lake.manifest(run_id)["sink:out"]["status"] == "nothing-to-write"
+    lake.arrive(3, 2)
+    with lake.job() as job:
+        job.write(job.read_files(str(lake.src), format="json", ctx="src"), str(lake.target),
+                  ctx="out")
+    assert table_ids(lake.target) == [0, 1, 2, 3, 4]
