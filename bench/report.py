@@ -82,18 +82,15 @@ def findings(d: dict[str, dict[str, Any]]) -> list[str]:
             f"{tp.get('pair_ratios')} show how much of it is the machine's load.")
     s3 = d.get("s3_listing")
     if s3 and s3.get("status") == "ok" and not s3["meets_target_job_read_files"]:
-        calls = s3["full_listing"]["list_objects_v2_calls"]
+        jobs = s3.get("job_plan_files") or {}
+        calls = (jobs["incremental"]["listing"]["requests"] if jobs
+                 else s3["full_listing"]["list_objects_v2_calls"])
         out.append(
             f"**3: `Job.read_files` makes {calls} ListObjectsV2 calls instead of ≤ "
-            f"{s3['target_calls']} ({calls / s3['target_calls']:.1f}×).** The file source lists "
-            "the whole prefix every run. The StartAfter listing "
-            "(`lakemark.storage.list_files_after`) meets the target "
-            f"({s3['start_after_listing']['list_objects_v2_calls']} call) and plans exactly the "
-            "same files through the same planner, but is not wired into the file source yet: "
-            "that needs the last processed key in the state element, an opt-in for sources "
-            "whose keys grow lexically, and a periodic full listing (late keys below the last "
-            "key are only found by one); the job and state code were being changed by the "
-            "exactly-once work at the same time, so this was left as the next step.")
+            f"{s3['target_calls']} ({calls / s3['target_calls']:.1f}×).** "
+            + ("With `incremental_listing` the job lists only the keys after its start key; "
+               "see the listing entry of the run's manifest for the mode it used."
+               if jobs else "The file source lists the whole prefix every run."))
     return out
 
 
@@ -271,11 +268,20 @@ def summary_rows(d: dict[str, dict[str, Any]]) -> list[list[Any]]:
                      tp["meets_target"]])
     s3 = d.get("s3_listing")
     if s3 and s3.get("status") == "ok":
-        rows.append([f"3. ListObjectsV2 calls, N={s3['new_keys']:,} new among "
-                     f"{s3['existing_keys']:,}: Job.read_files (full listing)",
-                     f"≤ {s3['target_calls']}", s3["full_listing"]["list_objects_v2_calls"],
-                     s3["meets_target_job_read_files"]])
-        rows.append(["3. … with lakemark.storage.list_files_after (StartAfter)",
+        jobs = s3.get("job_plan_files")
+        if jobs:
+            rows.append([f"3. ListObjectsV2 calls, N={s3['new_keys']:,} new among "
+                         f"{s3['existing_keys']:,}: Job.read_files with incremental_listing",
+                         f"≤ {s3['target_calls']}", jobs["incremental"]["listing"]["requests"],
+                         s3["meets_target_job_read_files"]])
+            rows.append(["3. … the same job listing in full (the peer)", "–",
+                         jobs["full"]["listing"]["requests"], "–"])
+        else:
+            rows.append([f"3. ListObjectsV2 calls, N={s3['new_keys']:,} new among "
+                         f"{s3['existing_keys']:,}: Job.read_files (full listing)",
+                         f"≤ {s3['target_calls']}", s3["full_listing"]["list_objects_v2_calls"],
+                         s3["meets_target_job_read_files"]])
+        rows.append(["3. … lakemark.storage.list_files_after (StartAfter), wire count",
                      f"≤ {s3['target_calls']}",
                      s3["start_after_listing"]["list_objects_v2_calls"],
                      s3["meets_target_start_after"]])
@@ -408,13 +414,15 @@ def render(d: dict[str, dict[str, Any]], out: Path) -> str:
             f"({s3['keys_per_date_prefix']:,} per day), then {s3['new_keys']:,} new keys under "
             "later dates. ListObjectsV2 requests counted by a botocore hook on the client.\n")
         add(_table(["listing", "ListObjectsV2 calls", "seconds (moto)", "files planned"], [
-            ["full (`list_files`, what `Job.read_files` does)",
+            ["full (`list_files`, what `Job.read_files` does by default)",
              s3["full_listing"]["list_objects_v2_calls"], s3["full_listing"]["seconds"],
              s3["full_listing"]["planned"]],
             ["StartAfter (`list_files_after(last key)`)",
              s3["start_after_listing"]["list_objects_v2_calls"],
              s3["start_after_listing"]["seconds"], s3["start_after_listing"]["planned"]],
-        ]) + "\n")
+        ] + [[f"job run, {mode} listing (`Job.plan_files`; lakemark's count, in the manifest)",
+              run["listing"]["requests"], run["seconds"], run["planned"]]
+             for mode, run in (s3.get("job_plan_files") or {}).items()]) + "\n")
         add(f"Target: ≤ ceil(N/1000) + 2 = {s3['target_calls']} calls. {s3['note']}\n")
         add(f"![s3 listing]({plot_s3(s3, out)})\n")
     else:

@@ -6,7 +6,10 @@ of lakemark's own count. Compared:
 
 * full: ``list_files`` (what ``Job.read_files`` does today) + ``plan_files``;
 * incremental: ``list_files_after(last processed key)`` + ``plan_files`` on that listing,
-  checked to plan exactly the same files as the full listing.
+  checked to plan exactly the same files as the full listing;
+* the same two through a job: ``Job.plan_files`` (as ``read_files`` plans) with and without
+  ``incremental_listing=True``, the second run of each after the first took the M existing
+  keys; calls as lakemark counts them in the run's manifest (``listing.requests``).
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from __future__ import annotations
 import math
 import os
 import sys
+import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -61,6 +65,8 @@ def scenario(*, existing: int, new: int, per_day: int = 1000) -> dict[str, Any]:
         _put_all(client, old_keys)
         put_s = time.perf_counter() - t0
         uri = f"s3://{BUCKET}/in/"
+        state_url = f"sqlite:///{tempfile.mkdtemp(prefix='lakemark-bench-listing-')}/state.db"
+        job_runs = {mode: _job_plan(state_url, uri, mode) for mode in ("full", "incremental")}
         first = list_files(uri, s3_client=client)
         state = plan_files(None, first.entries, first.started_ms).next_state
         last_key = max(e.path for e in first.entries)
@@ -83,12 +89,17 @@ def scenario(*, existing: int, new: int, per_day: int = 1000) -> dict[str, Any]:
         inc_plan = plan_files(state, inc.entries, inc.started_ms, FileOptions())
         inc_s = time.perf_counter() - t0
         inc_calls = calls["ListObjectsV2"]
+        job_runs = {mode: _job_plan(state_url, uri, mode) for mode in ("full", "incremental")}
     finally:
         proc.terminate()
         proc.wait(timeout=10)
 
     assert [f.path for f in full_plan.files] == [f.path for f in inc_plan.files]
     assert len(full_plan.files) == new, len(full_plan.files)
+    assert job_runs["full"]["planned_paths"] == job_runs["incremental"]["planned_paths"]
+    assert job_runs["incremental"]["listing"]["mode"] == "start-after"
+    for run in job_runs.values():
+        run.pop("planned_paths")
     total = existing + new
     target_calls = math.ceil(new / 1000) + 2
     return {
@@ -103,10 +114,31 @@ def scenario(*, existing: int, new: int, per_day: int = 1000) -> dict[str, Any]:
         "target_calls": target_calls,
         "full_listing_expected_calls": math.ceil(total / 1000),
         "meets_target_start_after": inc_calls <= target_calls,
-        "meets_target_job_read_files": full_calls <= target_calls,
+        "job_plan_files": job_runs,
+        "meets_target_job_read_files":
+            job_runs["incremental"]["listing"]["requests"] <= target_calls,
         "calls_ratio_full_over_start_after": round(full_calls / max(inc_calls, 1), 2),
-        "note": ("Job.read_files lists the whole prefix (the full_listing row); the StartAfter "
-                 "listing exists as lakemark.storage.list_files_after and plans the same files, "
-                 "but the file source does not use it yet (no stored last key, no periodic "
-                 "full listing)."),
+        "note": ("Job.read_files/plan_files with incremental_listing=True (ingest files "
+                 "--incremental-listing) list only the keys after the bookmark's start key and "
+                 "plan the same files as the job that lists in full; without it the whole "
+                 "prefix is listed every run."),
     }
+
+
+def _job_plan(state: str, uri: str, mode: str) -> dict[str, Any]:
+    """One run of a job that plans ``uri``; its listing as recorded in the manifest."""
+    from lakemark import Job
+    from lakemark.state import open_store
+
+    t0 = time.perf_counter()
+    with Job(f"listing-{mode}", state=state) as job:
+        plan = job.plan_files(uri, ctx="src", incremental_listing=mode == "incremental")
+        run_id = job.run_id
+    seconds = time.perf_counter() - t0
+    store = open_store(state)
+    try:
+        [entry] = [i.plan for i in store.run_inputs(run_id) if i.ctx == "src"]
+    finally:
+        store.close()
+    return {"listing": entry["listing"], "planned": len(plan.files),
+            "seconds": round(seconds, 3), "planned_paths": [f.path for f in plan.files]}

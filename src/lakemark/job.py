@@ -25,8 +25,18 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from .errors import ConfigError, SourceError, StateError
-from .planning import FileEntry, FileOptions, FilePlan, FileState, plan_everything, plan_files
-from .planning.files import DEFAULT_MAX_BAND_MS
+from .planning import (
+    DEFAULT_FULL_LISTING_EVERY,
+    DEFAULT_MAX_BAND_MS,
+    FileEntry,
+    FileOptions,
+    FilePlan,
+    FileState,
+    ListingOptions,
+    plan_everything,
+    plan_files,
+    resume_after,
+)
 from .sinks._fault import fault_point
 from .state import (BOOKMARK_OPTIONS, Bookmark, RunInputs, RunRecord, StateStore, open_store,
                     resolve_state_url)
@@ -247,6 +257,8 @@ class Job:
         bounded_files: int | None = None,
         bounded_size: int | None = None,
         format: str | None = None,
+        incremental_listing: bool = False,
+        full_listing_every: int = DEFAULT_FULL_LISTING_EVERY,
     ) -> FilePlan:
         """Plan (and record) which files of ``path`` this run takes, without reading them."""
         return self._plan(
@@ -261,6 +273,7 @@ class Job:
                 bounded_size=bounded_size,
             ),
             format=format,
+            listing=ListingOptions(incremental_listing, full_listing_every),
         )[1]
 
     def _plan(
@@ -272,16 +285,37 @@ class Job:
         exclusions: Sequence[str] | str,
         options: FileOptions,
         format: str | None,
+        listing: ListingOptions = ListingOptions(),
     ) -> tuple[list[str], FilePlan]:
         """List, plan and record one source (one or more paths); returns its roots and the plan."""
         record = self._started()
         paths = [path] if isinstance(path, str) else list(path)
         if not paths:
             raise ConfigError("a file source needs at least one path")
-        key = self._claim_ctx(ctx)
-        from .storage import list_files
+        from .storage import list_files, list_files_after, parse_uri
 
-        listings = [list_files(p, recurse=recurse, exclusions=exclusions) for p in paths]
+        if listing.incremental:
+            local = [p for p in paths if not parse_uri(p).is_s3]
+            if local:
+                raise ConfigError(
+                    f"incremental listing (S3 StartAfter) applies to S3 sources; {local[0]} is "
+                    "local (a local folder is listed in full, which is already cheap)"
+                )
+        key = self._claim_ctx(ctx)
+        element = self._bookmark.state.get(ctx) if ctx and self._bookmark is not None else None
+        pinned = self._pinned_inputs().get(ctx) if ctx is not None and self.tracking else None
+        # Replays (pinned or from/to) check their recorded files against a full listing.
+        resumable = (listing.incremental and ctx is not None and self.tracking
+                     and self.from_run_id is None and pinned is None)
+        listings = []
+        starts: dict[str, str | None] = {}
+        for p in paths:
+            root = parse_uri(p).root
+            starts[root] = listing.start_after(element, root) if resumable else None
+            after = starts[root]
+            listings.append(
+                list_files_after(p, after, recurse=recurse, exclusions=exclusions) if after
+                else list_files(p, recurse=recurse, exclusions=exclusions))
         roots = [listing.root for listing in listings]
         source = roots[0] if len(roots) == 1 else ",".join(roots)
         # In listing order: the planners sort only what they take.
@@ -299,7 +333,6 @@ class Job:
         elif self.from_run_id is not None and self.to_run_id is not None:
             plan = self._replay_plan(ctx, files)
         else:
-            pinned = self._pinned_inputs().get(ctx) if self.tracking else None
             if pinned is not None and pinned[1].plan.get("kind") == "files":
                 plan = self._pinned_plan(ctx, pinned, files)
             else:
@@ -319,6 +352,12 @@ class Job:
             },
             "listed_at_ms": listed_at,
             "listed_files": len(files),
+            "listing": {
+                "mode": "start-after" if any(starts.values()) else "full",
+                "start_after": {r: k for r, k in starts.items() if k},
+                "incremental": listing.incremental,
+                "requests": sum(lst.requests for lst in listings),
+            },
             "planned_files": len(plan.files),
             "planned_bytes": plan.total_bytes,
             "pending_files": plan.pending,
@@ -332,6 +371,11 @@ class Job:
         fault_point("after-plan-recorded")
         if ctx is not None and self.tracking:
             self._pending[ctx] = {**plan.next_state.to_json(), "source": source}
+            if listing.incremental:
+                self._pending[ctx]["listing"] = listing.next_element(element, {
+                    lst.root: resume_after(previous, lst.entries, plan, listed_at, options,
+                                           starts.get(lst.root))
+                    for lst in listings}, full=not any(starts.values()))
         self.plans[key] = plan
         self._emit("planned", key, {"files": len(plan.files), "bytes": plan.total_bytes,
                                     "pending": plan.pending})
@@ -353,6 +397,8 @@ class Job:
         bounded_files: int | None = None,
         bounded_size: int | None = None,
         base_path: str | None = None,
+        incremental_listing: bool = False,
+        full_listing_every: int = DEFAULT_FULL_LISTING_EVERY,
     ) -> DataFrame:
         """A DataFrame of only the files of ``path`` that this run should process.
 
@@ -361,6 +407,11 @@ class Job:
         source, one state element). Partition folders (``key=value``) under each path become
         columns; ``base_path`` reads them relative to a common root instead (for partitions of
         one table given as separate paths).
+
+        ``incremental_listing`` (S3 sources whose keys grow in lexical order, e.g. date
+        prefixes): list only the keys after the greatest one the bookmark covers (ListObjectsV2
+        ``StartAfter``), with a full listing every ``full_listing_every`` runs; a key that sorts
+        before it is only seen by that full listing (docs/bookmarks.md).
         """
         from .sources import check_read_options, read_files
 
@@ -373,7 +424,7 @@ class Job:
         )
         roots, plan = self._plan(
             path, ctx=ctx, recurse=recurse, exclusions=exclusions, options=file_options,
-            format=format,
+            format=format, listing=ListingOptions(incremental_listing, full_listing_every),
         )
         self._read_started = True
         if len(roots) == 1 or base_path is not None:

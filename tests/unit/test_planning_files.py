@@ -5,6 +5,7 @@ Pure Python: no JVM, no I/O.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import pytest
@@ -12,7 +13,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from lakemark.errors import ConfigError
-from lakemark.planning import FileEntry, FileOptions, FileState, plan_everything, plan_files
+from lakemark.planning import (
+    FileEntry,
+    FileOptions,
+    FileState,
+    ListingOptions,
+    plan_everything,
+    plan_files,
+    resume_after,
+)
 
 MIN = 60_000
 
@@ -243,3 +252,53 @@ def test_every_file_is_taken_at_most_once_and_only_too_late_ones_are_missed(
             assert a.visible_at > a.mtime + band or cap is not None and a.visible_at > a.mtime, (
                 f"{a} was missed although it arrived inside the band"
             )
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    arrivals=arrivals,
+    band=st.integers(0, 80),
+    bounded=st.one_of(st.none(), st.integers(1, 7)),
+    step=st.integers(1, 40),
+    runs=st.integers(1, 12),
+)
+def test_listing_only_after_the_resume_key_plans_what_a_full_listing_plans(
+    arrivals: list[Arrival], band: int, bounded: int | None, step: int, runs: int
+) -> None:
+    # The contract of incremental listing: keys grow in the order files appear.
+    arrivals = [dataclasses.replace(a, path=f"k{i:03d}") for i, a in enumerate(
+        sorted(arrivals, key=lambda a: (a.visible_at, a.path)))]
+    # Every run that lists only the paths after the previous run's resume key plans exactly
+    # what a run over the full listing would (same files, same waiting count, same state).
+    opts = FileOptions(max_band_ms=band, bounded_files=bounded)
+    state: FileState | None = None
+    resume: str | None = None
+    now = 0
+    for _ in range(runs):
+        listing = [FileEntry(a.mtime, a.path, a.size) for a in arrivals if a.visible_at <= now]
+        partial_listing = [e for e in listing if resume is None or e.path > resume]
+        full = plan_files(state, listing, now_ms=now, options=opts)
+        plan = plan_files(state, partial_listing, now_ms=now, options=opts)
+        assert (plan.files, plan.pending, plan.next_state) == \
+            (full.files, full.pending, full.next_state)
+        new_resume = resume_after(state, partial_listing, plan, now, opts, resume)
+        assert resume is None or (new_resume is not None and new_resume >= resume)
+        resume = new_resume
+        state = plan.next_state
+        now += step
+
+
+def test_listing_options_start_after_and_count_runs_to_the_full_listing() -> None:
+    opts = ListingOptions(incremental=True, full_listing_every=3)
+    assert opts.start_after(None, "s3://b/p") is None  # no key yet: full listing
+    element = opts.next_element(None, {"s3://b/p": "s3://b/p/k1"}, full=True)
+    assert element == {"after": {"s3://b/p": "s3://b/p/k1"}, "since_full": 0}
+    assert opts.start_after({"listing": element}, "s3://b/p") == "s3://b/p/k1"
+    assert opts.start_after({"listing": element}, "s3://b/other") is None
+    element = opts.next_element({"listing": element}, {"s3://b/p": "s3://b/p/k2"}, full=False)
+    assert element["since_full"] == 1
+    assert opts.start_after({"listing": {**element, "since_full": 2}}, "s3://b/p") is None
+    assert ListingOptions().start_after({"listing": element}, "s3://b/p") is None
+    assert ListingOptions().next_element(None, {}, full=True) is None
+    with pytest.raises(ConfigError, match="fullListingEvery"):
+        ListingOptions(incremental=True, full_listing_every=0)

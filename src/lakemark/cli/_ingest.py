@@ -80,6 +80,13 @@ def ingest() -> None:
               "Default: the automatic token <job>/target at the run number.")
 @click.option("--txn-version", type=click.IntRange(min=0), metavar="VERSION",
               help="Delta idempotent write (txnVersion; needs --txn-app-id).")
+@click.option("--incremental-listing", is_flag=True,
+              help="S3 source whose keys grow in lexical order (e.g. date prefixes): list only "
+              "the keys after the last one the bookmark covers (ListObjectsV2 StartAfter), with "
+              "a full listing every --full-listing-every runs. A key that sorts before it is "
+              "only seen by that full listing.")
+@click.option("--full-listing-every", type=click.IntRange(min=1), default=24, show_default=True,
+              metavar="N", help="With --incremental-listing: list the whole prefix every N runs.")
 @click.option("--merge-schema", is_flag=True,
               help="Delta target: add new columns of the data to the table (Delta's "
               "mergeSchema); table columns the data lacks are written as nulls. Without it a "
@@ -111,6 +118,8 @@ def ingest_files(
     force: bool,
     txn_app_id: str | None,
     txn_version: int | None,
+    incremental_listing: bool,
+    full_listing_every: int,
     merge_schema: bool,
     state_url: str | None,
     as_json: bool,
@@ -150,7 +159,10 @@ def ingest_files(
         writer["mergeSchema"] = "true"
     from ..storage import check_source
 
-    check_source(source)  # a missing local source fails here, before any state is touched
+    location = check_source(source)  # a missing local source fails here, before any state
+    if incremental_listing and not location.is_s3:
+        raise click.UsageError("--incremental-listing applies to S3 sources (s3://, s3a://); "
+                               f"{source} is local")
     store = open_state(state_url)
     job = Job(
         job_name,
@@ -189,6 +201,8 @@ def ingest_files(
                 max_files_in_band=options.max_files_in_band,
                 bounded_files=options.bounded_files,
                 bounded_size=options.bounded_size,
+                incremental_listing=incremental_listing,
+                full_listing_every=full_listing_every,
             )
             plan = job.plans["source"]
             result = None

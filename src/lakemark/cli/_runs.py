@@ -76,6 +76,7 @@ def run_details(store: StateStore, run_id: str) -> dict[str, Any]:
             "planned_bytes": plan.get("planned_bytes"),
             "pending_files": plan.get("pending_files"),
             "replay": plan.get("replay"),
+            "listing": plan.get("listing"),
             "files": [e.to_json() for e in inputs.files],
         }
         if plan.get("kind") == "jdbc":  # a JDBC source took a key range, not files

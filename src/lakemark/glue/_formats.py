@@ -70,6 +70,8 @@ _S3_SOURCE_OPTIONS = {
     "paths": "paths", "path": "paths", "recurse": "bool", "exclusions": "exclusions",
     "maxBand": "int", "maxFilesInBand": "int", "boundedFiles": "int", "boundedSize": "int",
     "isFailFast": "bool",
+    # lakemark's own: S3 StartAfter listing (docs/bookmarks.md)
+    "incrementalListing": "bool", "fullListingEvery": "int",
 }
 # Accepted and documented as having nothing to do here (Spark sizes its own input splits).
 _S3_SOURCE_NOOPS = {
@@ -161,6 +163,8 @@ class FileSourceOptions:
     bounded_files: int | None = None
     bounded_size: int | None = None
     fail_fast: bool = False
+    incremental_listing: bool = False
+    full_listing_every: int | None = None
 
     def planner_kwargs(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -172,6 +176,10 @@ class FileSourceOptions:
         }
         if self.max_band_ms is not None:
             out["max_band_ms"] = self.max_band_ms
+        if self.incremental_listing:
+            out["incremental_listing"] = True
+        if self.full_listing_every is not None:
+            out["full_listing_every"] = self.full_listing_every
         return out
 
 
@@ -225,4 +233,8 @@ def s3_source_options(*option_maps: Mapping[str, Any] | None) -> FileSourceOptio
                 out.bounded_files = _int_option(key, value)
             elif key == "boundedSize":
                 out.bounded_size = _int_option(key, value)
+            elif key == "incrementalListing":
+                out.incremental_listing = _flag(value)
+            elif key == "fullListingEvery":
+                out.full_listing_every = _int_option(key, value)
     return out

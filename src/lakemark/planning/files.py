@@ -41,9 +41,13 @@ __all__ = [
     "FileState",
     "plan_files",
     "plan_everything",
+    "resume_after",
+    "ListingOptions",
+    "DEFAULT_FULL_LISTING_EVERY",
 ]
 
 DEFAULT_MAX_BAND_MS = 900_000
+DEFAULT_FULL_LISTING_EVERY = 24
 
 #: The (mtime, path) order as a C-level sort key (faster than comparing entries).
 _ORDER = attrgetter("mtime", "path")
@@ -120,6 +124,39 @@ class FileOptions:
                     raise ConfigError(f"option {name} must be at least 1, got 0")
         if self.bounded_files is not None and self.bounded_size is not None:
             raise ConfigError("options boundedFiles and boundedSize cannot be used together")
+
+
+@dataclass(frozen=True)
+class ListingOptions:
+    """How an S3 file source is listed: in full every run (the default), or incrementally —
+    only the keys after the last one the bookmark covers (``StartAfter``), with a full listing
+    every ``full_listing_every`` runs and whenever the state holds no start key."""
+
+    incremental: bool = False
+    full_listing_every: int = DEFAULT_FULL_LISTING_EVERY
+
+    def __post_init__(self) -> None:
+        _non_negative("fullListingEvery", self.full_listing_every)
+        if self.full_listing_every == 0:
+            raise ConfigError("option fullListingEvery must be at least 1, got 0")
+
+    def start_after(self, element: Mapping[str, Any] | None, root: str) -> str | None:
+        """The key after which this run lists ``root``, or None for a full listing."""
+        listing = (element or {}).get("listing") or {}
+        after = (listing.get("after") or {}).get(root)
+        if not self.incremental or not after:
+            return None
+        if int(listing.get("since_full", 0)) + 1 >= self.full_listing_every:
+            return None  # time for the periodic full listing
+        return str(after)
+
+    def next_element(self, element: Mapping[str, Any] | None, after: Mapping[str, str | None],
+                     full: bool) -> dict[str, Any] | None:
+        """The ``listing`` entry the state element commits (None when not incremental)."""
+        if not self.incremental:
+            return None
+        since = 0 if full else int(((element or {}).get("listing") or {}).get("since_full", 0)) + 1
+        return {"after": {r: k for r, k in after.items() if k}, "since_full": since}
 
 
 def _non_negative(name: str, value: object) -> None:
@@ -296,3 +333,42 @@ def plan_everything(listing: Iterable[FileEntry], now_ms: int | None = None) -> 
     """Plan a run with bookmarks disabled: every listed file, and no state to keep."""
     files = tuple(sorted((e for e in listing if now_ms is None or e.mtime <= now_ms), key=_ORDER))
     return FilePlan(files=files, next_state=FileState())
+
+
+def resume_after(
+    state: FileState | None,
+    listing: Iterable[FileEntry],
+    plan: FilePlan,
+    now_ms: int,
+    options: FileOptions = FileOptions(),
+    previous: str | None = None,
+) -> str | None:
+    """Where the next incremental (``StartAfter``) listing of a source may start.
+
+    The greatest listed path at or below which no file waits for a later run — every listed
+    file up to it was taken by ``plan`` or counted as processed by ``state`` — so a listing of
+    only the paths after it sees every file still waiting. Never below ``previous`` (the paths
+    at or below it were not listed); ``previous`` when it cannot advance. Paths are compared as
+    strings, which for the URIs of one bucket is S3's key order.
+    """
+    before = state or FileState()
+    floor = _floor_bound(before, options.max_band_ms)
+    taken = {e.path for e in plan.files}
+    greatest: str | None = None
+    first_waiting: str | None = None
+    paths: list[str] = []
+    for e in listing:
+        paths.append(e.path)
+        if greatest is None or e.path > greatest:
+            greatest = e.path
+        if e.path not in taken and (e.mtime > now_ms or _is_candidate(e, before, floor)):
+            if first_waiting is None or e.path < first_waiting:
+                first_waiting = e.path
+    if first_waiting is None:
+        best = greatest
+    else:
+        below = [p for p in paths if p < first_waiting]
+        best = max(below) if below else None
+    if best is None or (previous is not None and best < previous):
+        return previous
+    return best
