@@ -1,19 +1,26 @@
-"""Randomised crash/retry torture run of `lakemark ingest files` (issue 4's proof at scale).
+"""Randomised crash/retry torture run of ``lakemark ingest files`` (issue 4's proof at scale).
 
-    python bench/torture.py [--sequences 200] [--workers 2] [--seed 7] [--out FILE]
+    python bench/torture.py [--sequences 200] [--workers 2] [--seed 7] [--chain-length 25]
+                            [--targets delta,parquet,json] [--out bench/results/torture.json]
 
-Each worker drives its own chain — a local source folder, a target (a Delta table or a Parquet
-folder, chosen per chain) and an SQLite state file — through crash/retry *sequences*: new files
-arrive (0–3 of them, 1–30 rows each); a run is SIGKILLed at a random named point of the run
-(``LAKEMARK_FAULT``; sometimes no kill); more files may arrive; then the job is rerun — each
-rerun may itself be killed again (at most 3 kills a sequence) — until a run succeeds.
+Each worker drives its own *chains* one after the other. A chain is a local source folder, a
+target (a Delta table, a Parquet folder or a JSON folder, chosen at random per chain) and an
+SQLite state file, taken through ``--chain-length`` crash/retry *sequences*: new files arrive
+(0–3 of them, 1–30 rows each); a run is SIGKILLed at a random named point of the run
+(``LAKEMARK_FAULT``; one time in eight no kill); more files may arrive; then the job is rerun —
+each rerun may itself be killed again at a random point (at most 3 kills a sequence) — until a
+run succeeds.
 
-After every sequence the target must hold each row of the files the bookmark covers exactly
-once and nothing else (read as a reader would: ``deltalake`` for Delta, pyarrow's dataset
-reader — which skips ``_``-prefixed staging and commit records — for the folder), and the
-bookmark must cover no file that has not arrived. At the end of each chain one more run must
-take every file that arrived. Results are written after every sequence, so an interrupted run
-still leaves its record; a failure is recorded with its details, never hidden.
+After every sequence the target, read as a reader reads it (``deltalake`` for Delta, pyarrow's
+dataset reader for a folder — it skips the ``_``-prefixed staging folder and commit records),
+must hold each row of the files the bookmark covers exactly once and no other row; every data
+file a folder reader sees must be named by a commit record. At the end of each chain one more
+run must take every file that arrived. The checks live in ``tests/crash_support.py`` and are the
+crash tests' own.
+
+Results are written after every sequence (``status: running`` until the end), so an
+interrupted run still leaves its record. A failure is recorded with its details and the chain's
+folder is kept for inspection; the worker goes on with a fresh chain.
 """
 
 from __future__ import annotations
@@ -25,6 +32,7 @@ import platform
 import random
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections import Counter
@@ -33,23 +41,32 @@ from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO / "src"))
+sys.path.insert(0, str(REPO / "tests"))
 
-from lakemark.sinks._fault import FAULT_ENV, FAULT_POINTS  # noqa: E402
-from lakemark.state import open_store  # noqa: E402
+from crash_support import (  # noqa: E402
+    FAULT_POINTS,
+    KILLED,
+    check_exactly_once,
+    run_ingest,
+)
 
+JOB = "torture"
 MAX_KILLS = 3
+NO_KILL_CHANCE = 1 / 8
+RERUN_KILL_CHANCE = 0.3
+LATE_ARRIVAL_CHANCE = 0.5
+TARGETS = ("delta", "parquet", "json")
 
 
 @dataclass
 class Chain:
-    """One source folder, target and state file, and the runs made against them."""
+    """One source folder, target and state file, and the files that arrived in it."""
 
     root: Path
     target_format: str
     rng: random.Random
     next_id: int = 0
-    files: dict[str, list[int]] = field(default_factory=dict)  # file name → its ids
+    files: dict[str, list[int]] = field(default_factory=dict)  # file name → its row ids
     runs: int = 0
 
     def __post_init__(self) -> None:
@@ -59,199 +76,237 @@ class Chain:
         self.state = f"sqlite:///{self.root / 'state.db'}"
 
     def arrive(self, max_files: int = 3) -> int:
+        """0..``max_files`` new JSON-lines files of 1–30 rows each; how many arrived."""
         count = self.rng.randint(0, max_files)
         for _ in range(count):
-            rows = list(range(self.next_id, self.next_id + self.rng.randint(1, 30)))
-            self.next_id += len(rows)
+            ids = list(range(self.next_id, self.next_id + self.rng.randint(1, 30)))
+            self.next_id += len(ids)
             name = f"f{len(self.files):05d}.json"
             (self.src / name).write_text("".join(json.dumps({"id": i, "v": f"r{i}"}) + "\n"
-                                                 for i in rows))
-            self.files[name] = rows
+                                                 for i in ids))
+            self.files[name] = ids
         return count
 
     def run(self, fault: str | None) -> subprocess.CompletedProcess[str]:
-        env = {k: v for k, v in os.environ.items() if k != FAULT_ENV}
-        env["PYTHONPATH"] = str(REPO / "src") + os.pathsep + env.get("PYTHONPATH", "")
-        if fault:
-            env[FAULT_ENV] = fault
+        """One ``ingest files`` run of this chain, SIGKILLed at ``fault`` if given."""
         self.runs += 1
-        cmd = [sys.executable, "-m", "lakemark", "ingest", "files", str(self.src),
-               str(self.target), "--job", "torture", "--state", self.state, "--json",
-               "--master", "local[1]", "--target-format", self.target_format]
-        return subprocess.run(cmd, capture_output=True, text=True, timeout=900, env=env)
+        return run_ingest(str(self.src), str(self.target), job=JOB, state=self.state,
+                          fault=fault, target_format=self.target_format)
 
-    def target_ids(self) -> list[int]:
-        if not self.target.exists():
-            return []
-        if self.target_format == "delta":
-            from deltalake import DeltaTable
-
-            return list(DeltaTable(str(self.target)).to_pyarrow_table().column("id").to_pylist())
-        import pyarrow.dataset as ds
-
-        return list(ds.dataset(str(self.target), format="parquet").to_table(
-            columns=["id"]).column("id").to_pylist())
-
-    def covered(self) -> set[str]:
-        """Names of the files the job's successful runs took (the bookmark's coverage)."""
-        store = open_store(self.state)
-        try:
-            return {Path(e.path).name for run in store.list_runs("torture")
-                    if run.status == "SUCCEEDED" for i in store.run_inputs(run.run_id)
-                    if i.ctx == "source" for e in i.files}
-        finally:
-            store.close()
-
-    def check(self) -> list[str]:
-        """What is wrong now (empty when the target matches the bookmark exactly)."""
-        problems = []
-        covered = self.covered()
-        unknown = covered - set(self.files)
-        if unknown:
-            problems.append(f"bookmark covers files that never arrived: {sorted(unknown)}")
-        want = Counter(i for name in covered & set(self.files) for i in self.files[name])
-        have = Counter(self.target_ids())
-        duplicated = sorted(i for i, n in have.items() if n > 1)
-        lost = sorted(i for i in want if i not in have)
-        extra = sorted(i for i in have if i not in want)
-        if duplicated:
-            problems.append(f"{len(duplicated)} duplicated row id(s), e.g. {duplicated[:5]}")
-        if lost:
-            problems.append(f"{len(lost)} lost row id(s), e.g. {lost[:5]}")
-        if extra:
-            problems.append(f"{len(extra)} row id(s) of files the bookmark does not cover, "
-                            f"e.g. {extra[:5]}")
-        return problems
+    def check(self, *, all_taken: bool = False) -> dict[str, Any]:
+        """The shared exactly-once check of the target against the bookmark, as a record."""
+        found = check_exactly_once(self.target, self.target_format, state=self.state, job=JOB,
+                                   files=self.files, all_taken=all_taken)
+        return {"rows_in_target": found.rows, "lost_rows": found.lost,
+                "duplicated_rows": found.duplicated, "extra_rows": found.extra,
+                "problems": found.problems}
 
 
 def sequence(chain: Chain) -> dict[str, Any]:
-    """One crash/retry sequence; its record."""
+    """One crash/retry sequence on ``chain``; its record."""
     rng = chain.rng
-    record: dict[str, Any] = {"arrived": chain.arrive(), "kills": [], "runs": 0}
-    fault: str | None = rng.choice(FAULT_POINTS + (None,))
+    record: dict[str, Any] = {"arrived": chain.arrive(), "kills": [], "runs": 0,
+                              "not_reached": []}
+    fault: str | None = None if rng.random() < NO_KILL_CHANCE else rng.choice(FAULT_POINTS)
+    record["first_fault"] = fault
     while True:
         out = chain.run(fault)
         record["runs"] += 1
-        if out.returncode == -9:
+        if out.returncode == KILLED and fault is not None:
             record["kills"].append(fault)
-            if rng.random() < 0.5:
+            if rng.random() < LATE_ARRIVAL_CHANCE:
                 record["arrived"] += chain.arrive(2)
-            fault = rng.choice(FAULT_POINTS) if (len(record["kills"]) < MAX_KILLS
-                                                 and rng.random() < 0.3) else None
+            fault = (rng.choice(FAULT_POINTS) if len(record["kills"]) < MAX_KILLS
+                     and rng.random() < RERUN_KILL_CHANCE else None)
             continue
+        if fault is not None and out.returncode == 0:
+            record["not_reached"].append(fault)  # e.g. mid-write in a run with nothing new
         if out.returncode != 0:
-            record["error"] = f"exit {out.returncode}: {out.stderr[-1500:]}"
+            record["error"] = f"exit {out.returncode}: {out.stderr[-3000:]}"
             return record
-        if fault is not None:
-            record["not_reached"] = fault  # the run had nothing to do at that point
+        try:
+            result = json.loads(out.stdout)
+            record["last"] = {k: result.get(k) for k in ("run", "attempt", "files", "skipped")}
+        except ValueError:
+            record["last"] = {"stdout": out.stdout[-500:]}
         return record
 
 
-def drive(chain: Chain, count: int, results: list[dict[str, Any]], lock: threading.Lock,
-          flush: Any) -> None:
-    for _ in range(count):
-        record = sequence(chain)
-        record["problems"] = chain.check()
-        record["target_format"] = chain.target_format
-        with lock:
-            results.append(record)
-            flush()
-        if record.get("error") or record["problems"]:
-            return  # keep the evidence: this chain stops here
-    final = chain.run(None)
-    problems = chain.check()
-    missing = sorted(set(chain.files) - chain.covered())
-    if final.returncode != 0:
-        problems.append(f"final run failed: {final.stderr[-1500:]}")
-    if missing:
-        problems.append(f"{len(missing)} arrived file(s) never taken, e.g. {missing[:5]}")
-    with lock:
-        results.append({"final_run_of": str(chain.root.name), "problems": problems,
-                        "files": len(chain.files), "rows": chain.next_id, "runs": chain.runs})
-        flush()
+class Results:
+    """The run's records, written to ``out`` (whole, atomically) after each one."""
+
+    def __init__(self, args: argparse.Namespace, started: float) -> None:
+        self.args = args
+        self.started = started
+        self.records: list[dict[str, Any]] = []
+        self.chains: list[Chain] = []
+        self.lock = threading.Lock()
+        self.finished = False
+        self.commit = _commit()  # the code this run started with
+
+    def add(self, record: dict[str, Any]) -> None:
+        with self.lock:
+            self.records.append(record)
+            self.flush()
+
+    def add_chain(self, chain: Chain) -> None:
+        with self.lock:
+            self.chains.append(chain)
+
+    def flush(self) -> None:
+        out: Path = self.args.out
+        out.parent.mkdir(parents=True, exist_ok=True)
+        tmp = out.with_name(out.name + ".tmp")
+        tmp.write_text(json.dumps(self.summary(), indent=1) + "\n")
+        tmp.replace(out)
+
+    def summary(self) -> dict[str, Any]:
+        seqs = [r for r in self.records if "kills" in r]
+        finals = [r for r in self.records if "final_run_of" in r]
+        kills = Counter(k for r in seqs for k in r["kills"])
+        first = Counter(r["first_fault"] or "none" for r in seqs)
+        not_reached = Counter(k for r in seqs for k in r["not_reached"])
+        failed = [r for r in self.records if r.get("error") or r.get("problems")]
+        complete = self.finished and len(seqs) >= self.args.sequences
+        return {
+            "benchmark": "torture",
+            "status": ("failed" if failed else "complete") if complete else "running",
+            "measured_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            "machine": {"platform": platform.platform(), "cpus": os.cpu_count(),
+                        "loadavg": [round(x, 2) for x in os.getloadavg()],
+                        "python": platform.python_version()},
+            "command": "python bench/torture.py " + " ".join(
+                f"--{k.replace('_', '-')} {v}" for k, v in (
+                    ("sequences", self.args.sequences), ("workers", self.args.workers),
+                    ("seed", self.args.seed), ("chain_length", self.args.chain_length),
+                    ("targets", ",".join(self.args.targets)))),
+            "commit": self.commit,
+            "seed": self.args.seed,
+            "workers": self.args.workers,
+            "elapsed_s": round(time.time() - self.started, 1),
+            "sequences_requested": self.args.sequences,
+            "sequences": len(seqs),
+            "sequences_by_target": dict(Counter(r["target_format"] for r in seqs)),
+            "chains": len(self.chains),
+            "chains_by_target": dict(Counter(c.target_format for c in self.chains)),
+            "first_fault_by_point": {p: first.get(p, 0) for p in (*FAULT_POINTS, "none")},
+            "kills": sum(kills.values()),
+            "kills_by_point": {p: kills.get(p, 0) for p in FAULT_POINTS},
+            "kills_by_target": dict(Counter(r["target_format"] for r in seqs
+                                            for _ in r["kills"])),
+            "fault_not_reached_by_point": {p: n for p, n in not_reached.items()},
+            "sequences_with_several_kills": sum(1 for r in seqs if len(r["kills"]) > 1),
+            "runs": sum(r["runs"] for r in seqs) + len(finals),
+            "reruns": sum(r["runs"] - 1 for r in seqs),
+            "files_arrived": sum(len(c.files) for c in self.chains),
+            "rows_arrived": sum(c.next_id for c in self.chains),
+            "rows_checked": sum(r.get("rows_in_target", 0) for r in seqs),
+            "lost_rows": sum(r.get("lost_rows", 0) for r in self.records),
+            "duplicated_rows": sum(r.get("duplicated_rows", 0) for r in self.records),
+            "extra_rows": sum(r.get("extra_rows", 0) for r in self.records),
+            "failures": len(failed),
+            "failure_details": failed[:20],
+            "final_checks": finals,
+        }
+
+
+def drive(worker: int, count: int, args: argparse.Namespace, work: Path,
+          results: Results) -> None:
+    """Run ``count`` sequences on fresh chains of ``args.chain_length`` sequences each."""
+    rng = random.Random(args.seed * 1000 + worker)
+    kinds: list[str] = []
+    done = 0
+    chain_no = 0
+    while done < count:
+        if not kinds:  # every kind once per round, in a random order
+            kinds = list(args.targets)
+            rng.shuffle(kinds)
+        chain = Chain(work / f"w{worker}-chain{chain_no:02d}", kinds.pop(),
+                      random.Random(rng.getrandbits(64)))
+        chain_no += 1
+        results.add_chain(chain)
+        broken = False
+        for _ in range(min(args.chain_length, count - done)):
+            try:
+                record = sequence(chain)
+                record.update(chain.check())
+            except Exception as exc:  # recorded, never hidden: a hung run, an unreadable target
+                record = {"kills": [], "runs": 0, "not_reached": [], "first_fault": None,
+                          "error": f"{type(exc).__name__}: {exc}"[-3000:], "problems": []}
+            record["target_format"] = chain.target_format
+            record["chain"] = chain.root.name
+            done += 1
+            results.add(record)
+            if record.get("error") or record["problems"]:
+                broken = True  # keep the evidence: this chain's folder stays as it is
+                break
+        if broken:
+            continue
+        try:
+            final = chain.run(None)
+            found = chain.check(all_taken=True)
+            if final.returncode != 0:
+                found["problems"].append(f"final run: exit {final.returncode}: "
+                                         f"{final.stderr[-3000:]}")
+        except Exception as exc:
+            found = {"problems": [f"final run: {type(exc).__name__}: {exc}"[-3000:]]}
+        results.add({"final_run_of": chain.root.name, "target_format": chain.target_format,
+                     "files": len(chain.files), "rows": chain.next_id, "runs": chain.runs,
+                     **found})
+
+
+def _commit() -> str | None:
+    """The checked-out commit, with ``+dirty`` if ``src``, ``bench`` or ``tests`` differ."""
+    head = subprocess.run(["git", "-C", str(REPO), "rev-parse", "HEAD"], capture_output=True,
+                          text=True).stdout.strip()
+    dirty = subprocess.run(["git", "-C", str(REPO), "status", "--porcelain", "--", "src",
+                            "bench/torture.py", "tests/crash_support.py"],
+                           capture_output=True, text=True).stdout.strip()
+    return (head + ("+dirty" if dirty else "")) or None
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                     epilog=__doc__.split("\n\n", 2)[2],
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sequences", type=int, default=200,
-                        help="crash/retry sequences in all (split over the workers)")
+                        help="crash/retry sequences in all, split over the workers")
     parser.add_argument("--workers", type=int, default=2, help="chains run side by side")
-    parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--seed", type=int, default=7, help="seed of every random choice")
+    parser.add_argument("--chain-length", type=int, default=25,
+                        help="sequences per chain before a worker starts a fresh one")
+    parser.add_argument("--targets", default=",".join(TARGETS),
+                        help="target formats chains are drawn from (comma-separated)")
     parser.add_argument("--dir", type=Path, default=None,
-                        help="working folder (default: a new folder under /tmp)")
-    parser.add_argument("--out", type=Path, default=REPO / "bench" / "results" / "torture.json")
+                        help="working folder (default: a new folder under /tmp; kept)")
+    parser.add_argument("--out", type=Path, default=REPO / "bench" / "results" / "torture.json",
+                        help="results file, rewritten after every sequence")
     args = parser.parse_args(argv)
-    if args.sequences < 1 or args.workers < 1:
-        parser.error("--sequences and --workers must be at least 1")
-    import tempfile
-
+    args.targets = [t for t in args.targets.split(",") if t]
+    if args.sequences < 1 or args.workers < 1 or args.chain_length < 1:
+        parser.error("--sequences, --workers and --chain-length must be at least 1")
+    bad = [t for t in args.targets if t not in TARGETS]
+    if bad or not args.targets:
+        parser.error(f"--targets takes some of {','.join(TARGETS)}")
     work = args.dir or Path(tempfile.mkdtemp(prefix="lakemark-torture-"))
-    started = time.time()
-    results: list[dict[str, Any]] = []
-    lock = threading.Lock()
-    formats = ["delta", "parquet"]
-    chains = [Chain(work / f"chain{w}", formats[w % len(formats)],
-                    random.Random(args.seed * 1000 + w)) for w in range(args.workers)]
-
-    def flush() -> None:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(json.dumps(summary(results, args, started, chains), indent=1) + "\n")
-
+    print(f"working folder: {work}", flush=True)
+    results = Results(args, time.time())
     share = [args.sequences // args.workers + (1 if w < args.sequences % args.workers else 0)
              for w in range(args.workers)]
-    threads = [threading.Thread(target=drive, args=(c, n, results, lock, flush))
-               for c, n in zip(chains, share)]
+    threads = [threading.Thread(target=drive, args=(w, n, args, work, results))
+               for w, n in enumerate(share) if n]
     for t in threads:
         t.start()
     for t in threads:
         t.join()
-    flush()
+    with results.lock:
+        results.finished = True
+        results.flush()
     doc = json.loads(args.out.read_text())
-    print(json.dumps({k: doc[k] for k in ("sequences", "kills", "lost_rows", "duplicated_rows",
-                                          "failures", "elapsed_s")}, indent=1))
-    return 0 if doc["failures"] == 0 and doc["sequences"] == args.sequences else 1
-
-
-def _commit() -> str | None:
-    out = subprocess.run(["git", "-C", str(REPO), "rev-parse", "HEAD"], capture_output=True,
-                         text=True)
-    return out.stdout.strip() or None
-
-
-def summary(results: list[dict[str, Any]], args: argparse.Namespace, started: float,
-            chains: list[Chain]) -> dict[str, Any]:
-    seqs = [r for r in results if "kills" in r]
-    finals = [r for r in results if "final_run_of" in r]
-    kills = Counter(k for r in seqs for k in r["kills"])
-    problems = [p for r in results for p in r.get("problems", [])]
-    lost = sum(int(p.split()[0]) for p in problems if "lost row" in p)
-    duplicated = sum(int(p.split()[0]) for p in problems if "duplicated row" in p)
-    return {
-        "benchmark": "torture", "status": "ok" if len(finals) == len(chains) else "running",
-        "measured_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        "machine": {"platform": platform.platform(), "cpus": os.cpu_count(),
-                    "loadavg": list(os.getloadavg())},
-        "command": "python bench/torture.py " + " ".join(
-            f"--{k} {v}" for k, v in (("sequences", args.sequences), ("workers", args.workers),
-                                      ("seed", args.seed))),
-        "commit": _commit(),
-        "elapsed_s": round(time.time() - started, 1),
-        "sequences": len(seqs),
-        "sequences_by_target": dict(Counter(r["target_format"] for r in seqs)),
-        "kills": sum(kills.values()),
-        "kills_by_point": {p: kills.get(p, 0) for p in FAULT_POINTS},
-        "fault_not_reached": sum(1 for r in seqs if r.get("not_reached")),
-        "sequences_with_several_kills": sum(1 for r in seqs if len(r["kills"]) > 1),
-        "runs": sum(r["runs"] for r in seqs) + len(finals),
-        "files_arrived": sum(len(c.files) for c in chains),
-        "rows_arrived": sum(c.next_id for c in chains),
-        "lost_rows": lost,
-        "duplicated_rows": duplicated,
-        "failures": sum(1 for r in results if r.get("error") or r.get("problems")),
-        "failure_details": [r for r in results if r.get("error") or r.get("problems")][:20],
-        "final_checks": finals,
-    }
+    print(json.dumps({k: doc[k] for k in ("status", "sequences", "kills", "kills_by_point",
+                                          "lost_rows", "duplicated_rows", "failures",
+                                          "elapsed_s")}, indent=1))
+    return 0 if doc["status"] == "complete" else 1
 
 
 if __name__ == "__main__":
