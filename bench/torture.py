@@ -256,7 +256,7 @@ def drive(worker: int, count: int, args: argparse.Namespace, work: Path,
 
 
 def _commit() -> str | None:
-    """The checked-out commit, with ``+dirty`` if ``src``, ``bench`` or ``tests`` differ."""
+    """The checked-out commit, with ``+dirty`` if the code a run uses differs from it."""
     head = subprocess.run(["git", "-C", str(REPO), "rev-parse", "HEAD"], capture_output=True,
                           text=True).stdout.strip()
     dirty = subprocess.run(["git", "-C", str(REPO), "status", "--porcelain", "--", "src",
