@@ -1,47 +1,53 @@
 """Crash tests: `lakemark ingest files` in real subprocesses that SIGKILL themselves at named
 points of the run (``LAKEMARK_FAULT``), then reruns without a manual step until one succeeds.
 
-After every sequence the Delta target holds each input row exactly once and the bookmark's
-state matches what the target holds. One chained sequence kills after the sink commit, then during
-the job commit, then mid-write, with new files arriving between the attempts; the matrix kills at
-each named point in turn.
+After every sequence the target holds each input row exactly once and the bookmark's state
+matches what the target holds (the checks are ``tests/crash_support.py``, shared with the
+randomised torture run ``bench/torture.py``). One chained sequence into a Delta table kills after
+the sink commit, during the job commit, mid-write and during the job commit again, with new files
+arriving between the attempts; the matrix kills at each named point in turn; a Parquet folder
+target is killed at the points where its staging and commit records matter; an S3 source on
+moto_server and a PostgreSQL state store are killed once each. A kill never leaves the bookmark
+anything but its previous version, whole.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
-import time
 import uuid
 from pathlib import Path
 from typing import Any
 
 import pytest
-from deltalake import DeltaTable
+from crash_support import KILLED, check_exactly_once, run_ingest, target_ids
 from pgtest import DATABASE as PG_DATABASE
 from pgtest import HOST as PG_HOST
 from pgtest import PORT as PG_PORT
 from pgtest import need_postgres, state_url
 
-from lakemark.sinks._fault import FAULT_ENV, FAULT_POINTS
+from lakemark.sinks import committed_files
+from lakemark.sinks._fault import FAULT_POINTS
 from lakemark.state import open_store
 
 pytestmark = pytest.mark.spark
 
+JOB = "crash"
+
 
 class Sequence:
-    """A source folder, a Delta target and a state file; runs of ingest files as processes."""
+    """A source folder (or S3 prefix), a target and a state store; runs of ingest files as
+    processes."""
 
-    def __init__(self, tmp: Path, *, state: str | None = None, s3: Any = None) -> None:
+    def __init__(self, tmp: Path, *, state: str | None = None, s3: Any = None,
+                 target_format: str = "delta") -> None:
         self.src = tmp / "in"
         self.src.mkdir()
-        self.target = tmp / "table"
+        self.target = tmp / "target"
+        self.target_format = target_format
         self.state = state or f"sqlite:///{tmp / 'state.db'}"
         self.next_id = 0
-        self.files = 0
-        self.names: list[str] = []
+        self.files: dict[str, list[int]] = {}  # file name → its row ids
         self.s3 = s3  # a moto_server: the source is then s3://crash/in
         self.source = str(self.src)
         if s3 is not None:
@@ -49,30 +55,38 @@ class Sequence:
             self.source = "s3://crash/in"
 
     def arrive(self, n: int) -> None:
-        path = self.src / f"f{self.files:04d}.json"
-        path.write_text("".join(json.dumps({"id": i}) + "\n"
-                                for i in range(self.next_id, self.next_id + n)))
+        path = self.src / f"f{len(self.files):04d}.json"
+        ids = list(range(self.next_id, self.next_id + n))
+        path.write_text("".join(json.dumps({"id": i}) + "\n" for i in ids))
         if self.s3 is not None:
             self.s3.client("s3").put_object(Bucket="crash", Key=f"in/{path.name}",
                                             Body=path.read_bytes())
-        self.names.append(path.name)
+        self.files[path.name] = ids
         self.next_id += n
-        self.files += 1
 
     def run(self, fault: str | None = None) -> subprocess.CompletedProcess[str]:
-        env = {k: v for k, v in os.environ.items() if k != FAULT_ENV}
-        if self.s3 is not None:
-            env.update(self.s3.env)
-        if fault:
-            env[FAULT_ENV] = fault
-        cmd = [sys.executable, "-m", "lakemark", "ingest", "files", self.source,
-               str(self.target), "--job", "crash", "--state", self.state, "--json",
-               "--master", "local[1]"]
-        return subprocess.run(cmd, capture_output=True, text=True, timeout=600, env=env)
+        return run_ingest(self.source, str(self.target), job=JOB, state=self.state, fault=fault,
+                          target_format=self.target_format,
+                          env=self.s3.env if self.s3 is not None else None, timeout=600)
+
+    def bookmark(self) -> dict[str, Any]:
+        """The job's current bookmark version, whole."""
+        store = open_store(self.state)
+        try:
+            return dict(store.get_bookmark(JOB).to_json())
+        finally:
+            store.close()
 
     def killed(self, fault: str) -> None:
+        """A run killed at ``fault``. Its bookmark state is still the one before, whole: the
+        same run number and the same state of every element (the run that takes the lease over
+        next records the failure, which bumps only the version and attempt)."""
+        before = self.bookmark()
         out = self.run(fault)
-        assert out.returncode == -9, (fault, out.returncode, out.stderr[-2000:])
+        assert out.returncode == KILLED, (fault, out.returncode, out.stderr[-2000:])
+        after = self.bookmark()
+        assert (after["run"], after["state"]) == (before["run"], before["state"]), (
+            f"killed at {fault}, the bookmark moved")
 
     def succeed(self) -> dict[str, Any]:
         out = self.run()
@@ -80,19 +94,13 @@ class Sequence:
         return dict(json.loads(out.stdout))
 
     def check_exactly_once(self) -> None:
-        """Every input row once in the table; the bookmark covers exactly the files whose rows
-        the table holds."""
-        ids = sorted(DeltaTable(str(self.target)).to_pyarrow_table().column("id").to_pylist())
-        assert ids == list(range(self.next_id)), "lost or duplicated rows"
-        store = open_store(self.state)
-        try:
-            bookmark = store.get_bookmark("crash")
-            taken = {e.path for run in store.list_runs("crash") if run.status == "SUCCEEDED"
-                     for i in store.run_inputs(run.run_id) if i.ctx == "source" for e in i.files}
-        finally:
-            store.close()
-        assert bookmark.state["source"]["source"] == self.source
-        assert {Path(p).name for p in taken} == set(self.names)
+        """Every input row once in the target; the bookmark covers exactly the files whose rows
+        the target holds (and, for a folder, only committed files are visible)."""
+        found = check_exactly_once(self.target, self.target_format, state=self.state, job=JOB,
+                                   files=self.files, all_taken=True)
+        assert found.ok, found.problems
+        assert found.rows == self.next_id
+        assert self.bookmark()["state"]["source"]["source"] == self.source
 
 
 def test_chained_kills_then_reruns_write_every_row_once(tmp_path: Path) -> None:
@@ -106,9 +114,14 @@ def test_chained_kills_then_reruns_write_every_row_once(tmp_path: Path) -> None:
     assert (first["run"], first["attempt"], first["skipped"]) == (1, 2, True)
     assert first["files"] == 1  # exactly the killed attempt's input
     seq.killed("mid-write")  # run 2 wrote files but never committed them
+    committed = seq.bookmark()  # run 1's version
+    seq.arrive(1)
+    seq.killed("during-job-commit")  # run 2 replanned (nothing of it committed), wrote, died
+    bookmark = seq.bookmark()  # inside the commit: run 1's state, whole, not a mix
+    assert (bookmark["run"], bookmark["state"]) == (1, committed["state"])
     last = seq.succeed()
-    assert (last["run"], last["attempt"], last["skipped"]) == (2, 1, False)
-    assert last["files"] == 2
+    assert (last["run"], last["skipped"]) == (2, True)  # replays the dead attempt's input
+    assert last["files"] == 3
     seq.check_exactly_once()
 
 
@@ -120,6 +133,25 @@ def test_kill_at_each_point_then_rerun(tmp_path: Path, fault: str) -> None:
     seq.arrive(2)
     seq.succeed()
     seq.succeed()
+    seq.check_exactly_once()
+
+
+def test_parquet_folder_target_killed_mid_write_after_publish_and_in_the_commit(
+        tmp_path: Path) -> None:
+    seq = Sequence(tmp_path, target_format="parquet")
+    seq.arrive(3)
+    seq.killed("mid-write")  # the run's files are in staging only: a reader sees nothing
+    assert target_ids(seq.target, "parquet") == []
+    assert committed_files(str(seq.target)) == []
+    seq.arrive(2)
+    seq.killed("after-sink-commit")  # the retry replanned, published and recorded its commit
+    assert sorted(target_ids(seq.target, "parquet")) == list(range(5))
+    seq.arrive(4)  # waits: the next attempt must replay the published input, not widen it
+    seq.killed("during-job-commit")  # that attempt skipped its write and died in the commit
+    first = seq.succeed()
+    assert (first["run"], first["skipped"], first["files"]) == (1, True, 2)
+    last = seq.succeed()
+    assert (last["run"], last["skipped"], last["files"]) == (2, False, 1)
     seq.check_exactly_once()
 
 
@@ -144,12 +176,8 @@ def test_postgres_state_killed_during_the_commit_keeps_the_old_version(tmp_path:
     try:
         seq.arrive(3)
         seq.killed("during-job-commit")  # inside the store's commit transaction
-        store = open_store(seq.state)
-        try:
-            bookmark = store.get_bookmark("crash")
-            assert (bookmark.run, bookmark.state) == (0, {})  # the old version, whole
-        finally:
-            store.close()
+        bookmark = seq.bookmark()
+        assert (bookmark["run"], bookmark["state"]) == (0, {})  # the old version, whole
         assert seq.succeed()["skipped"] is True  # the Delta commit had landed: replayed
         seq.arrive(2)
         seq.succeed()
