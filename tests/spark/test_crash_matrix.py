@@ -175,12 +175,15 @@ def test_postgres_state_killed_during_the_commit_keeps_the_old_version(tmp_path:
     seq = Sequence(tmp_path, state=state_url(user) + f"?schema={schema}")
     try:
         seq.arrive(3)
-        seq.killed("during-job-commit")  # inside the store's commit transaction
-        bookmark = seq.bookmark()
-        assert (bookmark["run"], bookmark["state"]) == (0, {})  # the old version, whole
-        assert seq.succeed()["skipped"] is True  # the Delta commit had landed: replayed
+        assert seq.succeed()["run"] == 1
+        committed = seq.bookmark()
         seq.arrive(2)
-        seq.succeed()
+        seq.killed("during-job-commit")  # run 2, inside the store's commit transaction
+        bookmark = seq.bookmark()  # run 1's version, whole: not a mix of runs 1 and 2
+        assert (bookmark["run"], bookmark["state"]) == (1, committed["state"])
+        assert bookmark["state"]["source"] == committed["state"]["source"] != {}
+        retry = seq.succeed()  # the Delta commit had landed: replayed, skipped
+        assert (retry["run"], retry["skipped"], retry["files"]) == (2, True, 1)
         seq.check_exactly_once()
     finally:
         with psycopg.connect(host=PG_HOST, port=PG_PORT, dbname=PG_DATABASE, user=user,
