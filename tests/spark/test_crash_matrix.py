@@ -14,6 +14,7 @@ anything but its previous version, whole.
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import uuid
 from pathlib import Path
@@ -153,6 +154,13 @@ def test_parquet_folder_target_killed_mid_write_after_publish_and_in_the_commit(
     last = seq.succeed()
     assert (last["run"], last["skipped"], last["files"]) == (2, False, 1)
     seq.check_exactly_once()
+    # The check catches what it must: a data file no commit record names (here a copy).
+    first_file = Path(committed_files(str(seq.target))[0])
+    shutil.copy(first_file, first_file.with_name("part-stray.parquet"))
+    found = check_exactly_once(seq.target, "parquet", state=seq.state, job=JOB,
+                               files=seq.files, all_taken=True)
+    assert found.duplicated > 0 and not found.ok
+    assert any("named by no commit record" in p for p in found.problems), found.problems
 
 
 @pytest.mark.services
