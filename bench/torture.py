@@ -56,6 +56,8 @@ NO_KILL_CHANCE = 1 / 8
 RERUN_KILL_CHANCE = 0.3
 LATE_ARRIVAL_CHANCE = 0.5
 TARGETS = ("delta", "parquet", "json")
+#: The checks read targets with deltalake/pyarrow and open SQLite: one thread at a time.
+CHECK_LOCK = threading.Lock()
 
 
 @dataclass
@@ -95,8 +97,9 @@ class Chain:
 
     def check(self, *, all_taken: bool = False) -> dict[str, Any]:
         """The shared exactly-once check of the target against the bookmark, as a record."""
-        found = check_exactly_once(self.target, self.target_format, state=self.state, job=JOB,
-                                   files=self.files, all_taken=all_taken)
+        with CHECK_LOCK:
+            found = check_exactly_once(self.target, self.target_format, state=self.state,
+                                       job=JOB, files=self.files, all_taken=all_taken)
         return {"rows_in_target": found.rows, "lost_rows": found.lost,
                 "duplicated_rows": found.duplicated, "extra_rows": found.extra,
                 "problems": found.problems}
