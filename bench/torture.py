@@ -30,6 +30,7 @@ import json
 import os
 import platform
 import random
+import signal
 import subprocess
 import sys
 import tempfile
@@ -145,6 +146,7 @@ class Results:
         self.chains: list[Chain] = []
         self.lock = threading.Lock()
         self.finished = False
+        self.interrupted: str | None = None  # the signal that cut the run short
         self.commit = _commit()  # the code this run started with
 
     def add(self, record: dict[str, Any]) -> None:
@@ -173,7 +175,9 @@ class Results:
         complete = self.finished and len(seqs) >= self.args.sequences
         return {
             "benchmark": "torture",
-            "status": ("failed" if failed else "complete") if complete else "running",
+            "status": (("failed" if failed else "complete") if complete
+                       else f"interrupted by {self.interrupted}" if self.interrupted
+                       else "running"),
             "measured_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
             "machine": {"platform": platform.platform(), "cpus": os.cpu_count(),
                         "loadavg": [round(x, 2) for x in os.getloadavg()],
@@ -294,6 +298,16 @@ def main(argv: list[str] | None = None) -> int:
     work = args.dir or Path(tempfile.mkdtemp(prefix="lakemark-torture-"))
     print(f"working folder: {work}", flush=True)
     results = Results(args, time.time())
+
+    def stop(signum: int, _frame: Any) -> None:
+        """Record a run cut short (SIGTERM/SIGINT) as ``interrupted``, then end it."""
+        with results.lock:
+            results.interrupted = signal.Signals(signum).name
+            results.flush()
+        os._exit(128 + signum)
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
     share = [args.sequences // args.workers + (1 if w < args.sequences % args.workers else 0)
              for w in range(args.workers)]
     threads = [threading.Thread(target=drive, args=(w, n, args, work, results))
