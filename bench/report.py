@@ -69,8 +69,11 @@ def findings(d: dict[str, dict[str, Any]]) -> list[str]:
             f"{zero['lakemark'].get('write_s', 0):.1f} s), where the file source runs no batch "
             f"and the floor skips Spark ({zero['floor']['wall_s']:.2f} s). Part fixed in this "
             "work: the empty frame no longer starts a Python worker (`createDataFrame([])` → an "
-            "RDD with no partitions; ~5 s → ~0.3 s warm). The rest needs `Job.write` to commit "
-            "without a Spark job when every source of the run planned no files.")
+            "RDD with no partitions; ~5 s → ~0.3 s warm). Since this measurement, `Job.write` "
+            "appends the frame of a source that took no file without any Spark job or commit "
+            "(commit ecdef13, `tests/spark/test_exactly_once.py`), which removes the write "
+            "time above; the scenario has not been rerun since (`python bench/run.py "
+            "incremental`).")
     tp = d.get("throughput")
     if tp and tp.get("status") == "ok" and not tp["meets_target"]:
         r = tp["ratio_lakemark_to_plain_throughput"]
