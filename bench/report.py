@@ -20,60 +20,75 @@ TOOLS = ("lakemark", "spark_stream", "floor", "full_reread")
 LABEL = {"lakemark": "lakemark", "spark_stream": "Spark file source (AvailableNow)",
          "floor": "floor (raw listing + new files)", "full_reread": "full re-read"}
 
+def _modes(size: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    """The measured cases of one size: fresh processes first, then the warm session."""
+    first = "fresh process" if size.get("fresh_process_per_measured_run") else "warm session"
+    modes = [(first, size["cases"])]
+    if size.get("warm_cases"):
+        modes.append(("warm session", size["warm_cases"]))
+    return modes
+
+
+def _incremental_findings(size: dict[str, Any]) -> list[str]:
+    out: list[str] = []
+    m = size["files_processed_before"]
+    for mode, cases in _modes(size):
+        for case, data in cases.items():
+            n = int(case.split("_")[1])
+            r = data["ratios"]
+            lm, ss, fl = data["lakemark"], data["spark_stream"], data["floor"]
+            rw = r["spark_stream_wall_over_lakemark_wall"] or 0
+            if rw < 2 and n == 0:
+                out.append(
+                    f"**1, M = {m:,}, N = 0, {mode}: {rw:.2f}× instead of ≥ 2×.** With nothing "
+                    "new lakemark still builds the (empty) DataFrame the script asked for "
+                    f"({lm.get('dataframe_s', 0):.2f} s) and skips the write; the file source "
+                    f"runs no batch ({ss['wall_s']:.2f} s in all).")
+            elif rw < 2:
+                cap = ss["wall_s"] / fl["wall_s"] if fl["wall_s"] else 0
+                to_floor = lm["wall_s"] / fl["wall_s"] if fl["wall_s"] else 0
+                out.append(
+                    f"**1, M = {m:,}, N = {n:,}, {mode}: {rw:.2f}× instead of ≥ 2× "
+                    f"({100 * (1 - rw / 2):.0f}% short).** The file source's planning took "
+                    f"{ss['planning_s']:.2f} s against lakemark's {lm['planning_s']:.2f} s, but "
+                    "both runs are dominated by Spark reading and writing the same "
+                    f"{n:,} small files (lakemark: DataFrame {lm.get('dataframe_s', 0):.2f} s + "
+                    f"write {lm.get('write_s', 0):.2f} s)"
+                    + (", most of it the JVM's first use of Spark's JSON reader and Parquet "
+                       "writer in a fresh process (class loading, JIT, code generation)"
+                       if mode == "fresh process" else "")
+                    + f". The floor — the same read and write with the new files' names known "
+                    f"for free — took {fl['wall_s']:.2f} s, so a tool that reads with Spark's "
+                    f"reader and packing gets at most {cap:.2f}× here; lakemark's run is "
+                    f"{to_floor:.2f}× the floor's"
+                    + (" because it merges the small files into one partition per core (fewer "
+                       "tasks, fewer output files)" if to_floor < 1 else "")
+                    + ". The file source's per-run cost grows with its history "
+                    f"(checkpoint {ss['checkpoint_bytes'] / 2**20:.1f} MiB after "
+                    f"{size['earlier_runs']} runs; lakemark's state stays {lm['state_bytes']} "
+                    "bytes), so the ratio widens with M and with the number of runs.")
+            pr = r["lakemark_planning_over_raw_listing"] or 0
+            if pr > 1.3:
+                out.append(
+                    f"**1, M = {m:,}, N = {n:,}, {mode}: lakemark planning {pr:.2f}× the raw "
+                    f"listing instead of ≤ 1.3× ({lm['planning_s']:.3f} s against "
+                    f"{fl['planning_s']:.3f} s).** lakemark's planning is the whole run start: "
+                    f"lease and run record ({lm.get('start_s', 0) * 1000:.0f} ms), listing "
+                    f"({lm.get('list_s', 0) * 1000:.0f} ms), planning and recording the plan "
+                    f"in the state store ({lm.get('plan_and_record_s', 0) * 1000:.0f} ms); the "
+                    "raw listing does none of the bookkeeping, which weighs most on small "
+                    "listings.")
+    return out
+
+
 def findings(d: dict[str, dict[str, Any]]) -> list[str]:
     """Why targets are missed (by how much is computed from the JSON; the why was found by
     reading the per-stage timings of the runs)."""
     out: list[str] = []
     inc = d.get("incremental")
     if inc and inc.get("status") == "ok":
-        size = inc["sizes"][0]
-        zero, new = size["cases"]["new_0"], size["cases"][f"new_{size['new_files'][1]}"]
-        r0 = zero["ratios"]["spark_stream_wall_over_lakemark_wall"] or 0
-        rn = new["ratios"]["spark_stream_wall_over_lakemark_wall"] or 0
-        lm, fl, ss = new["lakemark"], new["floor"], new["spark_stream"]
-        out.append(
-            f"**1, N = {size['new_files'][1]:,}: {rn:.2f}× instead of ≥ 2× "
-            f"({100 * (1 - rn / 2):.0f}% short).** At M = 10,000 the Spark file source's own "
-            f"overhead is real but small next to the rest of the run: its planning (reading "
-            f"its {ss['checkpoint_bytes'] / 2**20:.1f} MiB checkpoint log, listing the tree) took "
-            f"{ss['planning_s']:.2f} s against lakemark's {lm['planning_s']:.2f} s, while both "
-            "spend most of a fresh process's run in Spark reading and writing the same 1,000 "
-            f"small files (lakemark: DataFrame {lm.get('dataframe_s', 0):.1f} s + write "
-            f"{lm.get('write_s', 0):.1f} s). lakemark's run is {lm['wall_s'] / fl['wall_s']:.2f}× "
-            "the floor's, which reads the same files with the same reader: that gap, not "
-            "planning, is what to close next (part of it may be order: in this run lakemark's "
-            "process ran first and paid the cold page cache for the Spark jars; run.py now "
-            "alternates the order). The file source's per-run cost grows "
-            "with its history (the history plot: its checkpoint grows linearly, "
-            f"{size['history'][-1]['spark_checkpoint_bytes'] / 2**20:.1f} MiB after "
-            f"{size['earlier_runs']} runs, while lakemark's state stays "
-            f"{size['history'][-1]['lakemark_state_bytes']} bytes), so the ratio should widen "
-            "at M = 100,000, which was not measured.")
-        pr = new["ratios"]["lakemark_planning_over_raw_listing"] or 0
-        if pr > 1.3:
-            out.append(
-                f"**1, N = {size['new_files'][1]:,}: lakemark planning {pr:.2f}× the raw listing "
-                f"instead of ≤ 1.3× ({lm['planning_s']:.3f} s against "
-                f"{fl['planning_s']:.3f} s).** lakemark's planning time here is the whole run "
-                "start: taking the lease and opening the run, listing, planning and recording "
-                f"the plan — the names of the {lm['files']:,} files — in the state store before "
-                "reading (run.py now records the split as start_s/list_s/plan_and_record_s). "
-                "The raw listing does none of that; "
-                "at 11,000 files these fixed costs weigh more than at 100,000, where "
-                "`bench/planning_local.py` measures listing + planning at 1.27× the raw "
-                "listing.")
-        out.append(
-            f"**1, N = 0: {r0:.2f}× (lakemark slower than the file source).** A lakemark run "
-            "with nothing new still has Spark write an empty DataFrame (a cold Spark job in a "
-            f"fresh process: DataFrame {zero['lakemark'].get('dataframe_s', 0):.1f} s + write "
-            f"{zero['lakemark'].get('write_s', 0):.1f} s), where the file source runs no batch "
-            f"and the floor skips Spark ({zero['floor']['wall_s']:.2f} s). Part fixed in this "
-            "work: the empty frame no longer starts a Python worker (`createDataFrame([])` → an "
-            "RDD with no partitions; ~5 s → ~0.3 s warm). Since this measurement, `Job.write` "
-            "appends the frame of a source that took no file without any Spark job or commit "
-            "(commit ecdef13, `tests/spark/test_exactly_once.py`), which removes the write "
-            "time above; the scenario has not been rerun since (`python bench/run.py "
-            "incremental`).")
+        for size in inc["sizes"]:
+            out.extend(_incremental_findings(size))
     tp = d.get("throughput")
     if tp and tp.get("status") == "ok" and not tp["meets_target"]:
         r = tp["ratio_lakemark_to_plain_throughput"]
@@ -138,14 +153,22 @@ def _plt() -> Any:
 def plot_incremental(size: dict[str, Any], out: Path) -> list[str]:
     plt = _plt()
     names = []
-    cases = size["cases"]
-    fig, axes = plt.subplots(1, len(cases), figsize=(5 * len(cases), 3.6), squeeze=False)
-    for ax, (case, data) in zip(axes[0], cases.items()):
+    panels = [(mode, case, data) for mode, cases in _modes(size) for case, data in cases.items()]
+    fig, axes = plt.subplots(1, len(panels), figsize=(4.2 * len(panels), 3.6), squeeze=False)
+    for ax, (mode, case, data) in zip(axes[0], panels):
         walls = [data[t]["wall_s"] for t in TOOLS]
-        ax.bar([LABEL[t].split(" (")[0] for t in TOOLS], walls,
-               color=["#2a7", "#c63", "#888", "#58c"])
-        ax.set_title(f"M={size['files_processed_before']:,}, N={case.split('_')[1]}")
-        ax.set_ylabel("run wall time (s), session start excluded")
+        bars = ax.bar([LABEL[t].split(" (")[0] for t in TOOLS], walls,
+                      color=["#2a7", "#c63", "#888", "#58c"])
+        # The full re-read is 10-200× the others: its bar is cut at the top, its label says.
+        top = 1.3 * max(walls[:-1] if TOOLS[-1] == "full_reread" else walls)
+        ax.set_ylim(0, top)
+        for bar, wall in zip(bars, walls):
+            ax.text(bar.get_x() + bar.get_width() / 2, min(wall, 0.92 * top),
+                    f"{wall:.2g} s" + (" ↑" if wall > top else ""), ha="center",
+                    va="bottom", fontsize=7)
+        ax.set_title(f"M={size['files_processed_before']:,}, N={case.split('_')[1]}, {mode}",
+                     fontsize=9)
+        ax.set_ylabel("run wall time (s), session start excluded", fontsize=8)
         ax.tick_params(axis="x", labelrotation=20, labelsize=8)
     fig.tight_layout()
     name = f"incremental_m{size['files_processed_before']}_wall.png"
@@ -233,24 +256,30 @@ def summary_rows(d: dict[str, dict[str, Any]]) -> list[list[Any]]:
     if inc and inc.get("status") == "ok":
         for size in inc["sizes"]:
             m = size["files_processed_before"]
-            for case, data in size["cases"].items():
-                r = data["ratios"]
-                n = case.split("_")[1]
-                rows.append([f"1. run after {size['earlier_runs']} runs, M={m:,} N={n}: "
-                             "Spark file source wall / lakemark wall", "≥ 2×",
-                             f"{_fmt(r['spark_stream_wall_over_lakemark_wall'])}×",
-                             (r["spark_stream_wall_over_lakemark_wall"] or 0) >= 2])
-                if "process_s" in data["lakemark"]:
-                    rows.append([f"1. M={m:,} N={n}: the same, process wall incl. session start",
-                                 "–", f"{_fmt(r.get('spark_stream_process_over_lakemark_process'))}×",
-                                 None])
-                rows.append([f"1. M={m:,} N={n}: lakemark planning / raw listing", "≤ 1.3×",
-                             f"{_fmt(r['lakemark_planning_over_raw_listing'])}×",
-                             (r["lakemark_planning_over_raw_listing"] or 99) <= 1.3])
-                rows.append([f"1. M={m:,} N={n}: lakemark planning state / Spark checkpoint",
-                             "≤ 1%",
-                             f"{100 * (r['lakemark_state_over_spark_checkpoint'] or 0):.4f}%",
-                             (r["lakemark_state_over_spark_checkpoint"] or 1) <= 0.01])
+            for mode, cases in _modes(size):
+                for case, data in cases.items():
+                    r = data["ratios"]
+                    n = case.split("_")[1]
+                    head = f"1. M={m:,} N={n}, {mode}"
+                    rows.append([f"{head}: Spark file source wall / lakemark wall "
+                                 f"(median of {data.get('repeats', 1)})", "≥ 2×",
+                                 f"{_fmt(r['spark_stream_wall_over_lakemark_wall'])}×",
+                                 (r["spark_stream_wall_over_lakemark_wall"] or 0) >= 2])
+                    if r.get("spark_stream_process_over_lakemark_process") is not None:
+                        rows.append([f"{head}: the same, process wall incl. session start",
+                                     "–",
+                                     f"{_fmt(r['spark_stream_process_over_lakemark_process'])}×",
+                                     None])
+                    rows.append([f"{head}: lakemark planning / raw listing", "≤ 1.3×",
+                                 f"{_fmt(r['lakemark_planning_over_raw_listing'])}×",
+                                 (r["lakemark_planning_over_raw_listing"] or 99) <= 1.3])
+                    state, checkpoint = (data["lakemark"]["state_bytes"],
+                                         data["spark_stream"]["checkpoint_bytes"])
+                    share = state / checkpoint if checkpoint else None
+                    rows.append([f"{head}: lakemark planning state / Spark checkpoint",
+                                 "≤ 1%", f"{100 * share:.2g}% ({state:,} of {checkpoint:,} bytes)"
+                                 if share is not None else "–",
+                                 share is not None and share <= 0.01])
             tail = size["history"][-10:]
             if tail:
                 ratio = (statistics.median(h["spark_stream_wall_s"] for h in tail)
@@ -311,6 +340,33 @@ def summary_rows(d: dict[str, dict[str, Any]]) -> list[list[Any]]:
     return rows
 
 
+def _render_case(add: Any, mode: str, case: str, data: dict[str, Any]) -> None:
+    n = case.split("_")[1]
+    rows = []
+    for t in TOOLS:
+        x = data[t]
+        peak = x.get("driver_peak", {})
+        state = x.get("checkpoint_bytes", x.get("state_bytes"))
+        samples = x.get("wall_s_samples", [x["wall_s"]])
+        rows.append([LABEL[t], x.get("planning_s"), x["wall_s"],
+                     ", ".join(map(str, samples)), x.get("process_s"),
+                     peak.get("total_mib"), peak.get("jvm_mib"), state])
+    add(f"**N = {n}, {mode}** (median of {data.get('repeats', 1)} runs from the same state; "
+        "the full re-read runs once)\n")
+    add(_table(["tool", "planning s", "wall s", "wall s, every run", "process s",
+                "driver peak MiB (Python + JVM)", "of which JVM", "state bytes"], rows) + "\n")
+    lm = data["lakemark"]
+    add(f"lakemark's run: start (lease, run record) {_fmt(lm.get('start_s'))} s, listing "
+        f"{_fmt(lm.get('list_s'))} s, planning and recording {_fmt(lm.get('plan_and_record_s'))}"
+        f" s, DataFrame {_fmt(lm.get('dataframe_s'))} s, write {_fmt(lm.get('write_s'))} s, "
+        f"commit {_fmt(lm.get('commit_s'))} s; state store file "
+        f"{_fmt(lm.get('state_store_bytes'))} bytes (bookmark history and the per-run "
+        "manifests of every file, kept for `runs show`/replay; the planning state element is "
+        f"{_fmt(lm['state_bytes'])} bytes). Spark's sink log `_spark_metadata` adds "
+        f"{_fmt(data['spark_stream'].get('sink_metadata_bytes'))} bytes.\n")
+    add("Ratios: " + ", ".join(f"{k} = {_fmt(v)}" for k, v in data["ratios"].items()) + "\n")
+
+
 def render(d: dict[str, dict[str, Any]], out: Path) -> str:
     parts: list[str] = []
     add = parts.append
@@ -326,16 +382,18 @@ def render(d: dict[str, dict[str, Any]], out: Path) -> str:
     loads = {k: doc["machine"].get("loadavg_at_start") for k, doc in d.items()
              if isinstance(doc.get("machine"), dict)}
     add(f"Measured between {when[0] if when else '?'} and {when[-1] if when else '?'} (UTC) on "
-        f"a {next((m['cpus'] for m in (x.get('machine') for x in d.values()) if isinstance(m, dict)), '?')}-core VM shared with "
-        "other engineers' test suites; load average (1/5/15 min) when each scenario started: "
+        f"a {next((m['cpus'] for m in (x.get('machine') for x in d.values()) if isinstance(m, dict)), '?')}-core VM; load average (1/5/15 min) when each scenario started: "
         + ", ".join(f"{k} {v}" for k, v in loads.items() if v) + ". Numbers are noisy; "
         "each ratio pairs runs taken minutes apart under the same load.\n")
-    add("Scale of the committed runs (reduced from the issue where the time available on "
-        "this machine did not allow more): scenario 1 at M = 10,000 files over K = 50 earlier "
-        "runs with N = 0 and 1,000 new (M = 100,000 is `--big`, not run: its history alone "
-        "would take over half an hour here); scenario 2 at 1 GiB; scenario 3 at M = 10,000 "
-        "keys on moto_server; scenario 4 on a synthetic 1,000,000-entry listing; scenario 5 "
-        "over 1,000 runs.\n")
+    inc = d.get("incremental")
+    sizes = [f"M = {x['files_processed_before']:,}" for x in (inc or {}).get("sizes", [])]
+    first = (inc or {}).get("sizes", [{}])[0]
+    add("Scale of the committed runs: scenario 1 at "
+        + (" and ".join(sizes) or "no size") + f" files over K = {first.get('earlier_runs', '?')}"
+        f" earlier runs with N = 0 and {first.get('new_files', [0, '?'])[1]:,} new"
+        + ("" if len(sizes) > 1 else " (M = 100,000 is `--big`, not in this run)")
+        + "; scenario 2 at 1 GiB; scenario 3 at M = 10,000 keys on moto_server; scenario 4 on "
+        "a synthetic 1,000,000-entry listing; scenario 5 over 1,000 runs.\n")
     add("## Summary\n")
     add(_table(["target", "wanted", "measured", "met"], summary_rows(d)) + "\n")
     notes = findings(d)
@@ -353,8 +411,11 @@ def render(d: dict[str, dict[str, Any]], out: Path) -> str:
             "lakemark (`Job.read_files(ctx=…)` → Parquet) and Spark's file source "
             "(`readStream.json` → Parquet sink, checkpoint, `Trigger.AvailableNow`) each run "
             "once. The measured runs (N = 0, then N new files) run **each in a fresh process**, "
-            "as a scheduler runs them; `wall` excludes the Spark session start (the same "
-            "for every tool), `process` includes it. The floor lists with `os.scandir` + "
+            "as a scheduler runs them, and again in the history's **warm session**, as a "
+            "long-lived driver runs them; each is repeated from the same starting state (state "
+            "and output restored from a copy, tools taking turns) and the median is reported. "
+            "`wall` excludes the Spark session start (the same for every tool), `process` "
+            "includes it. All tools share lakemark's session settings. The floor lists with `os.scandir` + "
             "`stat` and reads only the new files; the full re-read reads everything.\n")
         for size in inc["sizes"]:
             add(f"### M = {size['files_processed_before']:,} files over "
@@ -363,29 +424,9 @@ def render(d: dict[str, dict[str, Any]], out: Path) -> str:
                 f"({size['lakemark_max_band_ms']} ms for runs seconds apart, standing in for "
                 "15 minutes between hourly runs), so its band holds the share of a batch it "
                 "would hold in production.\n")
-            for case, data in size["cases"].items():
-                n = case.split("_")[1]
-                rows = []
-                for t in TOOLS:
-                    x = data[t]
-                    peak = x.get("driver_peak", {})
-                    state = x.get("checkpoint_bytes", x.get("state_bytes"))
-                    rows.append([LABEL[t], x.get("planning_s"), x["wall_s"], x.get("process_s"),
-                                 peak.get("total_mib"), peak.get("jvm_mib"), state])
-                add(f"**N = {n}**\n")
-                add(_table(["tool", "planning s", "wall s", "process s", "driver peak MiB "
-                            "(Python + JVM)", "of which JVM", "state bytes"], rows) + "\n")
-                lm = data["lakemark"]
-                add(f"lakemark's run: planning {_fmt(lm['planning_s'])} s, DataFrame "
-                    f"{_fmt(lm.get('dataframe_s'))} s, write {_fmt(lm.get('write_s'))} s, "
-                    f"commit {_fmt(lm.get('commit_s'))} s; state store file "
-                    f"{_fmt(lm.get('state_store_bytes'))} bytes (bookmark history and the "
-                    "per-run manifests of every file, kept for `runs show`/replay; the planning "
-                    f"state element is {_fmt(lm['state_bytes'])} bytes). Spark's sink log "
-                    f"`_spark_metadata` adds {_fmt(data['spark_stream'].get('sink_metadata_bytes'))}"
-                    " bytes.\n")
-                add("Ratios: " + ", ".join(f"{k} = {_fmt(v)}" for k, v in
-                                           data["ratios"].items()) + "\n")
+            for mode, cases in _modes(size):
+                for case, data in cases.items():
+                    _render_case(add, mode, case, data)
             for name in plot_incremental(size, out):
                 add(f"![{name}]({name})\n")
     else:

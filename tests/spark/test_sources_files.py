@@ -209,6 +209,25 @@ def test_file_names_with_glob_characters(spark: Any, tmp_path: Path) -> None:
     assert [tuple(r) for r in df.collect()] == [(1, 1)]
 
 
+
+def test_many_small_files_are_read_in_one_partition_per_core(spark: Any, tmp_path: Path) -> None:
+    files = [put(tmp_path / f"d={i % 3}" / f"f{i:03d}.json", f'{{"v": {i}}}\n')
+             for i in range(320)]
+    put(tmp_path / "d=0" / "unplanned.json", '{"v": -1}\n')
+    df = read_files(spark, files, root=str(tmp_path), format="json")
+    # Spark's own packing counts 4 MiB per file: 320 files make 10 tasks of 32 files.
+    assert df.rdd.getNumPartitions() == spark.sparkContext.defaultParallelism
+    assert sorted(r.v for r in df.collect()) == list(range(320))
+    spark.conf.set("spark.lakemark.mergeSmallFiles", "false")
+    try:
+        kept = read_files(spark, files, root=str(tmp_path), format="json")
+        assert kept.rdd.getNumPartitions() >= 8
+        spark.conf.set("spark.lakemark.mergeSmallFiles", "sometimes")
+        with pytest.raises(ConfigError, match="spark.lakemark.mergeSmallFiles"):
+            read_files(spark, files, root=str(tmp_path), format="json")
+    finally:
+        spark.conf.unset("spark.lakemark.mergeSmallFiles")
+
 # -- malformed records -----------------------------------------------------------------------
 
 @pytest.fixture(scope="module")

@@ -3,7 +3,9 @@
 The planned files are passed to ``DataFrameReader.load`` one by one (glob characters escaped,
 so a file named ``a[1].json`` is that file and not a pattern), with ``basePath`` set to the
 source root so Hive ``key=value`` folders become partition columns exactly as Spark infers them.
-Only these files are read: Spark never lists the root.
+Only these files are read: Spark never lists the root. Reads of many small files are merged
+into fewer partitions (``planning.splits``; ``spark.lakemark.mergeSmallFiles=false`` keeps
+Spark's packing).
 """
 
 from __future__ import annotations
@@ -12,7 +14,13 @@ import os
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..errors import ReadError
+from ..errors import ConfigError, ReadError
+from ..planning.splits import (
+    DEFAULT_MAX_PARTITION_BYTES,
+    DEFAULT_OPEN_COST_BYTES,
+    parse_byte_size,
+    read_partitions,
+)
 from ..storage import parse_uri
 from ._errors import describe, first_line, spark_errors
 from ._options import ReadRequest
@@ -23,7 +31,10 @@ if TYPE_CHECKING:
 
     from ..planning.files import FileEntry
 
-__all__ = ["read_with_spark"]
+__all__ = ["MERGE_SMALL_FILES", "read_with_spark"]
+
+#: Spark setting that turns off merging reads of many small files (``false``).
+MERGE_SMALL_FILES = "spark.lakemark.mergeSmallFiles"
 
 
 def read_with_spark(spark: SparkSession, request: ReadRequest, files: Sequence[FileEntry],
@@ -34,6 +45,7 @@ def read_with_spark(spark: SparkSession, request: ReadRequest, files: Sequence[F
     ReadError; parse failures surface when the DataFrame is materialised.
     """
     layout = layout_of(root, files)  # ConfigError for a file outside the root
+    partitions = _merged_partitions(spark, files)  # ConfigError for a bad setting
     paths = [escape_glob(parse_uri(entry.path).key) for entry in files]
     reader = spark.read.format(request.format).options(**request.options)
     if request.uses_mode:
@@ -43,7 +55,7 @@ def read_with_spark(spark: SparkSession, request: ReadRequest, files: Sequence[F
     if schema is not None:
         reader = reader.schema(schema)
     try:
-        return reader.load(paths)
+        df = reader.load(paths)
     except spark_errors() as exc:
         described = describe(exc)
         file, reason = described if described else (None, first_line(exc))
@@ -52,3 +64,26 @@ def read_with_spark(spark: SparkSession, request: ReadRequest, files: Sequence[F
         raise ReadError(
             f"cannot {what} {len(paths)} {request.format} file(s) under {root}: {reason}"
         ) from None
+    return df.coalesce(partitions) if partitions else df
+
+
+def _merged_partitions(spark: SparkSession, files: Sequence[FileEntry]) -> int | None:
+    """The partition count to merge this read down to (None: keep Spark's packing)."""
+    conf = spark.conf
+    merge = (conf.get(MERGE_SMALL_FILES, None) or "true").strip().lower()
+    if merge not in ("true", "false"):
+        raise ConfigError(f"{MERGE_SMALL_FILES} must be true or false, not {merge!r}")
+    if merge == "false":
+        return None
+    try:
+        parallelism = int(conf.get("spark.sql.files.minPartitionNum", None) or 0)
+    except ValueError:
+        parallelism = 0
+    return read_partitions(
+        (entry.size for entry in files),
+        parallelism=parallelism or spark.sparkContext.defaultParallelism,
+        max_partition_bytes=parse_byte_size(conf.get("spark.sql.files.maxPartitionBytes", None),
+                                            DEFAULT_MAX_PARTITION_BYTES),
+        open_cost_bytes=parse_byte_size(conf.get("spark.sql.files.openCostInBytes", None),
+                                        DEFAULT_OPEN_COST_BYTES),
+    )
