@@ -127,6 +127,7 @@ class Job:
         self._pin_info: dict[str, Any] = {}
         self.results: list[WriteResult] = []
         self.plans: dict[str, FilePlan] = {}
+        self._roots: dict[str, list[str]] = {}
         self._empty_reads: dict[int, DataFrame] = {}  # id → frame of a source that took no file
         self._lineage: Callable[[JobEvent], None] | None = None
         if os.environ.get("LAKEMARK_OPENLINEAGE"):  # runtime lineage (docs/lineage.md)
@@ -377,6 +378,7 @@ class Job:
                                            starts.get(lst.root))
                     for lst in listings}, full=not any(starts.values()))
         self.plans[key] = plan
+        self._roots[key] = roots
         self._emit("planned", key, {"files": len(plan.files), "bytes": plan.total_bytes,
                                     "pending": plan.pending})
         return roots, plan
@@ -413,7 +415,7 @@ class Job:
         ``StartAfter``), with a full listing every ``full_listing_every`` runs; a key that sorts
         before it is only seen by that full listing (docs/bookmarks.md).
         """
-        from .sources import check_read_options, read_files
+        from .sources import check_read_options
 
         check_read_options(format, mode)
         file_options = FileOptions(
@@ -426,6 +428,38 @@ class Job:
             path, ctx=ctx, recurse=recurse, exclusions=exclusions, options=file_options,
             format=format, listing=ListingOptions(incremental_listing, full_listing_every),
         )
+        return self._read_plan(roots, plan, format=format, options=options, schema=schema,
+                               mode=mode, base_path=base_path)
+
+    def read_planned(
+        self,
+        ctx: str,
+        *,
+        format: str,
+        options: Mapping[str, str] | None = None,
+        schema: Any = None,
+        mode: str = "PERMISSIVE",
+        base_path: str | None = None,
+    ) -> DataFrame:
+        """A DataFrame of the files :meth:`plan_files` planned (and recorded) for ``ctx``.
+
+        Planning first and reading only when the plan holds files lets a caller skip Spark
+        altogether for a run with nothing new (``lakemark ingest files`` does).
+        """
+        from .sources import check_read_options
+
+        check_read_options(format, mode)
+        if ctx not in self.plans or ctx not in self._roots:
+            raise ConfigError(f"transformation_ctx {ctx!r} has no plan in this run: call "
+                              "plan_files(..., ctx=...) first")
+        return self._read_plan(self._roots[ctx], self.plans[ctx], format=format,
+                               options=options, schema=schema, mode=mode, base_path=base_path)
+
+    def _read_plan(self, roots: Sequence[str], plan: FilePlan, *, format: str,
+                   options: Mapping[str, str] | None, schema: Any, mode: str,
+                   base_path: str | None) -> DataFrame:
+        from .sources import read_files
+
         self._read_started = True
         if len(roots) == 1 or base_path is not None:
             frame = read_files(

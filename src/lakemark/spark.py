@@ -108,6 +108,9 @@ def get_spark(
     if active is not None:
         return active
     check_java()
+    from ._jvm_stderr import patch_gateway
+
+    patch_gateway()
     master, settings = spark_settings(master, conf, verbose=verbose)
     builder = SparkSession.builder.appName(app_name).master(master)
     for key, value in settings.items():

@@ -12,7 +12,7 @@ from ..job import Job
 from ..planning import DEFAULT_MAX_BAND_MS
 from ..state import Bookmark
 from ._common import json_option, open_state, state_option
-from ._output import console, fmt_ms, handle_errors, print_json
+from ._output import console, fmt_ms, handle_errors, print_json, print_table
 
 
 @click.group()
@@ -51,7 +51,7 @@ def _print_bookmark(b: Bookmark) -> None:
         table.add_row(f"ctx {ctx}", _element_summary(element))
     if not b.state:
         table.add_row("state", "(empty: the next run takes everything)")
-    console.print(table)
+    print_table(table)
 
 
 @bookmark.command("show")
@@ -89,7 +89,7 @@ def history(job_name: str, state_url: str | None, as_json: bool) -> None:
     for v in versions:
         table.add_row(str(v.version), str(v.run), str(v.attempt), v.run_id or "-",
                       v.reason or "-", v.created_at or "-")
-    console.print(table)
+    print_table(table)
 
 
 @bookmark.command("reset")

@@ -10,7 +10,7 @@ from rich.table import Table
 from ..job import Job, JobEvent
 from ..planning import DEFAULT_MAX_BAND_MS, FileOptions
 from ._common import json_option, open_state, parse_key_values, state_option, verbose_option
-from ._output import console, handle_errors, human_bytes, print_json, setup_logging
+from ._output import console, handle_errors, human_bytes, print_json, setup_logging, print_table
 
 SOURCE_FORMATS = ("json", "csv", "parquet", "orc", "xml", "text", "avro")
 TARGET_FORMATS = ("delta", "parquet", "json", "csv", "orc")
@@ -157,12 +157,17 @@ def ingest_files(
             raise click.UsageError(f"--merge-schema applies to Delta targets only, not "
                                    f"--target-format {target_format}")
         writer["mergeSchema"] = "true"
+    from ..sinks import check_write
+    from ..sources import check_read_options
     from ..storage import check_source
 
     location = check_source(source)  # a missing local source fails here, before any state
     if incremental_listing and not location.is_s3:
         raise click.UsageError("--incremental-listing applies to S3 sources (s3://, s3a://); "
                                f"{source} is local")
+    check_read_options(fmt, mode.upper(), reader, location.root)
+    check_write(target, format=target_format, mode=write_mode, partition_by=partition_by,
+                options=writer)
     store = open_state(state_url)
     job = Job(
         job_name,
@@ -172,9 +177,6 @@ def ingest_files(
         to_run_id=to_run,
         force=force,
     )
-    from ..spark import get_spark
-
-    get_spark(master, verbose=verbose)  # the session the job picks up
 
     with console.status("starting", spinner="dots") as status:
 
@@ -189,12 +191,10 @@ def ingest_files(
         job.on_event = on_event
         with job:
             status.update(f"run {job.run_id} — listing {source}")
-            df = job.read_files(
+            plan = job.plan_files(
                 source,
-                format=fmt,
                 ctx="source",
-                options=reader,
-                mode=mode.upper(),
+                format=fmt,
                 recurse=recurse,
                 exclusions=list(exclusions),
                 max_band_ms=options.max_band_ms,
@@ -204,9 +204,13 @@ def ingest_files(
                 incremental_listing=incremental_listing,
                 full_listing_every=full_listing_every,
             )
-            plan = job.plans["source"]
             result = None
+            # A run with nothing to write records and commits without starting Spark at all.
             if plan.files or write_mode == "overwrite":
+                from ..spark import get_spark
+
+                get_spark(master, verbose=verbose)  # the session the job picks up
+                df = job.read_planned("source", format=fmt, options=reader, mode=mode.upper())
                 result = job.write(
                     df, target, format=target_format, mode=write_mode, partition_by=partition_by,
                     ctx="target", options=writer,
@@ -245,6 +249,6 @@ def ingest_files(
         " (skipped: the table already recorded this write's token)" if out["skipped"] else ""))
     table.add_row("target", f"{target} ({target_format})")
     table.add_row("bookmark", f"{bookmark_option}, version {bookmark.version}")
-    console.print(table)
+    print_table(table)
     if not plan.files:
         console.print("No new files: nothing to write.")

@@ -12,7 +12,7 @@ from rich.table import Table
 
 from ..job import Job
 from ._common import json_option, open_state, parse_key_values, state_option, verbose_option
-from ._output import console, handle_errors, human_bytes, print_json, setup_logging
+from ._output import console, handle_errors, human_bytes, print_json, setup_logging, print_table
 
 SOURCE_FORMATS = ("json", "csv", "parquet", "orc", "xml", "text", "avro")
 TARGET_FORMATS = ("delta", "parquet", "json", "csv", "orc")
@@ -143,7 +143,9 @@ def s3_incremental(target: str, events_table: str, job_name: str, fmt: str,
     """Stage 2: ingest into TARGET the objects the events table says were created since the
     last run — each exactly once, in event order, bounded by --max-files/--max-bytes."""
     setup_logging(verbose)
-    from ..events import IncrementalOptions, ObjectFilter, read_event_objects
+    from ..events import IncrementalOptions, ObjectFilter
+    from ..events.incremental import plan_event_source, read_planned_objects
+    from ..sinks import check_write
     from ..sources import check_read_options
 
     options = IncrementalOptions(
@@ -151,17 +153,19 @@ def s3_incremental(target: str, events_table: str, job_name: str, fmt: str,
         max_files, max_bytes, check_exists, backfill_prefix, from_version,
     )
     reader = parse_key_values(reader_options, "--option")
-    check_read_options(fmt)
+    check_read_options(fmt, "PERMISSIVE", reader)
+    check_write(target, format=target_format)
     store = open_state(state_url)
-    from ..spark import get_spark
-
-    get_spark(master, verbose=verbose)
     with Job(job_name, state=store) as job:
-        df = read_event_objects(job, events_table, format=fmt, ctx="events", options=options,
-                                read_options=reader)
-        manifest = store.run_inputs(job.run_id)
-        files = [f for inputs in manifest if inputs.ctx == "events" for f in inputs.files]
-        result = job.write(df, target, format=target_format, ctx="target") if files else None
+        plan = plan_event_source(job, events_table, format=fmt, ctx="events", options=options)
+        files = list(plan.files)
+        result = None
+        if files:  # nothing new: the run records and commits without starting Spark
+            from ..spark import get_spark
+
+            get_spark(master, verbose=verbose)
+            df = read_planned_objects(job, plan, format=fmt, read_options=reader)
+            result = job.write(df, target, format=target_format, ctx="target")
     record = store.get_run(job.run_id)
     total_bytes = sum(f.size for f in files)
     out: dict[str, Any] = {"run_id": record.run_id, "job_name": job_name, "run": record.run,
@@ -183,4 +187,4 @@ def s3_incremental(target: str, events_table: str, job_name: str, fmt: str,
         " (write skipped: an earlier attempt of this run committed it)" if out["skipped"]
         else ""))
     table.add_row("target", f"{target} ({target_format})")
-    console.print(table)
+    print_table(table)

@@ -15,7 +15,7 @@ from ..lineage._html import to_html
 from ..lineage._render import to_dot, to_json, to_mermaid, to_openlineage
 from ..lineage._send import send_events
 from ._common import parse_key_values
-from ._output import console, handle_errors
+from ._output import console, handle_errors, print_table
 
 FORMATS = ("openlineage", "dot", "mermaid", "json", "html")
 
@@ -61,7 +61,7 @@ def _summary(jobs: list[JobLineage]) -> None:
         table.add_row(job.job, str(len(job.inputs)), str(len(job.outputs)),
                       str(sum(len(e) for o in job.outputs for _, e in o.columns)),
                       str(len(job.warnings)))
-    console.print(table)
+    print_table(table)
     for job in jobs:
         for w in job.warnings:
             console.print(f"[yellow]warning[/] {job.job}: {w}", highlight=False)

@@ -14,23 +14,45 @@ import click
 from rich.console import Console
 from rich.logging import RichHandler
 from rich.markup import escape
+from rich.measure import Measurement
+from rich.table import Table
 
 from ..errors import LakemarkError
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 console = Console()
-err_console = Console(stderr=True)
+# Long lines (run ids, paths) are never folded on a pipe or file: there is no screen to fit.
+console.soft_wrap = not console.is_terminal
+err_console = Console(stderr=True, soft_wrap=True)  # an error is one line, however long
 
 
 def setup_logging(verbose: bool) -> None:
     """lakemark's warnings on stderr; Spark's JVM noise stays off unless ``verbose``."""
+    from .._jvm_stderr import set_verbose
+
+    set_verbose(verbose)
     root = logging.getLogger("lakemark")
     root.handlers[:] = [RichHandler(console=err_console, show_time=False, show_path=False)]
     root.setLevel(logging.DEBUG if verbose else logging.INFO)
     root.propagate = False
     if not verbose:
         logging.getLogger("py4j").setLevel(logging.ERROR)
+
+
+def print_table(table: Table) -> None:
+    """Print a table; on a pipe or file at its natural width, so nothing is ever cut.
+
+    A terminal gets the table fitted to its width (long cells wrap). A pipe or file has no
+    width of its own: rich would assume 80 columns and crop run ids, paths and timestamps.
+    """
+    if console.is_terminal:
+        console.print(table)
+        return
+    natural = Measurement.get(console, console.options.update_width(1_000_000), table).maximum
+    # Console.print caps a width at the console's own: print through one that is wide enough.
+    Console(file=console.file, width=max(natural, 1), color_system=None,
+            soft_wrap=True).print(table)
 
 
 def print_json(data: Any) -> None:
@@ -54,8 +76,20 @@ def human_bytes(n: int) -> str:
     return f"{n} B"  # pragma: no cover
 
 
+def error_json(exc: LakemarkError) -> dict[str, Any]:
+    """A failure for machines: the message, the kind of error and the fields it names."""
+    out: dict[str, Any] = {"error": str(exc), "kind": type(exc).__name__}
+    for name in ("option", "file", "key", "uri", "target"):
+        value = getattr(exc, name, None)
+        if value is not None:
+            out[name] = str(value)
+    return out
+
+
 def handle_errors(func: F) -> F:
-    """Turn lakemark's errors into one clear line on stderr and exit status 1."""
+    """Turn lakemark's errors into one clear line on stderr and exit status 1; with
+    ``--json`` a JSON error object (``error``, ``kind``, …) is also printed on stdout, so a
+    scheduler that parses stdout always gets a document."""
 
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -63,6 +97,12 @@ def handle_errors(func: F) -> F:
             return func(*args, **kwargs)
         except LakemarkError as exc:
             err_console.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False)
+            if kwargs.get("as_json"):
+                print_json(error_json(exc))
             sys.exit(1)
+        except click.UsageError as exc:  # exit status 2, as for any malformed command line
+            if kwargs.get("as_json"):
+                print_json({"error": exc.format_message(), "kind": "UsageError"})
+            raise
 
     return wrapper  # type: ignore[return-value]

@@ -61,6 +61,10 @@ def run(
     if not path.is_file():
         raise ConfigError(f"script {script} does not exist or is not a file")
     conf = parse_key_values(confs, "--conf")
+    if catalog:  # a missing or unreadable catalog folder fails now, before Spark starts
+        from ..catalog import open_catalog
+
+        open_catalog(catalog)
     env = dict(os.environ)
     if state_url:
         env["LAKEMARK_STATE"] = state_url
@@ -99,7 +103,10 @@ def run(
     sys.path[:0] = [shim_path(), str(path.resolve().parent)]
     from pyspark.sql import SparkSession
 
+    from .._jvm_stderr import patch_gateway
     from ..glue import finish_open_jobs
+
+    patch_gateway()
 
     session_before = SparkSession.getActiveSession()
     try:

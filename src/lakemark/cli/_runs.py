@@ -12,7 +12,7 @@ from rich.table import Table
 
 from ..state import StateStore
 from ._common import json_option, open_state, state_option
-from ._output import console, fmt_ms, handle_errors, human_bytes, print_json
+from ._output import console, fmt_ms, handle_errors, human_bytes, print_json, print_table
 
 
 @click.group()
@@ -40,12 +40,12 @@ def list_runs(job_name: str, state_url: str | None, as_json: bool) -> None:
     columns = {"run_id": 35, "run": 3, "att": 3, "status": 9, "option": 6, "started (UTC)": 19,
                "took": 6}
     for name, width in columns.items():
-        table.add_column(name, no_wrap=True, min_width=width)
+        table.add_column(name, min_width=width, overflow="fold")
     for r in records:
         table.add_row(r.run_id, str(r.run), str(r.attempt),
                       f"[{styles.get(r.status, '')}]{r.status}[/]", r.bookmark_option,
                       r.started_at[:19].replace("T", " "), _took(r.started_at, r.ended_at))
-    console.print(table)
+    print_table(table)
     if not records:
         console.print(f"No runs recorded for job {job_name}.")
 
@@ -119,7 +119,7 @@ def show_run(run_id: str, state_url: str | None, as_json: bool) -> None:
         table.add_column("size", justify="right")
         for f in src["files"]:
             table.add_row(f["path"], fmt_ms(f["mtime"]), str(f["size"]))
-        console.print(table)
+        print_table(table)
     for ctx, sink in details["sinks"].items():
         console.print(
             f"sink {ctx}: {sink.get('rows')} row(s) in {sink.get('files')} file(s) → "

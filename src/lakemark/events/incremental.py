@@ -35,7 +35,8 @@ if TYPE_CHECKING:
 
     from ..job import Job
 
-__all__ = ["EventObjectPlan", "IncrementalOptions", "plan_event_objects", "read_event_objects"]
+__all__ = ["EventObjectPlan", "IncrementalOptions", "plan_event_objects", "plan_event_source",
+           "read_event_objects", "read_planned_objects"]
 
 STATE_KIND = "s3-events"
 
@@ -186,10 +187,21 @@ def read_event_objects(job: Job, events_table: str, *, format: str, ctx: str = "
     The objects are recorded in the run's manifest under ``ctx`` before anything is read, and
     the checkpoint commits with the run.
     """
-    from ..sources import check_read_options, read_files
+    from ..sources import check_read_options
 
+    check_read_options(format, mode, read_options)
+    plan = plan_event_source(job, events_table, format=format, ctx=ctx, options=options,
+                             s3_client=s3_client)
+    return read_planned_objects(job, plan, format=format, read_options=read_options,
+                                schema=schema, mode=mode)
+
+
+def plan_event_source(job: Job, events_table: str, *, format: str, ctx: str = "events",
+                      options: IncrementalOptions | None = None,
+                      s3_client: Any = None) -> EventObjectPlan:
+    """Plan the objects this run takes from ``events_table`` and record them under ``ctx``
+    (nothing is read: a caller with an empty plan need not start Spark)."""
     opts = options or IncrementalOptions()
-    check_read_options(format, mode)
     table = EventsTable(events_table)
     replay = job.replay_input(ctx, STATE_KIND)
     if replay is not None:
@@ -204,8 +216,6 @@ def read_event_objects(job: Job, events_table: str, *, format: str, ctx: str = "
                                int(recorded.get("backfilled") or 0))
     else:
         plan = plan_event_objects(table, job.state_of(ctx), opts, s3_client)
-    buckets = sorted({f.path.split("/", 3)[2] for f in plan.files})
-    root = f"s3://{buckets[0]}" if len(buckets) == 1 else "s3://"
     job.track_source(ctx, {
         "kind": STATE_KIND, "source": table.uri, "format": format,
         "events_table_version": plan.table_version, "planned_files": len(plan.files),
@@ -214,11 +224,27 @@ def read_event_objects(job: Job, events_table: str, *, format: str, ctx: str = "
         "backfilled": plan.backfilled, "next_state": plan.next_state,
         "from_version": opts.from_version, "replay": job.replay_case(ctx),
     }, plan.files, plan.next_state)
+    buckets = _buckets(plan)
     if len(buckets) > 1:
         raise ConfigError("events from several buckets in one source: filter by bucket "
                           f"({', '.join(buckets)}) with one ctx each")
+    return plan
+
+
+def read_planned_objects(job: Job, plan: EventObjectPlan, *, format: str,
+                         read_options: dict[str, str] | None = None, schema: Any = None,
+                         mode: str = "PERMISSIVE") -> DataFrame:
+    """A DataFrame of the objects of ``plan`` (from :func:`plan_event_source`)."""
+    from ..sources import read_files
+
+    buckets = _buckets(plan)
+    root = f"s3://{buckets[0]}" if len(buckets) == 1 else "s3://"
     return read_files(job.spark, _sorted(plan.files), root=root, format=format,
                       options=read_options, schema=schema, mode=mode)
+
+
+def _buckets(plan: EventObjectPlan) -> list[str]:
+    return sorted({f.path.split("/", 3)[2] for f in plan.files})
 
 
 def _sorted(files: Sequence[FileEntry]) -> list[FileEntry]:

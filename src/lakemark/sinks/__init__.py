@@ -16,7 +16,7 @@ writes, local and S3 (a job's per-run token kept in a commit record inside the f
 
 from ._model import FORMATS, MODES, IdempotencyToken, WriteResult
 from ._publish import committed_files
-from ._write import TXN_APP_ID, TXN_VERSION, token_from_options, write_target
+from ._write import TXN_APP_ID, TXN_VERSION, check_write, token_from_options, write_target
 
 __all__ = ["FORMATS", "MODES", "IdempotencyToken", "WriteResult", "TXN_APP_ID", "TXN_VERSION",
-           "committed_files", "token_from_options", "write_target"]
+           "check_write", "committed_files", "token_from_options", "write_target"]

@@ -8,13 +8,14 @@ from typing import TYPE_CHECKING
 from ..errors import ConfigError, FormatError
 from ._delta import write_delta
 from ._files import write_files
-from ._location import resolve_target
+from ._location import (check_folder_location, check_new_table_location, check_target,
+                        open_delta, resolve_target)
 from ._model import FORMATS, MODES, IdempotencyToken, WriteResult
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
-__all__ = ["write_target", "token_from_options", "folder_commit_run_id",
+__all__ = ["write_target", "check_write", "token_from_options", "folder_commit_run_id",
            "folder_token_supported", "TXN_APP_ID", "TXN_VERSION"]
 
 #: Delta's Spark writer options for idempotent writes, accepted as an alternative to ``token``.
@@ -165,6 +166,37 @@ def write_target(
                            token=idempotency, options=opts, commit_info=commit_info)
     return write_files(spark, df, resolved, format=fmt, mode=save_mode, partition_by=columns,
                        options=opts, commit_token=commit_token, commit_info=commit_info)
+
+
+def check_write(
+    target: str,
+    *,
+    format: str = "delta",
+    mode: str = "append",
+    partition_by: Sequence[str] = (),
+    options: Mapping[str, str] | None = None,
+) -> None:
+    """Every check of a write that needs no data, with no Spark and nothing written.
+
+    Commands call it before they open a run, so a bad target (a file, a missing bucket, a
+    non-empty folder that is no Delta table, a Delta table written as a folder format), an
+    unknown format or mode, or bad writer options fail at once and change no state.
+    """
+    fmt = _format(format)
+    _mode(mode)
+    opts = _options(options)
+    _delta_only(_token(None, opts), fmt)
+    for col in partition_by:
+        if not isinstance(col, str) or not col.strip():
+            raise ConfigError(f"partition_by must name columns, got {col!r}")
+    resolved = resolve_target(target)
+    fs = resolved.filesystem()
+    check_target(resolved, fs)
+    if fmt == "delta":
+        if open_delta(resolved) is None:
+            check_new_table_location(resolved, fs)
+    else:
+        check_folder_location(resolved, fs, fmt)
 
 
 def folder_token_supported(target: str, format: str) -> bool:

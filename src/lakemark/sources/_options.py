@@ -61,14 +61,18 @@ def normalize_mode(mode: str) -> str:
     return name
 
 
-def check_read_options(format: str, mode: str = "PERMISSIVE") -> None:
-    """Fail early, before any planning or I/O, if ``format`` or ``mode`` cannot be read.
+def check_read_options(format: str, mode: str = "PERMISSIVE",
+                       options: Mapping[str, Any] | None = None, root: str | None = None) -> None:
+    """Fail early, before any planning or I/O, if ``format``, ``mode`` or ``options`` (reader
+    options of a source at ``root``) cannot be read.
 
     Raises :class:`FormatError` for an unknown format (the message lists the supported ones)
-    and :class:`ConfigError` for an unknown parse mode. Needs no Spark session.
+    and :class:`ConfigError` for an unknown parse mode or a bad option. Needs no Spark session.
     """
     normalize_format(format)
     normalize_mode(mode)
+    if options is not None:
+        make_request(format, mode, options, None, root or "")
 
 
 def _option_value(key: str, value: Any) -> str:

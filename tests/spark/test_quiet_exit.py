@@ -1,0 +1,86 @@
+"""Commands that start Spark end cleanly and say nothing but lakemark's own lines.
+
+Spark's JVM prints `WARNING: Using incubator modules…` and `Setting default log level…` at start;
+deltalake's native threads could abort the interpreter at exit. Each command runs as its own
+process here, as a scheduler starts it; its status must be 0 and its stderr empty. (The
+JVM-free commands are repeated many times in tests/unit/test_cli_process.py; bench/exit_stress.py
+repeats these Spark-starting ones.)
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.spark
+
+GLUE_SCRIPT = '''\
+import sys
+from awsglue.context import GlueContext
+from awsglue.job import Job
+from awsglue.transforms import ApplyMapping
+from awsglue.utils import getResolvedOptions
+from pyspark.context import SparkContext
+
+args = getResolvedOptions(sys.argv, ["JOB_NAME", "source", "target"])
+glueContext = GlueContext(SparkContext.getOrCreate())
+job = Job(glueContext)
+job.init(args["JOB_NAME"], args)
+orders = glueContext.create_dynamic_frame.from_options(
+    connection_type="s3", connection_options={"paths": [args["source"]]}, format="json",
+    transformation_ctx="orders")
+mapped = ApplyMapping.apply(frame=orders, mappings=[("id", "long", "order_id", "long")],
+                            transformation_ctx="mapped")
+glueContext.write_dynamic_frame.from_options(
+    frame=mapped, connection_type="s3", connection_options={"path": args["target"]},
+    format="delta", transformation_ctx="sink")
+job.commit()
+'''
+
+
+def lakemark(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ)
+    env.pop("LAKEMARK_SPARK_MASTER", None)
+    return subprocess.run([sys.executable, "-m", "lakemark", *args], capture_output=True,
+                          text=True, timeout=600, cwd=cwd, env=env)
+
+
+def test_ingest_to_delta_is_quiet_and_exits_0(tmp_path: Path) -> None:
+    landing = tmp_path / "landing"
+    landing.mkdir()
+    (landing / "a.json").write_text('{"id": 1}\n{"id": 2}\n')
+    out = lakemark("ingest", "files", str(landing), str(tmp_path / "lake"), "--job", "q",
+                   "--state", f"sqlite:///{tmp_path / 's.db'}", "--master", "local[1]", "--json")
+    assert out.returncode == 0, out.stderr
+    assert out.stderr == ""
+    assert json.loads(out.stdout)["rows"] == 2
+
+
+def test_glue_script_writing_delta_is_quiet_and_exits_0(tmp_path: Path) -> None:
+    landing = tmp_path / "landing"
+    landing.mkdir()
+    (landing / "a.json").write_text('{"id": 1}\n{"id": 2}\n{"id": 3}\n')
+    script = tmp_path / "etl.py"
+    script.write_text(GLUE_SCRIPT)
+    out = lakemark("run", "--state", f"sqlite:///{tmp_path / 's.db'}", "--master", "local[1]",
+                   str(script), "--JOB_NAME", "glue-q", "--job-bookmark-option",
+                   "job-bookmark-enable", "--source", str(landing),
+                   "--target", str(tmp_path / "lake"))
+    assert out.returncode == 0, out.stderr
+    assert out.stderr == ""
+    from deltalake import DeltaTable
+
+    assert sorted(DeltaTable(str(tmp_path / "lake")).to_pyarrow_table()
+                  .column("order_id").to_pylist()) == [1, 2, 3]
+
+
+def test_the_demo_is_quiet_and_exits_0(tmp_path: Path) -> None:
+    out = lakemark("demo", "--dir", str(tmp_path / "demo"))
+    assert out.returncode == 0, out.stderr
+    assert out.stderr == ""
+    assert "each row once: yes" in out.stdout
