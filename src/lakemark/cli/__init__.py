@@ -8,9 +8,12 @@ API), ``bookmark show|history|reset|rewind|mark-processed``, ``runs list|show``,
 
 from __future__ import annotations
 
+import sys
+
 import click
 
 from .. import __version__
+from ..redaction import redact_excepthook
 from ._bookmark import bookmark
 from ._demo import demo
 from ._ingest import ingest
@@ -47,4 +50,5 @@ cli.add_command(lineage)
 
 def main() -> None:
     """Console-script entry point."""
+    sys.excepthook = redact_excepthook  # an unexpected traceback is printed without credentials
     cli(prog_name="lakemark")

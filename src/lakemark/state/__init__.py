@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from ..errors import ConfigError
+from ..redaction import redact
 from .base import BOOKMARK_OPTIONS, Bookmark, RunInputs, RunRecord, StateStore
 
 __all__ = [
@@ -50,7 +51,7 @@ def open_store(url: str) -> StateStore:
     target = _BACKENDS.get(scheme)
     if target is None:
         known = ", ".join(f"{s}://" for s in sorted(_BACKENDS))
-        raise ConfigError(f"state URL {url!r}: unknown scheme {scheme or '(none)'!r}; use one of {known}")
+        raise ConfigError(f"state URL {redact(url)!r}: unknown scheme {scheme or '(none)'!r}; use one of {known}")
     module_name, _, attr = target.partition(":")
     obj: object = importlib.import_module(module_name)
     for part in attr.split("."):

@@ -26,6 +26,7 @@ from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from ..errors import ConfigError, EnvironmentProblem, StateError
+from ..redaction import redact
 from ._sql import SqlStore
 
 try:
@@ -104,17 +105,6 @@ CREATE TABLE IF NOT EXISTS leases (
 _SCHEMA_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,62}\Z")
 
 
-def _redacted(url: str) -> str:
-    parts = urlsplit(url)
-    netloc = parts.netloc
-    if "@" in netloc:
-        cred, host = netloc.rsplit("@", 1)
-        netloc = (cred.split(":", 1)[0] + ":***@" if ":" in cred else cred + "@") + host
-    query = urlencode([(k, "***" if k.lower() == "password" else v)
-                       for k, v in parse_qsl(parts.query)])
-    return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
-
-
 class _Qmark:
     """A psycopg connection that takes the shared store's ``?`` placeholders."""
 
@@ -141,7 +131,7 @@ class PostgresStore(SqlStore):
                 "(or 'psycopg[binary]>=3.1')"
             )
         conninfo, self.schema = self._parse(url)
-        self.url = _redacted(url)
+        self.url = redact(url)
         self._clock = clock
         try:
             self._db: psycopg.Connection[Any] = psycopg.connect(conninfo, autocommit=True,
@@ -161,7 +151,7 @@ class PostgresStore(SqlStore):
         """libpq's URI (without ``schema``) and the schema name; ConfigError for a bad URL."""
         if not isinstance(url, str) or not re.match(r"(postgresql|postgres)(\+psycopg)?://", url):
             raise ConfigError(
-                f"state URL {_redacted(str(url))!r}: a PostgreSQL URL is "
+                f"state URL {redact(str(url))!r}: a PostgreSQL URL is "
                 "postgresql://user@host:port/database[?schema=NAME]"
             )
         parts = urlsplit(url)
@@ -175,11 +165,11 @@ class PostgresStore(SqlStore):
                 rest.append((key, value))
         if not _SCHEMA_NAME.match(schema):
             raise ConfigError(
-                f"state URL {_redacted(url)!r}: schema {schema!r} must be a plain name "
+                f"state URL {redact(url)!r}: schema {schema!r} must be a plain name "
                 "(letters, digits, underscore)"
             )
         if not parts.path.strip("/"):
-            raise ConfigError(f"state URL {_redacted(url)!r} names no database")
+            raise ConfigError(f"state URL {redact(url)!r} names no database")
         conninfo = urlunsplit(("postgresql", parts.netloc, parts.path, urlencode(rest), ""))
         return conninfo, schema
 
