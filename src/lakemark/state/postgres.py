@@ -27,7 +27,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from ..errors import ConfigError, EnvironmentProblem, StateError
 from ..redaction import redact
-from ._sql import SqlStore
+from ._sql import SCHEMA_VERSION, SqlStore
 
 try:
     import psycopg
@@ -124,7 +124,8 @@ class _Qmark:
 class PostgresStore(SqlStore):
     """A :class:`~lakemark.state.base.StateStore` in a PostgreSQL schema."""
 
-    def __init__(self, url: str, *, clock: Callable[[], float] = time.time) -> None:
+    def __init__(self, url: str, *, clock: Callable[[], float] = time.time,
+                 read_only: bool = False) -> None:
         if psycopg is None:
             raise EnvironmentProblem(
                 "a postgresql:// state URL needs psycopg: pip install 'lakemark[postgres]' "
@@ -140,8 +141,12 @@ class PostgresStore(SqlStore):
         except psycopg.Error as exc:
             raise StateError(f"cannot connect to state store {self.url}: "
                              f"{str(exc).strip().splitlines()[0] if str(exc).strip() else exc}") from None
+        self.read_only = read_only
         try:
-            self._migrate()
+            if read_only:
+                self._check_schema()
+            else:
+                self._migrate()
         except BaseException:
             self._db.close()
             raise
@@ -174,9 +179,10 @@ class PostgresStore(SqlStore):
         return conninfo, schema
 
     @classmethod
-    def from_url(cls, url: str) -> PostgresStore:
-        """Open ``postgresql://user@host:port/database[?schema=NAME]``."""
-        return cls(url)
+    def from_url(cls, url: str, *, read_only: bool = False) -> PostgresStore:
+        """Open ``postgresql://user@host:port/database[?schema=NAME]`` (``read_only``: see
+        :func:`lakemark.state.open_store`)."""
+        return cls(url, read_only=read_only)
 
     # -- plumbing -------------------------------------------------------------------------
     @property
@@ -204,6 +210,18 @@ class PostgresStore(SqlStore):
             self._create_tables(db, _SCHEMA)
         # Plain statements outside a transaction (tests, reads) see the store's tables too.
         self._db.execute(pgsql.SQL("SET search_path TO {}").format(pgsql.Identifier(self.schema)))
+
+    def _check_schema(self) -> None:
+        """For read-only use: the schema must hold lakemark's tables (nothing is created)."""
+        found = self._db.execute("SELECT to_regclass(%s)", (f'"{self.schema}".meta',)).fetchone()
+        if found is None or found[0] is None:
+            raise StateError(f"{self._where} holds no lakemark state (check --state or "
+                             "LAKEMARK_STATE); nothing was created")
+        self._db.execute(pgsql.SQL("SET search_path TO {}").format(pgsql.Identifier(self.schema)))
+        row = self._db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+        if row is None or int(row[0]) > SCHEMA_VERSION:
+            raise StateError(f"{self._where} has schema version {row[0] if row else 'missing'}; "
+                             f"this lakemark reads up to {SCHEMA_VERSION}")
 
     def close(self) -> None:
         self._db.close()
