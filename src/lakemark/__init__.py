@@ -18,6 +18,9 @@ from .errors import (
 )
 
 from .job import Job, JobEvent
+from .redaction import install_log_redaction
+
+install_log_redaction()  # no lakemark log record carries a credential, whatever prints it
 
 __version__ = "0.1.0"
 

@@ -18,6 +18,8 @@ these where they enter lakemark, so callers and the CLI catch one family and pri
 
 from __future__ import annotations
 
+from .redaction import redact
+
 __all__ = [
     "LakemarkError",
     "ConfigError",
@@ -34,7 +36,15 @@ __all__ = [
 
 
 class LakemarkError(Exception):
-    """Root of every error lakemark raises on purpose."""
+    """Root of every error lakemark raises on purpose.
+
+    Its text never holds a credential: ``str()`` passes the message through
+    :func:`lakemark.redaction.redact`, so a URL or option pasted into a message is safe to
+    print, log and store wherever the error goes.
+    """
+
+    def __str__(self) -> str:
+        return redact(super().__str__())
 
 
 class ConfigError(LakemarkError, ValueError):
@@ -70,7 +80,7 @@ class UnknownRunError(StateError, KeyError):
     """A run id was given that the state store has never recorded for that job."""
 
     def __str__(self) -> str:  # KeyError would quote the message
-        return str(self.args[0]) if self.args else ""
+        return redact(str(self.args[0])) if self.args else ""
 
 
 class ReadError(LakemarkError):

@@ -78,7 +78,8 @@ def test_bookmark_and_runs_commands_never_import_spark(folder: dict[str, str]) -
 def test_exit_statuses_are_0_1_and_2(folder: dict[str, str]) -> None:
     assert lakemark("--help").returncode == 0
     assert lakemark("--version").returncode == 0
-    assert lakemark("runs", "list", "nobody", "--state", folder["state"]).returncode == 0
+    missing_store = lakemark("runs", "list", "nobody", "--state", folder["state"])
+    assert missing_store.returncode == 1 and missing_store.stderr.startswith("error:")
     usage = lakemark("ingest", "files", "--no-such-option")
     assert usage.returncode == 2 and "No such option" in usage.stderr
     assert lakemark("no-such-command").returncode == 2

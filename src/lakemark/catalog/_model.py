@@ -14,6 +14,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from ..errors import ConfigError
+from ..redaction import is_secret_name, redact
 from ._serde import FILE_FORMATS, JDBC_FORMATS, detect_classification, storage_for
 from ._serde import read_options as _read_options
 from ._types import HiveType, TypeSyntaxError, parse_type, quote_name
@@ -419,24 +420,23 @@ class Partition:
 
 # ------------------------------------------------------------------------------ connections
 
-_SECRET_URL_PARTS = re.compile(r"(?i)((?:password|pwd|secret)=)[^;&]*")
-_URL_USERINFO = re.compile(r"(//[^/:@]+:)[^@/]*(@)")
+#: Connection properties that name a secret without being one (a Secrets Manager id).
+_SECRET_REFERENCES = frozenset({"SECRET_ID", "SECRETID", "SECRET_NAME"})
 
 
 def is_secret_property(key: str) -> bool:
     """Connection properties that hold a secret (``PASSWORD``, ``ENCRYPTED_PASSWORD``,
-    ``KAFKA_…_PASSWORD``, ``…SECRET_KEY``)."""
-    upper = key.upper()
-    return "PASSWORD" in upper or "SECRET_KEY" in upper
+    ``KAFKA_…_PASSWORD``, ``…SECRET_KEY``, any name :func:`lakemark.redaction.is_secret_name`
+    calls secret), but not ``SECRET_ID`` (the name of a Secrets Manager secret)."""
+    return key.upper() not in _SECRET_REFERENCES and is_secret_name(key)
 
 
 def mask_secrets(key: str, value: str) -> str:
+    """``value`` of connection property ``key`` as it may be shown or written: ``***`` for a
+    secret property, else the value with credentials removed (a JDBC URL's password)."""
     if is_secret_property(key):
         return "***"
-    if "URL" in key.upper():
-        value = _SECRET_URL_PARTS.sub(r"\1***", value)
-        value = _URL_USERINFO.sub(r"\1***\2", value)
-    return value
+    return redact(value)
 
 
 @dataclass(frozen=True)

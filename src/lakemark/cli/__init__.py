@@ -110,8 +110,10 @@ def _run(argv: Sequence[str] | None) -> int:
     except KeyboardInterrupt:
         click.echo("interrupted", err=True)
         return 130
-    except BaseException:  # an unexpected failure: show it, never as a success
-        traceback.print_exc()
+    except BaseException:  # an unexpected failure: show it (without credentials), never as a success
+        from ..redaction import redact
+
+        sys.stderr.write(redact(traceback.format_exc()))
         return 1
     return result if isinstance(result, int) else 0
 

@@ -10,7 +10,7 @@ from rich.table import Table
 
 from ..job import Job
 from ..planning import DEFAULT_MAX_BAND_MS
-from ..state import Bookmark
+from ..state import Bookmark, open_store, resolve_state_url
 from ._common import json_option, open_state, state_option
 from ._output import console, fmt_ms, handle_errors, print_json, print_table
 
@@ -61,7 +61,7 @@ def _print_bookmark(b: Bookmark) -> None:
 @handle_errors
 def show(job_name: str, state_url: str | None, as_json: bool) -> None:
     """Show JOB's bookmark: version, run, attempt, run ids and each ctx's state."""
-    store = open_state(state_url)
+    store = open_store(resolve_state_url(state_url), read_only=True)
     b = store.get_bookmark(job_name)
     store.close()
     if as_json:
@@ -77,7 +77,7 @@ def show(job_name: str, state_url: str | None, as_json: bool) -> None:
 @handle_errors
 def history(job_name: str, state_url: str | None, as_json: bool) -> None:
     """Every version of JOB's bookmark, oldest first."""
-    store = open_state(state_url)
+    store = open_store(resolve_state_url(state_url), read_only=True)
     versions = store.history(job_name)
     store.close()
     if as_json:

@@ -13,7 +13,9 @@ from ..lineage import JobLineage, scan_folder
 from ..lineage._extract import extract as run_extract
 from ..lineage._html import to_html
 from ..lineage._render import to_dot, to_json, to_mermaid, to_openlineage
+from ..lineage._graph import redact_lineage
 from ..lineage._send import send_events
+from ..redaction import redact
 from ._common import parse_key_values
 from ._output import console, handle_errors, print_table
 
@@ -38,7 +40,7 @@ def extract_cmd(out: str, include: tuple[str, ...], exclude: tuple[str, ...]) ->
     console.print(f"wrote {report.folder}: {report.databases} databases, {report.tables} "
                   f"tables, {len(report.jobs)} jobs")
     for what, why in report.skipped:
-        console.print(f"[yellow]skipped[/] {what}: {why}", highlight=False)
+        console.print(f"[yellow]skipped[/] {redact(what)}: {redact(why)}", highlight=False)
 
 
 def _render(jobs: list[JobLineage], fmt: str) -> str:
@@ -54,6 +56,7 @@ def _render(jobs: list[JobLineage], fmt: str) -> str:
 
 
 def _summary(jobs: list[JobLineage]) -> None:
+    jobs = redact_lineage(jobs)
     table = Table(title="lineage", box=box.SIMPLE_HEAD, pad_edge=False)
     for column in ("job", "inputs", "outputs", "column edges", "warnings"):
         table.add_column(column)
@@ -90,7 +93,7 @@ def scan_cmd(folder: str, fmt: str, out: str | None, args: tuple[str, ...],
     jobs = scan_folder(folder, run_arguments=run_args, include=include, exclude=exclude)
     if send_url:
         sent = send_events(send_url, to_openlineage(jobs), api_key=api_key)
-        click.echo(f"sent {sent} OpenLineage events to {send_url}", err=True)
+        click.echo(f"sent {sent} OpenLineage events to {redact(send_url)}", err=True)
     text = _render(jobs, fmt)
     if out is None:
         click.echo(text, nl=False)

@@ -10,8 +10,8 @@ import click
 from rich import box
 from rich.table import Table
 
-from ..state import StateStore
-from ._common import json_option, open_state, state_option
+from ..state import StateStore, open_store, resolve_state_url
+from ._common import json_option, state_option
 from ._output import console, fmt_ms, handle_errors, human_bytes, print_json, print_table
 
 
@@ -27,7 +27,7 @@ def runs() -> None:
 @handle_errors
 def list_runs(job_name: str, state_url: str | None, as_json: bool) -> None:
     """Every attempt of JOB, oldest first."""
-    store = open_state(state_url)
+    store = open_store(resolve_state_url(state_url), read_only=True)
     records = store.list_runs(job_name)
     store.close()
     if as_json:
@@ -94,7 +94,7 @@ def run_details(store: StateStore, run_id: str) -> dict[str, Any]:
 @handle_errors
 def show_run(run_id: str, state_url: str | None, as_json: bool) -> None:
     """One run: its status and every file each source took, by name."""
-    store = open_state(state_url)
+    store = open_store(resolve_state_url(state_url), read_only=True)
     details = run_details(store, run_id)
     store.close()
     if as_json:

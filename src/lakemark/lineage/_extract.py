@@ -5,7 +5,9 @@ It reads the catalog (databases, tables, connections — paginated in full) and 
 ``--additional-python-modules`` from S3, and writes everything under
 ``OUT/<account>-<region>/``. Every name that becomes a file name goes through
 :func:`safe_component`, so nothing is written outside ``OUT``. Connection passwords and other
-secret properties, and job arguments whose name says they are secret, are never written.
+secret properties, job arguments whose name says they are secret, and credentials anywhere
+else in a connection, a job definition or a script's string literals are never written
+(:mod:`lakemark.redaction`).
 A job that fails is reported and skipped; it never stops the extraction.
 """
 
@@ -24,11 +26,11 @@ from typing import Any
 
 from ..catalog._model import is_secret_property, mask_secrets
 from ..errors import ConfigError, LakemarkError
+from ..redaction import redact, redact_obj, redact_source
 from ._names import inside, safe_component
 
 __all__ = ["ExtractReport", "extract"]
 
-_SECRET_ARG = re.compile(r"pass(word)?|secret|token|credential|private[_-]?key", re.I)
 _MAX_FILE = 50_000_000
 
 
@@ -54,7 +56,8 @@ def _default(value: Any) -> Any:
 def _write_json(path: Path, data: Any) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(data, indent=2, default=_default, sort_keys=True) + "\n",
+    # every JSON file of the folder (databases, tables, connections, jobs) is redacted
+    tmp.write_text(json.dumps(redact_obj(data), indent=2, default=_default, sort_keys=True) + "\n",
                    encoding="utf-8")
     os.replace(tmp, path)
 
@@ -75,13 +78,9 @@ def _clean_connection(conn: Mapping[str, Any]) -> dict[str, Any]:
     for key in ("AuthenticationConfiguration", "SparkProperties", "AthenaProperties",
                 "PythonProperties"):
         entry.pop(key, None)
-    return entry
-
-
-def _clean_arguments(args: Any) -> Any:
-    if not isinstance(args, Mapping):
-        return args
-    return {k: ("***" if _SECRET_ARG.search(str(k)) else v) for k, v in args.items()}
+    cleaned = redact_obj(entry)
+    assert isinstance(cleaned, dict)
+    return cleaned
 
 
 def _split_s3(uri: str) -> tuple[str, str]:
@@ -99,6 +98,13 @@ def _download(s3: Any, uri: str, folder: Path) -> Path:
     if int(head.get("ContentLength", 0)) > _MAX_FILE:
         raise ConfigError(f"{uri} is larger than {_MAX_FILE} bytes; not downloaded")
     body = s3.get_object(Bucket=bucket, Key=key)["Body"].read()
+    if target.suffix == ".py":
+        # A script's hard-coded credentials stay out of the folder; the code stays valid Python
+        # (only string literals and comments change), so its lineage is the same.
+        try:
+            body = redact_source(body.decode("utf-8")).encode("utf-8")
+        except UnicodeDecodeError:
+            pass
     target.write_bytes(body)
     return target
 
@@ -141,7 +147,7 @@ def extract(out: str | Path, *, session: Any = None, include: Sequence[str] = ()
         try:
             tables = _pages(glue, "get_tables", "TableList", DatabaseName=name)
         except (BotoCoreError, ClientError) as exc:
-            report.skipped.append((f"database {name}", str(exc)))
+            report.skipped.append((f"database {name}", redact(str(exc))))
             continue
         _write_json(inside(catalog, "tables", f"{name}.json"), {"TableList": tables})
         report.tables += len(tables)
@@ -151,7 +157,7 @@ def extract(out: str | Path, *, session: Any = None, include: Sequence[str] = ()
         _write_json(catalog / "connections.json",
                     {"ConnectionList": [_clean_connection(c) for c in connections]})
     except (BotoCoreError, ClientError) as exc:
-        report.skipped.append(("connections", str(exc)))
+        report.skipped.append(("connections", redact(str(exc))))
     for job in _pages(glue, "get_jobs", "Jobs"):
         name = str(job.get("Name", ""))
         if include and not any(fnmatch.fnmatchcase(name, p) for p in include):
@@ -165,16 +171,15 @@ def extract(out: str | Path, *, session: Any = None, include: Sequence[str] = ()
             say(f"job {name}")
         except (BotoCoreError, ClientError, LakemarkError, OSError) as exc:
             shutil.rmtree(folder, ignore_errors=True)  # no half-written job folder
-            report.skipped.append((f"job {name}", str(exc)))
-            say(f"job {name}: skipped ({exc})")
+            report.skipped.append((f"job {name}", redact(str(exc))))
+            say(f"job {name}: skipped ({redact(str(exc))})")
     return report
 
 
 def _extract_job(s3: Any, job: Mapping[str, Any], folder: Path) -> None:
-    definition = dict(job)
-    for key in ("DefaultArguments", "NonOverridableArguments"):
-        if key in definition:
-            definition[key] = _clean_arguments(definition[key])
+    # Arguments whose name looks secret become ***; secrets inside the others (a JDBC URL's
+    # password, --conf …secret.key=…) and anywhere else in the definition are removed.
+    definition = redact_obj(dict(job))
     folder.mkdir(parents=True, exist_ok=True)
     _write_json(folder / "job.json", {"Job": definition})
     location = str((job.get("Command") or {}).get("ScriptLocation") or "")

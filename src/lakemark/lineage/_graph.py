@@ -6,7 +6,10 @@ The analyser produces these; OpenLineage, DOT, Mermaid, JSON and HTML are render
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+
+from ..redaction import redact, redact_source
 
 __all__ = [
     "AGGREGATION",
@@ -27,6 +30,7 @@ __all__ = [
     "InputDataset",
     "OutputLineage",
     "Symlink",
+    "redact_lineage",
 ]
 
 DIRECT = "DIRECT"
@@ -153,3 +157,37 @@ class JobLineage:
                 out.extend((o.dataset.key, name, e) for e in edges)
             out.extend((o.dataset.key, "", e) for e in o.indirect)
         return out
+
+
+# -- credentials never reach an output -----------------------------------------------------------
+def _ref(ds: DatasetRef) -> DatasetRef:
+    return replace(ds, namespace=redact(ds.namespace), name=redact(ds.name),
+                   symlinks=tuple(Symlink(redact(s.namespace), redact(s.name), s.type)
+                                  for s in ds.symlinks))
+
+
+def _edge(e: ColumnEdge) -> ColumnEdge:
+    return replace(e, dataset=_ref(e.dataset), field=redact(e.field),
+                   description=redact(e.description))
+
+
+def redact_lineage(jobs: Sequence[JobLineage]) -> list[JobLineage]:
+    """``jobs`` with credentials removed from every name, description, warning and script
+    (:mod:`lakemark.redaction`); every renderer renders only this. Redaction is deterministic,
+    so a dataset keeps one key across jobs."""
+    out: list[JobLineage] = []
+    for job in jobs:
+        out.append(replace(
+            job, job=redact(job.job), namespace=redact(job.namespace), script=redact(job.script),
+            inputs=tuple(replace(i, dataset=_ref(i.dataset),
+                                 fields=tuple((redact(n), redact(t)) for n, t in i.fields))
+                         for i in job.inputs),
+            outputs=tuple(replace(
+                o, dataset=_ref(o.dataset),
+                columns=tuple((redact(n), tuple(_edge(e) for e in es)) for n, es in o.columns),
+                indirect=tuple(_edge(e) for e in o.indirect),
+                open_inputs=tuple(_ref(d) for d in o.open_inputs)) for o in job.outputs),
+            warnings=tuple(replace(w, message=redact(w.message), file=redact(w.file))
+                           for w in job.warnings),
+            source_code=redact_source(job.source_code)))
+    return out

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import html
 import json
+import re
 from collections.abc import Sequence
 
-from ._graph import JobLineage
+from ._graph import JobLineage, redact_lineage
 
 __all__ = ["to_html"]
 
@@ -67,14 +68,33 @@ def _layout(jobs: Sequence[JobLineage]) -> tuple[dict[str, dict[str, object]], l
 
 
 def to_html(jobs: Sequence[JobLineage], title: str = "lakemark lineage") -> str:
-    """The report as one HTML document (see the module docstring)."""
+    """The report as one HTML document (see the module docstring).
+
+    Names reach the page only as JSON inside its one ``<script>``, with ``<``, ``>``, ``&`` and
+    U+2028/U+2029 written as ``\\u`` escapes (so no name can end the script, open a comment or
+    break the JavaScript string), and are put into the page by the script as text nodes and
+    attribute values, never as markup. Credentials are removed first (:func:`redact_lineage`).
+    """
+    jobs = redact_lineage(jobs)
     datasets, edges = _layout(jobs)
     data = {"datasets": list(datasets.values()), "edges": edges,
             "jobs": [j.job for j in jobs],
             "warnings": [{"job": j.job, "text": str(w)} for j in jobs for w in j.warnings],
             "row": _ROW, "head": _HEAD, "width": _WIDTH}
-    payload = json.dumps(data).replace("</", "<\\/")
-    return _TEMPLATE.replace("__TITLE__", html.escape(title)).replace("__DATA__", payload)
+    payload = script_json(data)
+    values = {"__TITLE__": html.escape(title), "__DATA__": payload}
+    # one pass, so a title or a name that reads "__DATA__" is not substituted again
+    return re.sub(r"__TITLE__|__DATA__", lambda m: values[m.group(0)], _TEMPLATE)
+
+
+_SCRIPT_ESCAPES = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026",
+                   "\u2028": "\\u2028", "\u2029": "\\u2029"}
+
+
+def script_json(data: object) -> str:
+    """``data`` as a JavaScript literal that is safe inside an HTML ``<script>`` element."""
+    text = json.dumps(data, ensure_ascii=True)
+    return re.sub("[<>&\u2028\u2029]", lambda m: _SCRIPT_ESCAPES[m.group(0)], text)
 
 
 _TEMPLATE = """<!DOCTYPE html>

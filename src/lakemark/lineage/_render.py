@@ -1,10 +1,21 @@
 """Renderers of :class:`JobLineage`: OpenLineage events, Graphviz DOT, Mermaid, JSON.
 
-All are pure functions of the lineage records; none reads files or the network.
+All are pure functions of the lineage records; none reads files or the network. Each renders
+the records only after :func:`~._graph.redact_lineage` removed credentials, and each escapes
+every name for its format, so a crafted dataset, column or job name stays one label:
+
+* **DOT**: node ids are generated (``d_<readable part>_<hash>``), never taken from a name;
+  every label is a double-quoted string with ``\\`` and ``"`` escaped, record-label
+  metacharacters (``{ } | < >``) backslash-escaped, and control characters turned into ``\\n``
+  or dropped.
+* **Mermaid**: ids are generated the same way; labels are ``["…"]`` / ``|"…"|`` strings in which
+  ``"``, ``#``, ``&``, ``<``, ``>``, ``|``, backticks and brackets are Mermaid entity codes
+  (``#quot;``, ``#35;`` …) and line breaks are spaces, so no label can end its quotes.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import uuid
@@ -12,7 +23,7 @@ from collections.abc import Sequence
 from datetime import datetime, timezone
 from typing import Any
 
-from ._graph import DIRECT, JobLineage
+from ._graph import DIRECT, JobLineage, redact_lineage
 
 __all__ = ["PRODUCER", "to_dot", "to_json", "to_mermaid", "to_openlineage"]
 
@@ -65,6 +76,7 @@ def to_openlineage(jobs: Sequence[JobLineage], *, event_time: str | None = None,
     from openlineage.client.serde import Serde
 
     when = event_time or datetime.now(timezone.utc).isoformat()
+    jobs = redact_lineage(jobs)
     events: list[dict[str, Any]] = []
     for job in jobs:
         inputs = [InputDataset(namespace=i.dataset.namespace, name=i.dataset.name,
@@ -92,6 +104,7 @@ def to_openlineage(jobs: Sequence[JobLineage], *, event_time: str | None = None,
 
 def to_json(jobs: Sequence[JobLineage]) -> list[dict[str, Any]]:
     """lakemark's own JSON: per job, inputs, outputs with column edges, and warnings."""
+    jobs = redact_lineage(jobs)
     out: list[dict[str, Any]] = []
     for job in jobs:
         out.append({
@@ -117,17 +130,43 @@ def _edge(e: Any) -> dict[str, Any]:
 
 
 def _id(prefix: str, text: str) -> str:
-    return prefix + re.sub(r"[^A-Za-z0-9_]", "_", text)
+    """A DOT/Mermaid node id for ``text``: letters, digits and ``_`` only, unique per text (a
+    hash of the whole text), readable (its first characters)."""
+    readable = re.sub(r"[^A-Za-z0-9_]", "_", text)[:48]
+    digest = hashlib.sha1(text.encode("utf-8", "surrogatepass")).hexdigest()[:10]
+    return f"{prefix}{readable}_{digest}"
+
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f\u2028\u2029]")
+
+
+def _dot_text(text: str) -> str:
+    """``text`` inside a DOT double-quoted string (a plain label)."""
+    out = text.replace("\\", "\\\\").replace('"', '\\"')
+    return _CONTROL.sub(lambda m: "\\n" if m.group(0) in "\n\r\u2028\u2029" else " ", out)
 
 
 def _quote(text: str) -> str:
-    return text.replace("\\", "\\\\").replace('"', '\\"').replace("<", "&lt;") \
-        .replace(">", "&gt;").replace("{", "\\{").replace("}", "\\}").replace("|", "\\|")
+    """``text`` as one field of a DOT record label (inside a double-quoted string)."""
+    out = re.sub(r'([\\"{}|<> ])', r"\\\1", text)
+    return _CONTROL.sub(lambda m: "\\n" if m.group(0) in "\n\r\u2028\u2029" else " ", out)
+
+
+_MERMAID = {'"': "#quot;", "#": "#35;", "&": "#amp;", "<": "#lt;", ">": "#gt;", "|": "#124;",
+            "`": "#96;", "[": "#91;", "]": "#93;", "{": "#123;", "}": "#125;", "(": "#40;",
+            ")": "#41;", ";": "#59;", "\\": "#92;"}
+
+
+def _mermaid_text(text: str) -> str:
+    """``text`` inside a Mermaid ``"…"`` label: quotes and markup as entity codes, one line."""
+    out = "".join(_MERMAID.get(c, c) for c in text)
+    return _CONTROL.sub(" ", out)
 
 
 def to_dot(jobs: Sequence[JobLineage]) -> str:
     """A Graphviz digraph: datasets as record nodes (one port per column), jobs as boxes,
     column edges labelled with their subtype and line; dataset-level edges dashed."""
+    jobs = redact_lineage(jobs)
     datasets: dict[str, tuple[str, dict[str, None]]] = {}
     for job in jobs:
         for i in job.inputs:
@@ -150,7 +189,7 @@ def to_dot(jobs: Sequence[JobLineage]) -> str:
     for job in jobs:
         jid = _id("j_", job.job)
         lines.append(f'  {jid} [shape=box, style="rounded,filled", fillcolor="#dde8ff", '
-                     f'label="{_quote(job.job)}"];')
+                     f'label="{_dot_text(job.job)}"];')
         for i in job.inputs:
             lines.append(f"  {_id('d_', i.dataset.key)}:h -> {jid} [color=gray];")
         for o in job.outputs:
@@ -160,25 +199,26 @@ def to_dot(jobs: Sequence[JobLineage]) -> str:
                 for e in edges:
                     src = f"{_id('d_', e.dataset.key)}:{ports.get((e.dataset.key, e.field), 'h')}"
                     lines.append(f'  {src} -> {oid}:{ports.get((o.dataset.key, name), "h")} '
-                                 f'[label="{e.subtype.lower()} L{e.line}"'
+                                 f'[label="{_dot_text(e.subtype.lower())} L{int(e.line)}"'
                                  f'{", color=red" if e.subtype == "UNKNOWN" else ""}];')
             for e in o.indirect:
                 src = f"{_id('d_', e.dataset.key)}:{ports.get((e.dataset.key, e.field), 'h')}"
                 lines.append(f'  {src} -> {oid}:h [style=dashed, '
-                             f'label="{e.subtype.lower()} L{e.line}"];')
+                             f'label="{_dot_text(e.subtype.lower())} L{int(e.line)}"];')
     lines.append("}")
     return "\n".join(lines) + "\n"
 
 
 def to_mermaid(jobs: Sequence[JobLineage]) -> str:
     """A Mermaid flowchart: one node per dataset column, grouped by dataset."""
+    jobs = redact_lineage(jobs)
     lines = ["flowchart LR"]
     seen: dict[str, set[str]] = {}
     edges: list[str] = []
 
     def node(ds: Any, col: str) -> str:
         seen.setdefault(ds.key, set()).add(col)
-        return _id("n_", f"{ds.key}__{col}")
+        return _id("n_", ds.key + chr(0) + col)
 
     labels: dict[str, str] = {}
     for job in jobs:
@@ -190,15 +230,15 @@ def to_mermaid(jobs: Sequence[JobLineage]) -> str:
                     labels[e.dataset.key] = e.dataset.label
                     arrow = "-.->" if e.type != DIRECT or e.subtype == "UNKNOWN" else "-->"
                     edges.append(f"  {node(e.dataset, e.field)} {arrow}|"
-                                 f"{e.subtype.lower()} L{e.line}| {target}")
+                                 f'"{_mermaid_text(e.subtype.lower())} L{int(e.line)}"| {target}')
         for i in job.inputs:
             labels[i.dataset.key] = i.dataset.label
             for n, _ in i.fields:
                 node(i.dataset, n)
     for key, cols in seen.items():
-        lines.append(f'  subgraph {_id("s_", key)}["{labels.get(key, key)}"]')
+        lines.append(f'  subgraph {_id("s_", key)}["{_mermaid_text(labels.get(key, key))}"]')
         for col in sorted(cols):
-            lines.append(f'    {_id("n_", f"{key}__{col}")}["{col.replace(chr(34), "")}"]')
+            lines.append(f'    {_id("n_", key + chr(0) + col)}["{_mermaid_text(col)}"]')
         lines.append("  end")
     lines.extend(dict.fromkeys(edges))
     return "\n".join(lines) + "\n"

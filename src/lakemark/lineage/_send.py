@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..errors import ConfigError
+from ..redaction import redact_obj
 
 __all__ = ["send_events"]
 
@@ -27,7 +28,7 @@ def send_events(url: str, events: Sequence[dict[str, Any]], *, api_key: str | No
     if api_key:
         headers["Authorization"] = f"Bearer {api_key}"
     for n, event in enumerate(events):
-        request = urllib.request.Request(url, data=json.dumps(event).encode("utf-8"),
+        request = urllib.request.Request(url, data=json.dumps(redact_obj(event)).encode("utf-8"),
                                          headers=headers, method="POST")
         job = event.get("job", {}).get("name", "?")
         try:

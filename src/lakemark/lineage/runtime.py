@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError
 from ..job import UNTRACKED
-from ..sources.jdbc_sql import redact_url
+from ..redaction import redact_obj, redact_url
 from ._datasets import jdbc_dataset, path_dataset
 from ._render import PRODUCER
 from ._spark_plan import ColumnTrace, SourceColumn
@@ -237,4 +237,4 @@ class RuntimeLineage:
             "_producer": PRODUCER, "_schemaURL": PRODUCER + "#lakemark_run",
             "runId": self.run_id, **{k: detail[k] for k in ("run", "attempt", "version")
                                      if k in detail}}
-        self.send(data)
+        self.send(redact_obj(data))

@@ -32,6 +32,7 @@ from decimal import Decimal
 
 from ..errors import ConfigError
 from ..planning.jdbc import KeyValue, Predicate
+from ..redaction import redact_url  # noqa: F401 - re-exported; the one redactor of lakemark
 
 __all__ = [
     "DIALECTS",
@@ -64,12 +65,6 @@ def dialect_of(url: str) -> str:
         if lowered.startswith(prefix):
             return dialect
     return "generic"
-
-
-def redact_url(url: str) -> str:
-    """``url`` without credentials (``password=…`` parameters, ``user:pass@``), for manifests."""
-    out = re.sub(r"(?i)(password|pwd|secret|token)=[^&;]*", r"\1=***", url)
-    return re.sub(r"//([^/@:]+):[^/@]*@", r"//\1:***@", out)
 
 
 def quote_identifier(name: str, dialect: str) -> str:

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from ..errors import ConfigError
+from ..redaction import redact
 from .base import BOOKMARK_OPTIONS, Bookmark, RunInputs, RunRecord, StateStore
 
 __all__ = [
@@ -44,17 +45,25 @@ def resolve_state_url(explicit: str | None, env: Mapping[str, str] | None = None
     return explicit or env.get("LAKEMARK_STATE") or default_state_url()
 
 
-def open_store(url: str) -> StateStore:
-    """Open the state store that ``url`` names; ConfigError for an unknown scheme."""
+def open_store(url: str, *, read_only: bool = False) -> StateStore:
+    """Open the state store that ``url`` names; ConfigError for an unknown scheme.
+
+    ``read_only`` (for commands that only look: ``bookmark show|history``, ``runs list|show``)
+    creates nothing and changes nothing: an SQLite file or folder that does not exist, or a
+    PostgreSQL schema without lakemark's tables, is a StateError naming it — except the default
+    location (``~/.lakemark/state.db``), which is created as a write would create it.
+    """
     scheme = url.split(":", 1)[0].split("+", 1)[0].lower() if ":" in url else ""
     target = _BACKENDS.get(scheme)
     if target is None:
         known = ", ".join(f"{s}://" for s in sorted(_BACKENDS))
-        raise ConfigError(f"state URL {url!r}: unknown scheme {scheme or '(none)'!r}; use one of {known}")
+        raise ConfigError(f"state URL {redact(url)!r}: unknown scheme {scheme or '(none)'!r}; use one of {known}")
     module_name, _, attr = target.partition(":")
     obj: object = importlib.import_module(module_name)
     for part in attr.split("."):
         obj = getattr(obj, part)
-    store = obj(url)  # type: ignore[operator]
+    if read_only and url == default_state_url():
+        read_only = False  # the default store may be created by any command
+    store = obj(url, read_only=read_only)  # type: ignore[operator]
     assert isinstance(store, StateStore)
     return store

@@ -15,11 +15,13 @@ import os
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager
+from dataclasses import replace
 from datetime import datetime, timezone
 from typing import Any
 
 from ..errors import CommitConflict, ConfigError, LeaseError, StateError, UnknownRunError
 from ..planning.files import FileEntry
+from ..redaction import redact
 from ..sinks._fault import fault_point
 from .base import Bookmark, RunInputs, RunRecord
 
@@ -29,6 +31,25 @@ SCHEMA_VERSION = 1
 
 #: Bookmark options whose successful runs move the bookmark (and so count for from/to replays).
 _TRACKING_OPTIONS = ("enable", "mark-processed")
+
+
+#: Plan entries that are display text (a source, a URL, a reason); credentials are removed from
+#: them before the plan is stored. Other entries (states, ranges, tokens) are kept exactly, as
+#: retries and replays compare them.
+_DISPLAY_KEYS = ("source", "url", "error", "reason", "message", "query")
+
+
+def _displayed(plan: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: (redact(v) if k in _DISPLAY_KEYS and isinstance(v, str) else v)
+            for k, v in plan.items()}
+
+
+def _record_of(row: Sequence[Any]) -> RunRecord:
+    """A run record from its row; an error stored by an older lakemark is redacted on read."""
+    record = RunRecord(*row)
+    if record.error:
+        record = replace(record, error=redact(record.error))
+    return record
 
 
 def new_run_id() -> str:
@@ -196,12 +217,14 @@ class SqlStore:
         ).fetchone()
         if row is None:
             raise UnknownRunError(f"no run {run_id!r} in {self._where}")
-        return RunRecord(*row)
+        return _record_of(row)
 
     def _end_run(self, db: Any, run_id: str, status: str, error: str | None) -> None:
+        # The error text comes from anywhere (a driver's message, a user script): it is
+        # stored only after credentials are removed.
         db.execute(
             "UPDATE runs SET status = ?, ended_at = ?, error = ? WHERE run_id = ?",
-            (status, _now_iso(), error, run_id),
+            (status, _now_iso(), redact(error) if error else error, run_id),
         )
         db.execute("DELETE FROM leases WHERE run_id = ?", (run_id,))
 
@@ -298,7 +321,7 @@ class SqlStore:
             db.execute(
                 "INSERT INTO run_plans (run_id, ctx, plan_json) VALUES (?, ?, ?) "
                 "ON CONFLICT (run_id, ctx) DO UPDATE SET plan_json = excluded.plan_json",
-                (run_id, ctx, json.dumps(plan, sort_keys=True)),
+                (run_id, ctx, json.dumps(_displayed(plan), sort_keys=True)),
             )
             db.executemany(
                 "INSERT INTO run_files (run_id, ctx, path, mtime, size) VALUES (?, ?, ?, ?, ?)",
@@ -347,7 +370,7 @@ class SqlStore:
             "ended_at, error, host, pid FROM runs WHERE job_name = ? ORDER BY seq",
             (job_name,),
         ).fetchall()
-        return [RunRecord(*r) for r in rows]
+        return [_record_of(r) for r in rows]
 
     def runs_between(self, job_name: str, from_run_id: str, to_run_id: str) -> list[RunRecord]:
         """The successful bookmark-moving runs after ``from_run_id`` up to ``to_run_id``."""
@@ -376,7 +399,7 @@ class SqlStore:
             "AND seq > ? AND seq <= ? ORDER BY seq",
             (job_name, *_TRACKING_OPTIONS, seqs["job-bookmark-from"], seqs["job-bookmark-to"]),
         ).fetchall()
-        return [RunRecord(*r) for r in rows]
+        return [_record_of(r) for r in rows]
 
     def run_inputs(self, run_id: str) -> list[RunInputs]:
         self._record(self._q, run_id)

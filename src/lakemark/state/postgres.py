@@ -26,7 +26,8 @@ from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from ..errors import ConfigError, EnvironmentProblem, StateError
-from ._sql import SqlStore
+from ..redaction import redact
+from ._sql import SCHEMA_VERSION, SqlStore
 
 try:
     import psycopg
@@ -104,17 +105,6 @@ CREATE TABLE IF NOT EXISTS leases (
 _SCHEMA_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,62}\Z")
 
 
-def _redacted(url: str) -> str:
-    parts = urlsplit(url)
-    netloc = parts.netloc
-    if "@" in netloc:
-        cred, host = netloc.rsplit("@", 1)
-        netloc = (cred.split(":", 1)[0] + ":***@" if ":" in cred else cred + "@") + host
-    query = urlencode([(k, "***" if k.lower() == "password" else v)
-                       for k, v in parse_qsl(parts.query)])
-    return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
-
-
 class _Qmark:
     """A psycopg connection that takes the shared store's ``?`` placeholders."""
 
@@ -134,14 +124,15 @@ class _Qmark:
 class PostgresStore(SqlStore):
     """A :class:`~lakemark.state.base.StateStore` in a PostgreSQL schema."""
 
-    def __init__(self, url: str, *, clock: Callable[[], float] = time.time) -> None:
+    def __init__(self, url: str, *, clock: Callable[[], float] = time.time,
+                 read_only: bool = False) -> None:
         if psycopg is None:
             raise EnvironmentProblem(
                 "a postgresql:// state URL needs psycopg: pip install 'lakemark[postgres]' "
                 "(or 'psycopg[binary]>=3.1')"
             )
         conninfo, self.schema = self._parse(url)
-        self.url = _redacted(url)
+        self.url = redact(url)
         self._clock = clock
         try:
             self._db: psycopg.Connection[Any] = psycopg.connect(conninfo, autocommit=True,
@@ -150,8 +141,12 @@ class PostgresStore(SqlStore):
         except psycopg.Error as exc:
             raise StateError(f"cannot connect to state store {self.url}: "
                              f"{str(exc).strip().splitlines()[0] if str(exc).strip() else exc}") from None
+        self.read_only = read_only
         try:
-            self._migrate()
+            if read_only:
+                self._check_schema()
+            else:
+                self._migrate()
         except BaseException:
             self._db.close()
             raise
@@ -161,7 +156,7 @@ class PostgresStore(SqlStore):
         """libpq's URI (without ``schema``) and the schema name; ConfigError for a bad URL."""
         if not isinstance(url, str) or not re.match(r"(postgresql|postgres)(\+psycopg)?://", url):
             raise ConfigError(
-                f"state URL {_redacted(str(url))!r}: a PostgreSQL URL is "
+                f"state URL {redact(str(url))!r}: a PostgreSQL URL is "
                 "postgresql://user@host:port/database[?schema=NAME]"
             )
         parts = urlsplit(url)
@@ -175,18 +170,19 @@ class PostgresStore(SqlStore):
                 rest.append((key, value))
         if not _SCHEMA_NAME.match(schema):
             raise ConfigError(
-                f"state URL {_redacted(url)!r}: schema {schema!r} must be a plain name "
+                f"state URL {redact(url)!r}: schema {schema!r} must be a plain name "
                 "(letters, digits, underscore)"
             )
         if not parts.path.strip("/"):
-            raise ConfigError(f"state URL {_redacted(url)!r} names no database")
+            raise ConfigError(f"state URL {redact(url)!r} names no database")
         conninfo = urlunsplit(("postgresql", parts.netloc, parts.path, urlencode(rest), ""))
         return conninfo, schema
 
     @classmethod
-    def from_url(cls, url: str) -> PostgresStore:
-        """Open ``postgresql://user@host:port/database[?schema=NAME]``."""
-        return cls(url)
+    def from_url(cls, url: str, *, read_only: bool = False) -> PostgresStore:
+        """Open ``postgresql://user@host:port/database[?schema=NAME]`` (``read_only``: see
+        :func:`lakemark.state.open_store`)."""
+        return cls(url, read_only=read_only)
 
     # -- plumbing -------------------------------------------------------------------------
     @property
@@ -214,6 +210,18 @@ class PostgresStore(SqlStore):
             self._create_tables(db, _SCHEMA)
         # Plain statements outside a transaction (tests, reads) see the store's tables too.
         self._db.execute(pgsql.SQL("SET search_path TO {}").format(pgsql.Identifier(self.schema)))
+
+    def _check_schema(self) -> None:
+        """For read-only use: the schema must hold lakemark's tables (nothing is created)."""
+        found = self._db.execute("SELECT to_regclass(%s)", (f'"{self.schema}".meta',)).fetchone()
+        if found is None or found[0] is None:
+            raise StateError(f"{self._where} holds no lakemark state (check --state or "
+                             "LAKEMARK_STATE); nothing was created")
+        self._db.execute(pgsql.SQL("SET search_path TO {}").format(pgsql.Identifier(self.schema)))
+        row = self._db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+        if row is None or int(row[0]) > SCHEMA_VERSION:
+            raise StateError(f"{self._where} has schema version {row[0] if row else 'missing'}; "
+                             f"this lakemark reads up to {SCHEMA_VERSION}")
 
     def close(self) -> None:
         self._db.close()

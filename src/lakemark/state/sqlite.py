@@ -17,6 +17,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from ..errors import ConfigError, StateError
+from ..redaction import redact
 from ._sql import SCHEMA_VERSION, SqlStore, new_run_id  # noqa: F401 - re-exported
 
 __all__ = ["SCHEMA_VERSION", "SQLiteStore", "new_run_id"]
@@ -91,10 +92,15 @@ CREATE TABLE IF NOT EXISTS leases (
 class SQLiteStore(SqlStore):
     """A :class:`~lakemark.state.base.StateStore` in an SQLite database file."""
 
-    def __init__(self, path: str | Path, *, clock: Callable[[], float] = time.time) -> None:
+    def __init__(self, path: str | Path, *, clock: Callable[[], float] = time.time,
+                 read_only: bool = False) -> None:
         self.path = str(path)
         self.url = f"sqlite:///{self.path}"
         self._clock = clock
+        self.read_only = read_only and self.path != ":memory:"
+        if self.read_only:
+            self._open_read_only()
+            return
         if self.path != ":memory:":
             file = Path(self.path)
             if file.is_dir():
@@ -125,6 +131,56 @@ class SQLiteStore(SqlStore):
                 "LAKEMARK_STATE at another file"
             ) from exc
 
+    def _open_read_only(self) -> None:
+        """Open an existing state file without creating or changing anything (no folder, no
+        file, no migration, no journal-mode switch); StateError when it is not there."""
+        file = Path(self.path)
+        if not file.parent.is_dir():
+            raise StateError(
+                f"state database {self.path}: its folder does not exist (check --state or "
+                "LAKEMARK_STATE); nothing was created"
+            )
+        if file.is_dir():
+            raise StateError(f"state database {self.path} is a directory, not an SQLite file")
+        if not file.is_file():
+            raise StateError(
+                f"state database {self.path} does not exist (check --state or LAKEMARK_STATE); "
+                "nothing was created"
+            )
+        # mode=rw never creates the file, and as the last connection it removes the WAL's
+        # side files on close, as a writer does (mode=ro would leave -wal/-shm behind);
+        # query_only refuses every write. A file we may not write is opened with mode=ro.
+        try:
+            try:
+                self._db = sqlite3.connect(f"{file.resolve().as_uri()}?mode=rw", uri=True,
+                                           timeout=30.0, isolation_level=None,
+                                           check_same_thread=False)
+            except sqlite3.OperationalError:
+                self._db = sqlite3.connect(f"{file.resolve().as_uri()}?mode=ro", uri=True,
+                                           timeout=30.0, isolation_level=None,
+                                           check_same_thread=False)
+            self._q = self._db
+        except sqlite3.Error as exc:
+            raise StateError(f"cannot open state database {self.path}: {exc}") from exc
+        try:
+            self._db.execute("PRAGMA query_only = ON")
+            self._db.execute("PRAGMA busy_timeout = 30000")
+            row = self._db.execute(
+                "SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+        except sqlite3.DatabaseError as exc:
+            self._db.close()
+            raise StateError(
+                f"{self.path} is not a lakemark state database ({exc}); point --state or "
+                "LAKEMARK_STATE at another file"
+            ) from exc
+        if row is None or int(row[0]) > SCHEMA_VERSION:
+            self._db.close()
+            raise StateError(
+                f"{self.path} is not a lakemark state database this lakemark can read "
+                f"(schema version {row[0] if row else 'missing'}; this lakemark reads up to "
+                f"{SCHEMA_VERSION})"
+            )
+
     def _use_wal(self, wait_s: float = 30.0) -> None:
         """Switch the file to write-ahead logging, waiting for other processes doing the same.
 
@@ -149,16 +205,26 @@ class SQLiteStore(SqlStore):
                 delay = min(delay * 2, 0.2)
 
     @classmethod
-    def from_url(cls, url: str) -> SQLiteStore:
-        """Open ``sqlite:///relative.db``, ``sqlite:////absolute.db`` or ``sqlite:///:memory:``."""
+    def from_url(cls, url: str, *, read_only: bool = False) -> SQLiteStore:
+        """Open ``sqlite:///relative.db``, ``sqlite:////absolute.db`` or ``sqlite:///:memory:``.
+
+        The path is taken literally; a query string or fragment (``?mode=ro``, ``#x``) is
+        refused rather than made part of the file name. ``read_only``: see
+        :func:`lakemark.state.open_store`.
+        """
         prefix = "sqlite:///"
         if not url.startswith(prefix) or len(url) == len(prefix):
             raise ConfigError(
-                f"state URL {url!r}: an SQLite URL is sqlite:///path/to/state.db "
+                f"state URL {redact(url)!r}: an SQLite URL is sqlite:///path/to/state.db "
                 "(four slashes for an absolute path) or sqlite:///:memory:"
             )
         path = url[len(prefix):]
-        return cls(path if path == ":memory:" else os.path.expanduser(path))
+        if "?" in path or "#" in path:
+            raise ConfigError(
+                f"state URL {redact(url)!r}: an SQLite URL takes no query string or fragment "
+                "('?…', '#…'); give the file's path only, e.g. sqlite:///path/to/state.db"
+            )
+        return cls(path if path == ":memory:" else os.path.expanduser(path), read_only=read_only)
 
     # -- plumbing -------------------------------------------------------------------------
     @contextmanager
