@@ -549,6 +549,10 @@ class Job:
         self._read_started = True
         if mode == "append" and self._empty_reads.get(id(df)) is df:
             return self._nothing_to_write(key, ctx, target, format, partition_by, used)
+        from .sinks._rejected import split_corrupt_records, target_columns
+
+        df, rejected = split_corrupt_records(df, target, record.run_id,
+                                             target_columns(target, fmt))
         entry: dict[str, Any] = {
             "kind": "sink",
             "ctx": ctx,
@@ -560,6 +564,10 @@ class Job:
             "token_source": "explicit" if explicit else ("automatic" if automatic else None),
             "status": "writing",
         }
+        if rejected is not None:  # corrupt lines kept aside, not written as a column
+            entry.update(corrupt_records=rejected.count, rejected_file=rejected.path)
+            log.warning("%d record(s) could not be parsed; kept in %s", rejected.count,
+                        rejected.path)
         self.store.record_plan(record.run_id, key, entry, [])
         user_options = {k: v for k, v in (options or {}).items()
                         if k not in ("txnAppId", "txnVersion")}

@@ -217,6 +217,7 @@ def ingest_files(
                 )
     record = store.get_run(job.run.run_id)
     bookmark = store.get_bookmark(job_name)
+    sink = next((i.plan for i in store.run_inputs(record.run_id) if i.ctx == "sink:target"), {})
     out: dict[str, Any] = {
         "run_id": record.run_id,
         "job_name": job_name,
@@ -232,6 +233,8 @@ def ingest_files(
         "target": target,
         "target_format": target_format,
         "bookmark_version": bookmark.version,
+        "corrupt_records": int(sink.get("corrupt_records") or 0),
+        "rejected_file": sink.get("rejected_file"),
     }
     store.close()
     if as_json:
@@ -247,6 +250,9 @@ def ingest_files(
         table.add_row("files waiting", f"{plan.pending} (bounded run: next runs take them)")
     table.add_row("rows written", str(out["rows"]) + (
         " (skipped: the table already recorded this write's token)" if out["skipped"] else ""))
+    if out["corrupt_records"]:
+        table.add_row("corrupt records", f"{out['corrupt_records']} (not written; kept in "
+                      f"{out['rejected_file']})")
     table.add_row("target", f"{target} ({target_format})")
     table.add_row("bookmark", f"{bookmark_option}, version {bookmark.version}")
     print_table(table)

@@ -126,18 +126,20 @@ def schema_differences(table: DeltaSchema, frame: DeltaSchema, *,
     """Human-readable differences between a table's columns and a DataFrame's (by name).
 
     Column order does not matter (lakemark reorders the DataFrame to the table's order);
-    nullability does not matter either. An empty list means the DataFrame fits.
-    ``merge`` (Delta's ``mergeSchema``): only type differences count — table columns the
-    DataFrame lacks are written as nulls, and its new columns are added to the table.
+    nullability does not matter either. An empty list means the DataFrame fits. A nullable
+    table column the DataFrame lacks is written as nulls (as Delta's own writer does: a batch
+    that simply has no value for an optional field must not fail); a NOT NULL one is refused.
+    ``merge`` (Delta's ``mergeSchema``): new columns of the DataFrame are added to the table.
     """
     want = {f["name"]: f["type"] for f in fields_of(table)}
+    required = {f["name"] for f in fields_of(table) if f.get("nullable") is False}
     have = {f["name"]: f["type"] for f in fields_of(frame)}
     out = []
     for name, typ in want.items():
         if name not in have:
-            if not merge:
-                out.append(f"{name}: in the table ({_type_text(typ)}), missing from the "
-                           "DataFrame")
+            if name in required:
+                out.append(f"{name}: a NOT NULL column of the table ({_type_text(typ)}), "
+                           "missing from the DataFrame")
         elif _bare(have[name]) != _bare(typ):
             out.append(f"{name}: table has {_type_text(typ)}, DataFrame has "
                        f"{_type_text(have[name])}")

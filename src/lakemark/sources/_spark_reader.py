@@ -59,12 +59,30 @@ def read_with_spark(spark: SparkSession, request: ReadRequest, files: Sequence[F
     except spark_errors() as exc:
         described = describe(exc)
         file, reason = described if described else (None, first_line(exc))
+        if file is None and schema is None and len(paths) > 1:
+            failing = _first_failing(reader, paths)
+            file = files[failing].path if failing is not None else None
         reason = f"file {file}: {reason}" if file else reason
         what = "infer the schema of" if schema is None else "read"
         raise ReadError(
             f"cannot {what} {len(paths)} {request.format} file(s) under {root}: {reason}"
         ) from None
     return df.coalesce(partitions) if partitions else df
+
+
+#: How many files are tried one by one to name the one whose schema inference fails.
+_MAX_FILES_TRIED = 100
+
+
+def _first_failing(reader: Any, paths: Sequence[str]) -> int | None:
+    """The index of the first of ``paths`` whose schema inference fails on its own (Spark's
+    error for a FAILFAST read of many files does not say which file held the bad record)."""
+    for index, path in enumerate(paths[:_MAX_FILES_TRIED]):
+        try:
+            reader.load(path)
+        except spark_errors():
+            return index
+    return None
 
 
 def _merged_partitions(spark: SparkSession, files: Sequence[FileEntry]) -> int | None:
