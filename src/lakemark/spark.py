@@ -27,6 +27,10 @@ LAKEMARK_SPARK_CONF: dict[str, str] = {
     "spark.sql.sources.parallelPartitionDiscovery.threshold": "1000000",
     "spark.sql.parquet.outputTimestampType": "TIMESTAMP_MICROS",
     "spark.sql.execution.arrow.pyspark.enabled": "true",
+    # Hadoop's checksummed local file system looks for a ".NAME.crc" beside every file and
+    # cannot even build that name for a file called e.g. "a:b.json"; the raw one reads any
+    # name a disk allows (and writes no .crc files).
+    "spark.hadoop.fs.file.impl": "org.apache.hadoop.fs.RawLocalFileSystem",
 }
 
 
