@@ -94,9 +94,18 @@ def _cut_after_last_line(path: str) -> None:
 
 
 def _local_name(index: int, entry: FileEntry) -> str:
-    """A visible, unique file name keeping the original name's extensions (codecs)."""
+    """A visible, unique, short file name keeping the original name's extensions (codecs).
+
+    Only the extensions are kept: an S3 key may be 1,024 bytes and hold any character, a
+    local file name at most 255 bytes."""
     base = entry.path.rstrip("/").rsplit("/", 1)[-1]
-    return f"sample{index:03d}-{base}"
+    parts = base.split(".")[1:]
+    kept: list[str] = []
+    for part in reversed(parts[-3:]):
+        if not part.isascii() or not part.isalnum() or len(part) > 10:
+            break
+        kept.insert(0, part)
+    return f"sample{index:03d}" + "".join(f".{part}" for part in kept)
 
 
 def infer_schema(spark: SparkSession, request: ReadRequest, files: Sequence[FileEntry]
