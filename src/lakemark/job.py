@@ -239,7 +239,11 @@ class Job:
         message = error if isinstance(error, str) else f"{type(error).__name__}: {error}"
         if update_bookmark is None:
             update_bookmark = self._updates_bookmark(record)
-        bookmark = self.store.fail_run(record.run_id, message[:4000], update_bookmark=update_bookmark)
+        from .redaction import redact
+
+        # Redacted before it is cut: a cut between a password and its "@" would hide the URL.
+        bookmark = self.store.fail_run(record.run_id, redact(message)[:4000],
+                                       update_bookmark=update_bookmark)
         self._record = self.store.get_run(record.run_id)
         self._emit("failed", None, {"error": message})
         self._close()

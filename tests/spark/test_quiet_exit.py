@@ -96,3 +96,38 @@ def test_the_demo_is_quiet_and_exits_0(tmp_path: Path) -> None:
     assert out.returncode == 0, out.stderr
     assert_only_lakemark_lines(out.stderr)
     assert "each row once: yes" in out.stdout
+
+
+def test_a_class_data_archive_is_built_and_runs_start_with_it(tmp_path: Path) -> None:
+    """The archive builder writes a JDK archive of Spark's classes; a run given it succeeds
+    with clean output (the JVM's CDS messages would go to stdout and break --json)."""
+    import shutil
+
+    from lakemark import _class_cache
+
+    java = shutil.which("java")
+    assert java
+    env = dict(os.environ, LAKEMARK_CLASS_CACHE=str(tmp_path / "cache"))
+    os.environ[_class_cache.ENV] = env["LAKEMARK_CLASS_CACHE"]
+    try:
+        path = _class_cache.archive_path(java)
+    finally:
+        del os.environ[_class_cache.ENV]
+    assert path is not None
+    path.parent.mkdir(parents=True)
+    built = subprocess.run([sys.executable, "-m", "lakemark._class_cache", str(path)],
+                           capture_output=True, text=True, timeout=900,
+                           env=dict(env, LAKEMARK_CLASS_CACHE="off"))
+    assert built.returncode == 0, built.stderr
+    assert path.is_file() and path.stat().st_size > 1_000_000
+    assert not path.with_suffix(".lock").exists()
+    landing = tmp_path / "landing"
+    landing.mkdir()
+    (landing / "a.json").write_text('{"id": 7}\n')
+    out = subprocess.run([sys.executable, "-m", "lakemark", "ingest", "files", str(landing),
+                          str(tmp_path / "lake"), "--job", "cds", "--state",
+                          f"sqlite:///{tmp_path / 's.db'}", "--json"],
+                         capture_output=True, text=True, timeout=600, env=env)
+    assert out.returncode == 0, out.stderr
+    assert out.stderr == ""
+    assert json.loads(out.stdout)["rows"] == 1
