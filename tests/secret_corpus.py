@@ -61,6 +61,21 @@ SHAPES: list[tuple[str, str]] = [
      "MIIEpemKey38QIBAAKCAQEA"),
     ("token ghp_GithubTok39abcdefghijklmnopqrstuvwxyz0 used", "ghp_GithubTok39abcdefghijklmnopqrstuvwxyz0"),
     ("jwt eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJqd3Q0MCJ9.JwtSig40abcdefgh", "eyJzdWIiOiJqd3Q0MCJ9"),
+    # quotes, SQL, nested configuration
+    ('jdbc:oracle:thin:scott/"Qu0ted Pw41"@//db.example.com:1521/orcl', "Qu0ted Pw41"),
+    ("jdbc:postgresql://etl:it'sPw42@db.example.com/shop", "it'sPw42"),
+    ("CREATE USER loader IDENTIFIED BY 'SqlIdentified43'", "SqlIdentified43"),
+    ("ALTER ROLE etl WITH PASSWORD 'SqlAlterRole44';", "SqlAlterRole44"),
+    ('sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required '
+     'username="u" password="KafkaJaasPw45";', "KafkaJaasPw45"),
+    ("s3a://AKIALKMKTEST00000046:S3aUserInfo46/x@bucket/key", "S3aUserInfo46/x"),
+    ("spark.hadoop.fs.azure.account.key.acc.blob.core.windows.net=AzureConfKey47",
+     "AzureConfKey47"),
+    ("https://x-access-token:ghs_GithubApp48abcdefghijklmnopqrstuvwxyz@github.com/o/r.git",
+     "ghs_GithubApp48abcdefghijklmnopqrstuvwxyz"),
+    ("Driver={ODBC Driver 18};Server=h;Uid=sa;Pwd=OdbcPwd49;", "OdbcPwd49"),
+    ('{"type": "service_account", "private_key": "-----BEGIN PRIVATE KEY-----\\nGcpKey50abc'
+     '\\n-----END PRIVATE KEY-----\\n"}', "GcpKey50abc"),
 ]
 
 SECRETS = [secret for _, secret in SHAPES]

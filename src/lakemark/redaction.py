@@ -18,6 +18,7 @@ What is removed (each replaced by ``***``):
   ``name: value``, JSON and Python dict entries (``"token": "…"``), command-line arguments
   (``--DB_PWD value``, ``--api_key=…``, ``--conf spark.hadoop.fs.s3a.secret.key=…``) and
   the keys of mappings given to :func:`redact_obj`.
+* **SQL secrets**: ``IDENTIFIED BY '…'`` and ``PASSWORD '…'``.
 * **Known credential shapes** wherever they appear: AWS access key ids (``AKIA…``, ``ASIA…``
   and the other four-letter prefixes), a 40-character AWS secret key written near a
   secret-looking name, ``Bearer``/``Basic`` authorization values, PEM private-key blocks,
@@ -70,7 +71,8 @@ SECRET_NAMES: tuple[str, ...] = (
     "authorization", "signature", "sastoken", "connectionstring", "cookie",
 )
 #: Names that are secret only as a whole (``?key=…``, ``pass=…``, ``sig=…``).
-SECRET_EXACT_NAMES: tuple[str, ...] = ("key", "pass", "pw", "sig", "sas", "auth", "pat", "cred")
+SECRET_EXACT_NAMES: tuple[str, ...] = ("key", "pass", "pw", "sig", "sas", "auth", "pat", "cred",
+                                        "identifiedby")
 
 _ENV = "LAKEMARK_SECRET_NAMES"
 
@@ -104,16 +106,16 @@ _USERINFO = re.compile(
     r"(?P<pre>(?:[A-Za-z][A-Za-z0-9+.\-]*:)*//)"
     r"(?P<user>[^" + _STOP + r"/?#@:]*):"
     r"(?!\d+(?:[/?#;]|$))"                      # host:port/… is not user:password@
-    r"(?P<pw>[^" + _STOP + r"]*?)"
+    r"(?P<pw>\S*?)"                               # may hold quotes, '/', ':', '@', '#', '?'
     r"@(?=[^" + _STOP + r"@/?#;]*(?:[/?#;" + _STOP + r"]|$))",
     re.M,
 )
 # jdbc:oracle:thin:scott/PASSWORD@//host:1521/orcl (also @host:port:sid, @(DESCRIPTION=…))
 _ORACLE = re.compile(
     r"(?i)(?P<pre>jdbc:oracle:[a-z0-9]+:)(?P<user>[^" + _STOP + r"/@:]+)/"
-    r"(?P<pw>[^" + _STOP + r"]*)@")
+    r"(?P<pw>\"[^\"\n]*\"|\\\"[^\"\n]*?\\\"|\S*)@")
 # user/PASSWORD@//host (EZConnect, sqlplus)
-_EZCONNECT = re.compile(r"(?<![\w:.$#])(?P<user>[A-Za-z][\w$#]*)/(?P<pw>[^" + _STOP + r"]+?)@(?=//)")
+_EZCONNECT = re.compile(r"(?<![\w:.$#])(?P<user>[A-Za-z][\w$#]*)/(?P<pw>\S+?)@(?=//)")
 # name=value, name: value, "name": "value", --name value
 _QUOTED = r"\"(?:[^\"\\\n]|\\.)*\"|'(?:[^'\\\n]|\\.)*'"
 _ESCAPED_QUOTED = r"\\\"(?:[^\"\\\n]|\\[^\"])*\\\"|\\'(?:[^'\\\n]|\\[^'])*\\'"  # JSON in JSON
@@ -134,15 +136,21 @@ _TOKENS = re.compile(
     r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{20,}|xox[abeprs]-[A-Za-z0-9\-]{10,}"
     r"|AIza[0-9A-Za-z_\-]{35}|(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{16,}|sk-[A-Za-z0-9_\-]{20,}"
     r"|npm_[A-Za-z0-9]{30,}|glpat-[A-Za-z0-9_\-]{20,}|ya29\.[A-Za-z0-9_\-]{20,}"
-    r"|eyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,})"
+    r"|eyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}"
+    r"|dapi[0-9a-f]{32}(?:-\d+)?|hf_[A-Za-z0-9]{30,}|GOCSPX-[A-Za-z0-9_\-]{20,}"
+    r"|AKCp[A-Za-z0-9]{60,}|SG\.[A-Za-z0-9_\-]{16,}\.[A-Za-z0-9_\-]{16,})"
 )
+# SQL: IDENTIFIED BY 'pw', WITH PASSWORD 'pw'; and a secret name followed by a quoted literal
+_SQL_SECRET = re.compile(r"(?i)\b(?P<name>identified\s+by|password)(?P<sep>\s+)"
+                         r"(?P<value>" + _ESCAPED_QUOTED + "|" + _QUOTED
+                         + r"|[^\s;,)'\"]+(?=\s*;))")
 
 
 def _named(match: re.Match[str]) -> str:
     if not is_secret_name(match.group("name")):
         return match.group(0)
     value = match.group("value")
-    if value in (MASK, f'"{MASK}"', f"'{MASK}'"):
+    if value.lstrip("\\\"'").startswith(MASK):  # already redacted (user:***@host, …)
         return match.group(0)
     if value[:2] in ('\\"', "\\'") and value[-2:] == value[:2] and len(value) >= 4:
         masked = value[:2] + MASK + value[:2]
@@ -182,6 +190,7 @@ def redact(text: str) -> str:
     out = _EZCONNECT.sub(lambda m: f"{m['user']}/{MASK}@", out)
     out = _USERINFO.sub(lambda m: f"{m['pre']}{m['user']}:{MASK}@", out)
     out = _AUTH.sub(lambda m: f"{m['name']}{m['sep']}{MASK}", out)
+    out = _SQL_SECRET.sub(_named, out)
     out = _sub_named(_ASSIGN, out)
     out = _sub_named(_ARG, out)
     out = _sub_named(_NEAR, out)
