@@ -103,33 +103,35 @@ _PEM = re.compile(r"-----BEGIN ([A-Z0-9 ]*)PRIVATE KEY-----.*?(?:-----END [A-Z0-
 # scheme://user:PASSWORD@host — the password may hold '/', ':' and '@'; it ends at the first
 # '@' that is followed by a host and then a delimiter (so 'p@ss@db/x' loses 'p@ss').
 _USERINFO = re.compile(
-    r"(?P<pre>(?:[A-Za-z][A-Za-z0-9+.\-]*:)*//)"
-    r"(?P<user>[^" + _STOP + r"/?#@:]*):"
+    r"(?P<pre>(?<![A-Za-z0-9+.\-])(?:[A-Za-z][A-Za-z0-9+.\-]{0,40}:){0,4}//)"
+    r"(?P<user>[^" + _STOP + r"/?#@:]{0,256}):"
     r"(?!\d+(?:[/?#;]|$))"                      # host:port/… is not user:password@
-    r"(?P<pw>\S*?)"                               # may hold quotes, '/', ':', '@', '#', '?'
-    r"@(?=[^" + _STOP + r"@/?#;]*(?:[/?#;" + _STOP + r"]|$))",
+    r"(?P<pw>\S{0,512}?)"                         # may hold quotes, '/', ':', '@', '#', '?'
+    r"@(?=[^" + _STOP + r"@/?#;]{0,256}(?:[/?#;" + _STOP + r"]|$))",
     re.M,
 )
 # jdbc:oracle:thin:scott/PASSWORD@//host:1521/orcl (also @host:port:sid, @(DESCRIPTION=…))
 _ORACLE = re.compile(
-    r"(?i)(?P<pre>jdbc:oracle:[a-z0-9]+:)(?P<user>[^" + _STOP + r"/@:]+)/"
-    r"(?P<pw>\"[^\"\n]*\"|\\\"[^\"\n]*?\\\"|\S*)@")
+    r"(?i)(?P<pre>jdbc:oracle:[a-z0-9]+:)(?P<user>[^" + _STOP + r"/@:]{1,256})/"
+    r"(?P<pw>\"[^\"\n]{0,512}\"|\\\"[^\"\n]{0,512}?\\\"|\S{0,512})@")
 # user/PASSWORD@//host (EZConnect, sqlplus)
-_EZCONNECT = re.compile(r"(?<![\w:.$#])(?P<user>[A-Za-z][\w$#]*)/(?P<pw>\S+?)@(?=//)")
+_EZCONNECT = re.compile(r"(?<![\w:.$#])(?P<user>[A-Za-z][\w$#]{0,64})/(?P<pw>\S{1,512}?)@(?=//)")
 # name=value, name: value, "name": "value", --name value
-_QUOTED = r"\"(?:[^\"\\\n]|\\.)*\"|'(?:[^'\\\n]|\\.)*'"
-_ESCAPED_QUOTED = r"\\\"(?:[^\"\\\n]|\\[^\"])*\\\"|\\'(?:[^'\\\n]|\\[^'])*\\'"  # JSON in JSON
+_QUOTED = r"\"(?:[^\"\\\n]|\\.){0,2048}\"|'(?:[^'\\\n]|\\.){0,2048}'"
+_ESCAPED_QUOTED = (r"\\\"(?:[^\"\\\n]|\\[^\"]){0,2048}\\\""  # JSON in JSON
+                   r"|\\'(?:[^'\\\n]|\\[^']){0,2048}\\'")
+_NAME = r"[A-Za-z_][\w.\-]{0,127}"  # names are bounded, so no match scans a long word twice
 _ASSIGN = re.compile(
-    r"(?P<name>(?<![\w.])[A-Za-z_][\w.\-]*)(?:\\?[\"'])?"
+    r"(?P<name>(?<![\w.])" + _NAME + r")(?:\\?[\"'])?"
     r"(?P<sep>\s*=\s*|\s*:\s*)"
     r"(?P<value>" + _ESCAPED_QUOTED + "|" + _QUOTED + r"|\{[^}\n]*\}|[^" + _STOP
     + r"&;,)\]}\\]+)"
 )
-_ARG = re.compile(r"(?P<name>(?<!\w)-+[A-Za-z_][\w.\-]*)(?P<sep>\s+)(?P<value>" + _QUOTED
+_ARG = re.compile(r"(?P<name>(?<!\w)-{1,3}" + _NAME + r")(?P<sep>\s+)(?P<value>" + _QUOTED
                   + r"|[^" + _STOP + r"\-][^" + _STOP + r"]*)")
 _AWS_ID = re.compile(r"(?<![A-Z0-9])(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AIPA|AKPA|ANPA|ANVA|APKA|AROA"
                      r"|ASCA)[A-Z0-9]{16}(?![A-Z0-9])")
-_NEAR = re.compile(r"(?P<name>[A-Za-z_][\w.\-]*)(?P<sep>[\s\"':=,]{1,6})"
+_NEAR = re.compile(r"(?P<name>(?<![\w.\-])" + _NAME + r")(?P<sep>[\s\"':=,]{1,6})"
                    r"(?P<value>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])")
 _AUTH = re.compile(r"(?i)\b(?P<name>bearer|basic)(?P<sep>\s+)(?P<value>[A-Za-z0-9._~+/=\-]{8,})")
 _TOKENS = re.compile(

@@ -76,7 +76,7 @@ def to_openlineage(jobs: Sequence[JobLineage], *, event_time: str | None = None,
     from openlineage.client.serde import Serde
 
     when = event_time or datetime.now(timezone.utc).isoformat()
-    jobs = redact_lineage(jobs)
+    jobs = redact_lineage(jobs, source=True)
     events: list[dict[str, Any]] = []
     for job in jobs:
         inputs = [InputDataset(namespace=i.dataset.namespace, name=i.dataset.name,
