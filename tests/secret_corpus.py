@@ -76,6 +76,11 @@ SHAPES: list[tuple[str, str]] = [
     ("Driver={ODBC Driver 18};Server=h;Uid=sa;Pwd=OdbcPwd49;", "OdbcPwd49"),
     ('{"type": "service_account", "private_key": "-----BEGIN PRIVATE KEY-----\\nGcpKey50abc'
      '\\n-----END PRIVATE KEY-----\\n"}', "GcpKey50abc"),
+    ("<property><name>x</name></property><password>XmlPassword51</password>", "XmlPassword51"),
+    ("DB_PASS=SnakePartPass52 DB_HOST=h", "SnakePartPass52"),
+    ("es.net.http.auth.pass=DottedPartPass53", "DottedPartPass53"),
+    ("Authorization: token HeaderToken54abc", "HeaderToken54abc"),
+    ("https://h/cb?next=%2Fx%3Fuser%3Du%26password%3DEncodedPw55%26a%3D1", "EncodedPw55"),
 ]
 
 SECRETS = [secret for _, secret in SHAPES]

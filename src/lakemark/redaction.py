@@ -19,13 +19,17 @@ What is removed (each replaced by ``***``):
   (``--DB_PWD value``, ``--api_key=…``, ``--conf spark.hadoop.fs.s3a.secret.key=…``) and
   the keys of mappings given to :func:`redact_obj`.
 * **SQL secrets**: ``IDENTIFIED BY '…'`` and ``PASSWORD '…'``.
+* **Other forms**: XML elements named like a secret, whole ``Authorization:`` header values,
+  URL-encoded ``password%3D…`` inside another URL.
 * **Known credential shapes** wherever they appear: AWS access key ids (``AKIA…``, ``ASIA…``
   and the other four-letter prefixes), a 40-character AWS secret key written near a
   secret-looking name, ``Bearer``/``Basic`` authorization values, PEM private-key blocks,
   JSON web tokens, and GitHub, Slack, Google and Stripe-style API tokens.
 
 A name looks secret when, lower-cased and stripped of everything but letters and digits, it
-*contains* one of :data:`SECRET_NAMES` or *equals* one of :data:`SECRET_EXACT_NAMES`. Users add
+*contains* one of :data:`SECRET_NAMES` or *equals* one of :data:`SECRET_EXACT_NAMES`, or when
+one of its parts (split at ``.``, ``_``, ``-`` and case changes) is one of
+:data:`SECRET_NAME_PARTS`. Users add
 their own words with the environment variable ``LAKEMARK_SECRET_NAMES`` (comma-separated, matched
 the same way as contained words; e.g. ``LAKEMARK_SECRET_NAMES=ssn,pin_code``).
 
@@ -49,6 +53,7 @@ from typing import Any
 __all__ = [
     "MASK",
     "SECRET_EXACT_NAMES",
+    "SECRET_NAME_PARTS",
     "SECRET_NAMES",
     "install_log_redaction",
     "is_secret_name",
@@ -71,6 +76,9 @@ SECRET_NAMES: tuple[str, ...] = (
     "authorization", "signature", "sastoken", "connectionstring", "cookie",
 )
 #: Names that are secret only as a whole (``?key=…``, ``pass=…``, ``sig=…``).
+#: Names that are secret when one of their parts (split at '.', '_', '-' and case changes) is
+#: one of these: ``DB_PASS``, ``es.net.http.auth.pass``, ``fs.azure.sas.<container>``.
+SECRET_NAME_PARTS: tuple[str, ...] = ("pass", "pw", "sas", "sig", "cred", "creds")
 SECRET_EXACT_NAMES: tuple[str, ...] = ("key", "pass", "pw", "sig", "sas", "auth", "pat", "cred",
                                         "identifiedby")
 
@@ -92,7 +100,11 @@ def is_secret_name(name: str) -> bool:
     norm = _norm(str(name))
     if not norm:
         return False
-    return norm in SECRET_EXACT_NAMES or any(word in norm for word in secret_names())
+    if norm in SECRET_EXACT_NAMES or any(word in norm for word in secret_names()):
+        return True
+    # a part of a dotted/snake/camel name: DB_PASS, es.net.http.auth.pass, fs.azure.sas.…
+    parts = re.findall(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])", str(name))
+    return any(part.lower() in SECRET_NAME_PARTS for part in parts)
 
 
 # -- patterns -----------------------------------------------------------------------------------
@@ -133,6 +145,14 @@ _AWS_ID = re.compile(r"(?<![A-Z0-9])(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AIPA|AKPA|A
                      r"|ASCA)[A-Z0-9]{16}(?![A-Z0-9])")
 _NEAR = re.compile(r"(?P<name>(?<![\w.\-])" + _NAME + r")(?P<sep>[\s\"':=,]{1,6})"
                    r"(?P<value>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])")
+# an Authorization header: its whole value (scheme and credentials, AWS4 signatures)
+_AUTH_HEADER = re.compile(r"(?i)\b(?P<name>(?:proxy-)?authorization)(?P<sep>\"?\s*[:=]\s*\"?)"
+                          r"(?P<value>[^\r\n\"]{1,4096})")
+# <password>…</password> (XML configuration)
+_XML = re.compile(r"<(?P<name>" + r"[A-Za-z_][\w.\-]{0,127}" + r")>(?P<value>[^<]{1,4096})</(?P=name)>")
+# name%3Dvalue (a URL-encoded query inside another)
+_ENCODED = re.compile(r"(?P<name>(?<![A-Za-z_.])[A-Za-z_][\w.\-]{0,127})(?P<sep>%3[dD])"
+                      r"(?P<value>(?:(?!%26)[^" + _STOP + r"&;])+)")
 _AUTH = re.compile(r"(?i)\b(?P<name>bearer|basic)(?P<sep>\s+)(?P<value>[A-Za-z0-9._~+/=\-]{8,})")
 _TOKENS = re.compile(
     r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{20,}|xox[abeprs]-[A-Za-z0-9\-]{10,}"
@@ -191,7 +211,11 @@ def redact(text: str) -> str:
     out = _ORACLE.sub(lambda m: f"{m['pre']}{m['user']}/{MASK}@", out)
     out = _EZCONNECT.sub(lambda m: f"{m['user']}/{MASK}@", out)
     out = _USERINFO.sub(lambda m: f"{m['pre']}{m['user']}:{MASK}@", out)
+    out = _AUTH_HEADER.sub(lambda m: f"{m['name']}{m['sep']}{MASK}", out)
     out = _AUTH.sub(lambda m: f"{m['name']}{m['sep']}{MASK}", out)
+    out = _XML.sub(lambda m: (f"<{m['name']}>{MASK}</{m['name']}>" if is_secret_name(m["name"])
+                              else m.group(0)), out)
+    out = _sub_named(_ENCODED, out)
     out = _SQL_SECRET.sub(_named, out)
     out = _sub_named(_ASSIGN, out)
     out = _sub_named(_ARG, out)
