@@ -19,6 +19,9 @@ What is removed (each replaced by ``***``):
   (``--DB_PWD value``, ``--api_key=…``, ``--conf spark.hadoop.fs.s3a.secret.key=…``) and
   the keys of mappings given to :func:`redact_obj`.
 * **SQL secrets**: ``IDENTIFIED BY '…'`` and ``PASSWORD '…'``.
+* **Known values**: a password lakemark was given (a JDBC source's ``password``, a catalog
+  connection's ``PASSWORD``) is remembered (:func:`remember_secret`) and removed wherever it
+  appears later in the process (unless it could be an ordinary word, see there).
 * **Other forms**: XML elements named like a secret, whole ``Authorization:`` header values,
   URL-encoded ``password%3D…`` inside another URL.
 * **Known credential shapes** wherever they appear: AWS access key ids (``AKIA…``, ``ASIA…``
@@ -63,6 +66,7 @@ __all__ = [
     "redact_obj",
     "redact_source",
     "redact_url",
+    "remember_secret",
     "secret_names",
 ]
 
@@ -203,11 +207,30 @@ def _sub_named(pattern: re.Pattern[str], text: str) -> str:
             pos = stop
 
 
+_KNOWN: set[str] = set()
+
+
+def remember_secret(value: object) -> None:
+    """Remove ``value`` wherever it appears from now on in this process (a password lakemark
+    was given as an option or read from a catalog connection): a driver may echo it in a form
+    no pattern recognises. Only values that cannot be ordinary words are remembered (6 or more
+    characters with a digit or a symbol, or 12 or more), so a password like ``postgres`` does
+    not mask every ``postgres://`` in the output."""
+    if not isinstance(value, str) or value == MASK or len(value) < 6:
+        return
+    if len(value) >= 12 or not value.isalpha():
+        _KNOWN.add(value)
+
+
 def redact(text: str) -> str:
     """``text`` with every credential this module knows removed (see the module docstring)."""
     if not isinstance(text, str) or not text:
         return text
-    out = _PEM.sub(f"-----BEGIN \\1PRIVATE KEY-----{MASK}-----END \\1PRIVATE KEY-----", text)
+    out = text
+    for value in sorted(_KNOWN, key=len, reverse=True):
+        if value in out:
+            out = out.replace(value, MASK)
+    out = _PEM.sub(f"-----BEGIN \\1PRIVATE KEY-----{MASK}-----END \\1PRIVATE KEY-----", out)
     out = _ORACLE.sub(lambda m: f"{m['pre']}{m['user']}/{MASK}@", out)
     out = _EZCONNECT.sub(lambda m: f"{m['user']}/{MASK}@", out)
     out = _USERINFO.sub(lambda m: f"{m['pre']}{m['user']}:{MASK}@", out)

@@ -67,6 +67,15 @@ def test_secret_names_are_documented_and_extendable(monkeypatch: pytest.MonkeyPa
         {"--pin-code": "***", "--env": "prod"}
 
 
+def test_a_password_lakemark_was_given_is_removed_wherever_it_appears() -> None:
+    from lakemark.sources.jdbc import JdbcSource
+
+    JdbcSource("jdbc:postgresql://h/db", "public.t", user="etl", password="Unnamed-Pw 1!")
+    message = "FATAL: the server said 'Unnamed-Pw 1!' is not accepted"
+    assert "Unnamed-Pw 1!" not in redact(message) and "FATAL" in redact(message)
+    assert "Unnamed-Pw 1!" not in str(SourceError(message))
+
+
 def test_job_arguments_lose_secret_values_and_embedded_secrets() -> None:
     args = {f"--arg{n}": text for n, (text, _) in enumerate(SHAPES)}
     args.update({"--DB_PWD": "plainpw1", "--api_key": "plainkey2", "--env": "prod"})
