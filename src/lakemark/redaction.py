@@ -80,11 +80,11 @@ SECRET_NAMES: tuple[str, ...] = (
     "authorization", "signature", "sastoken", "connectionstring", "cookie",
 )
 #: Names that are secret only as a whole (``?key=…``, ``pass=…``, ``sig=…``).
+SECRET_EXACT_NAMES: tuple[str, ...] = ("key", "pass", "pw", "sig", "sas", "auth", "pat", "cred",
+                                        "identifiedby")
 #: Names that are secret when one of their parts (split at '.', '_', '-' and case changes) is
 #: one of these: ``DB_PASS``, ``es.net.http.auth.pass``, ``fs.azure.sas.<container>``.
 SECRET_NAME_PARTS: tuple[str, ...] = ("pass", "pw", "sas", "sig", "cred", "creds")
-SECRET_EXACT_NAMES: tuple[str, ...] = ("key", "pass", "pw", "sig", "sas", "auth", "pat", "cred",
-                                        "identifiedby")
 
 _ENV = "LAKEMARK_SECRET_NAMES"
 
@@ -278,12 +278,13 @@ def redact_arguments(args: Mapping[str, Any]) -> dict[str, Any]:
 def redact_source(code: str) -> str:
     """Python source with secrets removed from its string literals and comments, and string
     values given to secret-looking names (``password = "…"``, ``{"token": "…"}``,
-    ``.option("password", "…")``) masked, keeping the code valid Python. Code that does not tokenize gets only quoted values masked."""
+    ``.option("password", "…")``) masked, keeping the code valid Python. Code that does not
+    tokenize gets only quoted values of secret-looking names masked."""
     try:
         tokens = list(tokenize.generate_tokens(io.StringIO(code).readline))
     except (tokenize.TokenError, SyntaxError, IndentationError):
         return _QUOTED_ASSIGN.sub(_named, code)
-    lines = code.splitlines(keepends=True)
+    lines = io.StringIO(code).readlines()  # the lines tokenize numbered (form feeds, U+2028 …)
     offsets = [0]
     for line in lines:
         offsets.append(offsets[-1] + len(line))

@@ -93,6 +93,7 @@ def test_source_code_keeps_valid_python_and_its_paths() -> None:
         "pwd = os.environ['DB_PWD']  # password=CommentPw97",
         'df = spark.read.parquet("s3://b/in/")',
     ] + [f"s{n} = {text!r}" for n, (text, _) in enumerate(SHAPES)]) + "\n"
+    code = "sep = 'a\u2028b'\x0c\n" + code.replace("\n", "\r\n", 2)  # lines as tokenize counts
     cleaned = redact_source(code)
     ast.parse(cleaned)
     assert not leaks(cleaned)
