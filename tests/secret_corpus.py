@@ -61,6 +61,26 @@ SHAPES: list[tuple[str, str]] = [
      "MIIEpemKey38QIBAAKCAQEA"),
     ("token ghp_GithubTok39abcdefghijklmnopqrstuvwxyz0 used", "ghp_GithubTok39abcdefghijklmnopqrstuvwxyz0"),
     ("jwt eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJqd3Q0MCJ9.JwtSig40abcdefgh", "eyJzdWIiOiJqd3Q0MCJ9"),
+    # quotes, SQL, nested configuration
+    ('jdbc:oracle:thin:scott/"Qu0ted Pw41"@//db.example.com:1521/orcl', "Qu0ted Pw41"),
+    ("jdbc:postgresql://etl:it'sPw42@db.example.com/shop", "it'sPw42"),
+    ("CREATE USER loader IDENTIFIED BY 'SqlIdentified43'", "SqlIdentified43"),
+    ("ALTER ROLE etl WITH PASSWORD 'SqlAlterRole44';", "SqlAlterRole44"),
+    ('sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required '
+     'username="u" password="KafkaJaasPw45";', "KafkaJaasPw45"),
+    ("s3a://AKIALKMKTEST00000046:S3aUserInfo46/x@bucket/key", "S3aUserInfo46/x"),
+    ("spark.hadoop.fs.azure.account.key.acc.blob.core.windows.net=AzureConfKey47",
+     "AzureConfKey47"),
+    ("https://x-access-token:ghs_GithubApp48abcdefghijklmnopqrstuvwxyz@github.com/o/r.git",
+     "ghs_GithubApp48abcdefghijklmnopqrstuvwxyz"),
+    ("Driver={ODBC Driver 18};Server=h;Uid=sa;Pwd=OdbcPwd49;", "OdbcPwd49"),
+    ('{"type": "service_account", "private_key": "-----BEGIN PRIVATE KEY-----\\nGcpKey50abc'
+     '\\n-----END PRIVATE KEY-----\\n"}', "GcpKey50abc"),
+    ("<property><name>x</name></property><password>XmlPassword51</password>", "XmlPassword51"),
+    ("DB_PASS=SnakePartPass52 DB_HOST=h", "SnakePartPass52"),
+    ("es.net.http.auth.pass=DottedPartPass53", "DottedPartPass53"),
+    ("Authorization: token HeaderToken54abc", "HeaderToken54abc"),
+    ("https://h/cb?next=%2Fx%3Fuser%3Du%26password%3DEncodedPw55%26a%3D1", "EncodedPw55"),
 ]
 
 SECRETS = [secret for _, secret in SHAPES]

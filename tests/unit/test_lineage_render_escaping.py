@@ -45,6 +45,9 @@ HOSTILE = [
     "ünïcödé 数据 🚀",
     "a.b",
     "a_b",  # same id characters as "a.b": must stay a different node
+    "nel\x85vt\x0bff\x0cfs\x1cnul\x00del\x7f",  # line breaks to str.splitlines, controls
+    "lone \udc80 surrogate",  # from a file name read with surrogateescape
+    "x" * 2000,
 ]
 
 
@@ -86,6 +89,11 @@ def expected(jobs: list[JobLineage]) -> tuple[dict[str, set[str]], dict[str, str
 
 
 # -- HTML ------------------------------------------------------------------------------------
+def utf8(text: str) -> str:
+    """What a UTF-8 page can hold of ``text`` (a lone surrogate becomes "?")."""
+    return text.encode("utf-8", "replace").decode("utf-8")
+
+
 class Elements(HTMLParser):
     def __init__(self) -> None:
         super().__init__(convert_charrefs=True)
@@ -139,10 +147,12 @@ def test_html_report_keeps_hostile_names_inside_its_data() -> None:
         assert bad not in script.lower()
     data = embedded_data(script)
     datasets, labels, edges = expected(jobs)
-    assert {d["key"]: set(d["cols"]) for d in data["datasets"]} == datasets
-    assert {d["key"]: d["label"] for d in data["datasets"]} == labels
+    assert {d["key"]: set(d["cols"]) for d in data["datasets"]} == \
+        {utf8(k): {utf8(c) for c in cols} for k, cols in datasets.items()}
+    assert {d["key"]: d["label"] for d in data["datasets"]} == \
+        {utf8(k): utf8(v) for k, v in labels.items()}
     assert len(data["edges"]) == edges + sum(len(o.indirect) for j in jobs for o in j.outputs)
-    assert data["jobs"] == [j.job for j in redact_lineage(jobs)]
+    assert data["jobs"] == [utf8(j.job) for j in redact_lineage(jobs)]
     assert "<title>" + html.escape('</title><script>alert("t")</script> __DATA__') in page
 
 
@@ -263,9 +273,10 @@ def record_fields(label: str) -> list[tuple[str, str]]:
 
 
 def shown(name: str) -> str:
-    """A name as a DOT label shows it (line breaks become \\n escapes)."""
-    return re.sub(r"[\n\r\u2028\u2029]", "\n", re.sub(r"[\x00-\x09\x0b\x0c\x0e-\x1f\x7f]", " ",
-                                                       name))
+    """A name as a DOT label shows it: line breaks become \\n escapes, other control
+    characters and lone surrogates spaces."""
+    name = re.sub(r"[\n\r\x85\u2028\u2029]", "\n", name)
+    return re.sub(r"[\x00-\x09\x0b-\x1f\x7f-\x84\x86-\x9f\ud800-\udfff]", " ", name)
 
 
 def test_dot_output_parses_with_one_node_per_dataset_and_job() -> None:
@@ -366,4 +377,4 @@ def test_each_name_alone_is_one_label(name: str) -> None:
     statements = dot_statements(to_dot([job]))
     assert len([s for s in statements if ("p", "->") in s]) == 3
     page = parse(to_html([job]))
-    assert len(page.scripts) == 1 and embedded_data(page.scripts[0])["jobs"] == [job.job]
+    assert len(page.scripts) == 1 and embedded_data(page.scripts[0])["jobs"] == [utf8(job.job)]

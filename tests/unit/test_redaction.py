@@ -44,6 +44,8 @@ def test_every_shape_is_redacted_alone_and_inside_a_message(text: str, secret: s
     "sqlite:////var/lib/lakemark/state.db",
     "run jr_0123456789abcdef0123456789abcdef of job orders failed: 3 files missing",
     "file:///tmp/events.jsonl",
+    "--enable-glue-datacatalog true --job-bookmark-option job-bookmark-enable "
+    "--TempDir s3://tmp/ --extra-py-files s3://lib/a.py --passenger_count 3",
 ])
 def test_text_without_credentials_is_unchanged(text: str) -> None:
     assert redact(text) == text
@@ -51,9 +53,11 @@ def test_text_without_credentials_is_unchanged(text: str) -> None:
 
 def test_secret_names_are_documented_and_extendable(monkeypatch: pytest.MonkeyPatch) -> None:
     for name in ("--DB_PWD", "api_key", "spark.hadoop.fs.s3a.secret.key", "X-Amz-Signature",
-                 "PGPASSWORD", "AccountKey", "key", "client_secret", "SessionToken"):
+                 "PGPASSWORD", "AccountKey", "key", "client_secret", "SessionToken", "DB_PASS",
+                 "dbPass", "fs.azure.sas.c.acc.blob.core.windows.net"):
         assert is_secret_name(name), name
-    for name in ("jobBookmarkKeys", "partitionKeys", "user", "source_table", "--TempDir"):
+    for name in ("jobBookmarkKeys", "partitionKeys", "user", "source_table", "--TempDir",
+                 "--passenger_count", "bypass", "--compass"):
         assert not is_secret_name(name), name
     assert redact("--employee_ssn 123-45-6789") == "--employee_ssn 123-45-6789"
     monkeypatch.setenv("LAKEMARK_SECRET_NAMES", "ssn, pin_code")
@@ -61,6 +65,15 @@ def test_secret_names_are_documented_and_extendable(monkeypatch: pytest.MonkeyPa
     assert redact("--employee_ssn 123-45-6789") == "--employee_ssn ***"
     assert redact_arguments({"--pin-code": "4711", "--env": "prod"}) == \
         {"--pin-code": "***", "--env": "prod"}
+
+
+def test_a_password_lakemark_was_given_is_removed_wherever_it_appears() -> None:
+    from lakemark.sources.jdbc import JdbcSource
+
+    JdbcSource("jdbc:postgresql://h/db", "public.t", user="etl", password="Unnamed-Pw 1!")
+    message = "FATAL: the server said 'Unnamed-Pw 1!' is not accepted"
+    assert "Unnamed-Pw 1!" not in redact(message) and "FATAL" in redact(message)
+    assert "Unnamed-Pw 1!" not in str(SourceError(message))
 
 
 def test_job_arguments_lose_secret_values_and_embedded_secrets() -> None:
@@ -80,6 +93,7 @@ def test_source_code_keeps_valid_python_and_its_paths() -> None:
         "pwd = os.environ['DB_PWD']  # password=CommentPw97",
         'df = spark.read.parquet("s3://b/in/")',
     ] + [f"s{n} = {text!r}" for n, (text, _) in enumerate(SHAPES)]) + "\n"
+    code = "sep = 'a\u2028b'\x0c\n" + code.replace("\n", "\r\n", 2)  # lines as tokenize counts
     cleaned = redact_source(code)
     ast.parse(cleaned)
     assert not leaks(cleaned)

@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError, UnsupportedError
+from ..redaction import remember_secret
 from ..sources.jdbc import spark_url_options
 
 if TYPE_CHECKING:
@@ -61,6 +62,7 @@ def _connection_options(glue_ctx: GlueContext, name: str) -> dict[str, str]:
         out["user"] = props["USERNAME"]
     if props.get("PASSWORD"):
         out["password"] = props["PASSWORD"]
+        remember_secret(out["password"])
     return out
 
 
@@ -108,6 +110,7 @@ def jdbc_write_options(glue_ctx: GlueContext, catalog_connection: str | None,
     for key in ("url", "user", "password", "dbtable"):
         if options.get(key):
             out[key] = str(options[key])
+    remember_secret(out.get("password"))
     database = options.get("database")
     if database and "url" in out and out["url"].rstrip("/").count("/") <= 2:
         out["url"] = out["url"].rstrip("/") + "/" + str(database)

@@ -198,5 +198,5 @@ def _extract_job(s3: Any, job: Mapping[str, Any], folder: Path) -> None:
             pip.append(module)
     if pip:
         (folder / "libs").mkdir(parents=True, exist_ok=True)
-        (folder / "libs" / "pip-requirements.txt").write_text("\n".join(pip) + "\n",
-                                                              encoding="utf-8")
+        (folder / "libs" / "pip-requirements.txt").write_text(
+            "\n".join(redact(p) for p in pip) + "\n", encoding="utf-8")

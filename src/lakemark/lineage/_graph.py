@@ -171,10 +171,11 @@ def _edge(e: ColumnEdge) -> ColumnEdge:
                    description=redact(e.description))
 
 
-def redact_lineage(jobs: Sequence[JobLineage]) -> list[JobLineage]:
-    """``jobs`` with credentials removed from every name, description, warning and script
-    (:mod:`lakemark.redaction`); every renderer renders only this. Redaction is deterministic,
-    so a dataset keeps one key across jobs."""
+def redact_lineage(jobs: Sequence[JobLineage], *, source: bool = False) -> list[JobLineage]:
+    """``jobs`` with credentials removed from every name, description and warning, and from
+    the script's source when ``source`` (only OpenLineage's ``sourceCode`` facet shows it; the
+    other renderers drop it) (:mod:`lakemark.redaction`). Every renderer renders only this.
+    Redaction is deterministic, so a dataset keeps one key across jobs."""
     out: list[JobLineage] = []
     for job in jobs:
         out.append(replace(
@@ -189,5 +190,5 @@ def redact_lineage(jobs: Sequence[JobLineage]) -> list[JobLineage]:
                 open_inputs=tuple(_ref(d) for d in o.open_inputs)) for o in job.outputs),
             warnings=tuple(replace(w, message=redact(w.message), file=redact(w.file))
                            for w in job.warnings),
-            source_code=redact_source(job.source_code)))
+            source_code=redact_source(job.source_code) if source else ""))
     return out

@@ -93,7 +93,9 @@ _SCRIPT_ESCAPES = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026",
 
 def script_json(data: object) -> str:
     """``data`` as a JavaScript literal that is safe inside an HTML ``<script>`` element."""
-    text = json.dumps(data, ensure_ascii=True)
+    # a lone surrogate (a file name read with surrogateescape) becomes "?": no page holds one
+    valid = json.dumps(data, ensure_ascii=False).encode("utf-8", "replace").decode("utf-8")
+    text = json.dumps(json.loads(valid), ensure_ascii=True)
     return re.sub("[<>&\u2028\u2029]", lambda m: _SCRIPT_ESCAPES[m.group(0)], text)
 
 

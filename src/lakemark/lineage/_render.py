@@ -76,7 +76,7 @@ def to_openlineage(jobs: Sequence[JobLineage], *, event_time: str | None = None,
     from openlineage.client.serde import Serde
 
     when = event_time or datetime.now(timezone.utc).isoformat()
-    jobs = redact_lineage(jobs)
+    jobs = redact_lineage(jobs, source=True)
     events: list[dict[str, Any]] = []
     for job in jobs:
         inputs = [InputDataset(namespace=i.dataset.namespace, name=i.dataset.name,
@@ -137,19 +137,21 @@ def _id(prefix: str, text: str) -> str:
     return f"{prefix}{readable}_{digest}"
 
 
-_CONTROL = re.compile(r"[\x00-\x1f\x7f\u2028\u2029]")
+# C0 and C1 controls, line/paragraph separators and lone surrogates (which no UTF-8 file holds)
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
+_BREAKS = "\n\r\x85\u2028\u2029"
 
 
 def _dot_text(text: str) -> str:
     """``text`` inside a DOT double-quoted string (a plain label)."""
     out = text.replace("\\", "\\\\").replace('"', '\\"')
-    return _CONTROL.sub(lambda m: "\\n" if m.group(0) in "\n\r\u2028\u2029" else " ", out)
+    return _CONTROL.sub(lambda m: "\\n" if m.group(0) in _BREAKS else " ", out)
 
 
 def _quote(text: str) -> str:
     """``text`` as one field of a DOT record label (inside a double-quoted string)."""
     out = re.sub(r'([\\"{}|<> ])', r"\\\1", text)
-    return _CONTROL.sub(lambda m: "\\n" if m.group(0) in "\n\r\u2028\u2029" else " ", out)
+    return _CONTROL.sub(lambda m: "\\n" if m.group(0) in _BREAKS else " ", out)
 
 
 _MERMAID = {'"': "#quot;", "#": "#35;", "&": "#amp;", "<": "#lt;", ">": "#gt;", "|": "#124;",

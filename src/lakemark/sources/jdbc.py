@@ -38,6 +38,7 @@ from ..planning.jdbc import (
     decode_value,
     plan_jdbc,
 )
+from ..redaction import remember_secret
 from ..sinks._fault import fault_point
 from .jdbc_sql import (
     dialect_of,
@@ -101,6 +102,7 @@ class JdbcSource:
     hashpartitions: int | None = None
 
     def __post_init__(self) -> None:
+        remember_secret(self.password)  # removed from every later message, log and record
         if not isinstance(self.url, str) or not self.url.startswith("jdbc:"):
             raise ConfigError(f"url: a JDBC URL starts with 'jdbc:', got {redact_url(str(self.url))!r}")
         split_table_name(self.dbtable, self.dialect)
@@ -174,7 +176,7 @@ def spark_url_options(url: str) -> dict[str, str]:
 
 # -- talking to the database through Spark -------------------------------------------------
 def _scrub(text: str, source: JdbcSource) -> str:
-    if source.password:
+    if source.password:  # also when shorter than what remember_secret keeps
         text = text.replace(source.password, "***")
     return redact_url(text)
 
