@@ -182,3 +182,61 @@ def test_loops_over_known_lists_are_unrolled() -> None:
     r = analyze_source(source)
     assert direct(r) == {("s3://out/a", "id", "s3://in/a", "id", "IDENTITY"),
                          ("s3://out/b", "id", "s3://in/b", "id", "IDENTITY")}
+
+
+# -- SELECT * / t.* (issue 19, finding 1) ---------------------------------------------------
+
+def _sql_job(query: str, frame: str = "df = spark.read.schema('click_id string, userId string')"
+             ".json('s3://in/clicks')\n") -> JobLineage:
+    source = (frame + "df.createOrReplaceTempView('t')\n"
+              f"out = spark.sql({query!r})\n"
+              "out.write.parquet('s3://out/x')\n")
+    return analyze_source(source, catalog=CATALOG)
+
+
+def test_star_is_expanded_in_place_with_the_inputs_spelling() -> None:
+    r = _sql_job("select *, 1 as one, upper(userId) AS userIdUp from t")
+    [out] = r.outputs
+    assert [name for name, _ in out.columns] == ["click_id", "userId", "one", "userIdUp"]
+    assert direct(r) == {("s3://out/x", "click_id", "s3://in/clicks", "click_id", "IDENTITY"),
+                         ("s3://out/x", "userId", "s3://in/clicks", "userId", "IDENTITY"),
+                         ("s3://out/x", "userIdUp", "s3://in/clicks", "userId",
+                          "TRANSFORMATION")}
+    assert r.warnings == ()
+
+
+def test_qualified_star_over_catalog_tables_keeps_positions() -> None:
+    r = analyze_source(
+        "df = spark.sql('SELECT o.*, c.name AS customerName FROM sales.orders_parquet o "
+        "JOIN sales.crm_public_customers c ON o.customer = c.customer_id')\n"
+        "df.write.parquet('s3://out/enriched')\n", catalog=CATALOG)
+    [out] = r.outputs
+    assert [name for name, _ in out.columns] == [
+        "order_id", "customer", "amount", "ordered_at", "lines", "year", "month",
+        "customerName"]
+    edges = {(c, e.field, e.subtype) for _, c, e in r.edges() if c}
+    assert ("customerName", "name", "IDENTITY") in edges
+    assert ("ordered_at", "ordered_at", "IDENTITY") in edges
+
+
+def test_union_of_stars_is_positional_and_named_after_the_first_branch() -> None:
+    source = (
+        "a = spark.read.schema('saleId string, amount double').csv('s3://in/store')\n"
+        "b = spark.read.schema('orderRef string, total double').json('s3://in/web')\n"
+        "a.createOrReplaceTempView('source1')\n"
+        "b.createOrReplaceTempView('source2')\n"
+        "u = spark.sql('(select * from source1) UNION ALL (select * from source2)')\n"
+        "u.write.parquet('s3://out/u')\n")
+    r = analyze_source(source)
+    assert {(c, e.dataset.key, e.field) for _, c, e in r.edges() if c} == {
+        ("saleId", "s3://in/store", "saleId"), ("saleId", "s3://in/web", "orderRef"),
+        ("amount", "s3://in/store", "amount"), ("amount", "s3://in/web", "total")}
+
+
+def test_star_over_unknown_columns_is_reported_not_invented() -> None:
+    r = _sql_job("SELECT * FROM t WHERE severity > 2",
+                 frame="df = spark.read.json('s3://in/medicare')\n")
+    [out] = r.outputs
+    assert all(name != "*" for name, _ in out.columns)
+    assert out.columns == () and [d.key for d in out.open_inputs] == ["s3://in/medicare"]
+    assert any(w.line == 3 and "whose columns are not known" in w.message for w in r.warnings)

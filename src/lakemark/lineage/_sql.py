@@ -80,16 +80,26 @@ def _set_parts(scope: Scope) -> list[Scope]:
     return list(getattr(scope, "set_operation_scopes", None) or ())
 
 
-def _output_names(tree: exp.Expr) -> list[str]:
-    """The result's column names as Spark shows them (before sqlglot renames anything)."""
-    while isinstance(tree, exp.SetOperation):
-        tree = tree.this
-    while isinstance(tree, exp.Subquery):
-        tree = tree.this
-    if not isinstance(tree, exp.Select):
-        return []
-    return [n.alias_or_name if isinstance(n, (exp.Alias, exp.Column)) else n.sql("spark")
-            for n in tree.selects]
+def _case_map(tree: exp.Expr, frames: Mapping[str, Frame]) -> dict[str, str]:
+    """Lowercase name → the spelling to show. sqlglot lowercases Spark identifiers while it
+    qualifies a query (Spark compares them ignoring case), but Spark keeps the spelling of the
+    query or of the table: names written in the query win, then the input frames' columns."""
+    out: dict[str, str] = {}
+    for frame in frames.values():
+        for name in frame.cols:
+            out.setdefault(name.lower(), name)
+    written: dict[str, str] = {}
+    for node in tree.find_all(exp.Alias, exp.Column):
+        name = node.alias_or_name
+        if name and name != "*":
+            written.setdefault(name.lower(), name)
+    out.update(written)
+    return out
+
+
+def _is_star(node: exp.Expr) -> bool:
+    return isinstance(node, exp.Star) or (isinstance(node, exp.Column)
+                                          and isinstance(node.this, exp.Star))
 
 
 def _table_key(table: exp.Table) -> str:
@@ -128,7 +138,7 @@ def query_lineage(query: str, resolve: Callable[[str], Frame | None], line: int,
                 schema.setdefault(db, {})[name] = types
             else:
                 schema[name] = types
-    names = _output_names(tree)
+    spelling = _case_map(tree, frames)
     try:
         qualified = qualify(tree, schema=schema or None, dialect="spark",
                             validate_qualify_columns=False, quote_identifiers=False,
@@ -138,8 +148,8 @@ def query_lineage(query: str, resolve: Callable[[str], Frame | None], line: int,
         raise SqlError(f"cannot resolve SQL query columns: {_first_line(exc)}") from None
     if root is None:
         raise SqlError("cannot build the query's scopes")
-    tracer = _Tracer(frames, line)
-    cols, opened = tracer.outputs(root, names)
+    tracer = _Tracer(frames, line, spelling, warn)
+    cols, opened = tracer.outputs(root)
     indirect = tracer.indirect(qualified)
     inputs = list(frames.values())
     base_indirect = frozenset().union(*(f.indirect for f in inputs)) if inputs else frozenset()
@@ -149,9 +159,16 @@ def query_lineage(query: str, resolve: Callable[[str], Frame | None], line: int,
 
 
 class _Tracer:
-    def __init__(self, frames: Mapping[str, Frame], line: int) -> None:
+    def __init__(self, frames: Mapping[str, Frame], line: int,
+                 spelling: Mapping[str, str] | None = None,
+                 warn: Callable[[str, int], None] | None = None) -> None:
         self.frames = frames
         self.line = line
+        self.spelling = dict(spelling or {})
+        self.warn = warn or (lambda message, line: None)
+
+    def spell(self, name: str) -> str:
+        return self.spelling.get(name.lower(), name)
 
     def _source_frame(self, scope: Scope, table: str) -> tuple[Frame | None, Scope | None]:
         source = scope.sources.get(table)
@@ -190,14 +207,13 @@ class _Tracer:
             left = union[0]
             selects = left.expression.selects if isinstance(left.expression, exp.Query) else []
             if index is None:
-                index = next((i for i, s in enumerate(selects) if s.alias_or_name == name), None)
+                index = next((i for i, s in enumerate(selects)
+                              if s.alias_or_name.lower() == name.lower()), None)
             edges: list[Any] = []
-            sub = IDENTITY
-            for part in union:
+            for part in union:  # each branch keeps its own subtype
                 e, s = self.named(part, name, index)
-                edges.extend(e)
-                sub = combine(sub, s)
-            return edges, sub
+                edges.extend(derive(e, s, self.line))
+            return edges, IDENTITY
         expression = scope.expression
         if not isinstance(expression, exp.Select):
             return [], TRANSFORMATION
@@ -229,8 +245,9 @@ class _Tracer:
             sub = combine(sub, s)
         return edges, sub
 
-    def outputs(self, root: Scope, names: list[str]) -> tuple[dict[str, Col], list[Any]]:
-        """The columns of the query's result, and open inputs for an unexpanded star."""
+    def outputs(self, root: Scope) -> tuple[dict[str, Col], list[Any]]:
+        """The columns of the query's result (stars already expanded by sqlglot where the
+        inputs' columns are known), and the open inputs of a star that could not be."""
         union = _set_parts(root)
         first = root
         while union:
@@ -241,25 +258,41 @@ class _Tracer:
         cols: dict[str, Col] = {}
         opened: list[Any] = []
         for i, node in enumerate(selects):
-            if isinstance(node, exp.Star) or (isinstance(node, exp.Column)
-                                              and isinstance(node.this, exp.Star)):
-                table = node.table if isinstance(node, exp.Column) else ""
-                for name, source in first.sources.items():
-                    if table and name != table:
-                        continue
-                    frame, _ = self._source_frame(first, name)
-                    if frame is not None:
-                        cols.update(frame.cols)
-                        opened.extend(frame.open)
+            if _is_star(node):
+                self.star(first, node, cols, opened)
                 continue
-            name = names[i] if i < len(names) and not names[i].startswith("_col_") \
-                else node.alias_or_name
+            name = self.spell(node.alias_or_name)
             edges, sub = self.named(root, name, i) if _set_parts(root) \
                 else self.projection(first, node)
             desc = "" if sub == IDENTITY else (node.this if isinstance(node, exp.Alias)
                                                else node).sql("spark")
             cols[name] = Col(derive(edges, sub, self.line, desc))
         return cols, opened
+
+    def star(self, scope: Scope, node: exp.Expr, cols: dict[str, Col],
+             opened: list[Any]) -> None:
+        """A ``*`` / ``t.*`` sqlglot could not expand: an input whose columns are not (all)
+        known. Its known columns are listed, the rest pass through unlisted — with a
+        warning, never as a column named ``*``."""
+        table = node.table if isinstance(node, exp.Column) else ""
+        for name in list(scope.sources):
+            if table and name != table:
+                continue
+            frame, sub = self._source_frame(scope, name)
+            label = name
+            if frame is not None:
+                cols.update(frame.cols)
+                opened.extend(frame.open)
+                source = scope.sources.get(name)
+                if isinstance(source, exp.Table):
+                    label = _table_key(source)
+            elif sub is not None:
+                inner, inner_open = self.outputs(sub)
+                cols.update(inner)
+                opened.extend(inner_open)
+                continue
+            self.warn(f"SELECT {node.sql('spark')} over {label}, whose columns are not known: "
+                      "the query's columns pass through from its inputs unlisted", self.line)
 
     def indirect(self, tree: exp.Expr) -> list[ColumnEdge]:
         out: list[ColumnEdge] = []
