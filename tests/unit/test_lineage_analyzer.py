@@ -240,3 +240,96 @@ def test_star_over_unknown_columns_is_reported_not_invented() -> None:
     assert all(name != "*" for name, _ in out.columns)
     assert out.columns == () and [d.key for d in out.open_inputs] == ["s3://in/medicare"]
     assert any(w.line == 3 and "whose columns are not known" in w.message for w in r.warnings)
+
+
+# -- SQL that writes (issue 19, finding 2) ---------------------------------------------------
+
+RETAIL = FolderCatalog(FIXTURES / "lineage" / "corpus")
+LAKE = "s3://retail-lake-123456789012"
+
+
+def _retail(sql: str, prelude: str = "") -> JobLineage:
+    return analyze_source(prelude + f"spark.sql({sql!r})\n", catalog=RETAIL,
+                          account="123456789012", region="us-east-1")
+
+
+def test_insert_overwrite_writes_by_position_into_the_catalog_columns() -> None:
+    r = _retail("INSERT OVERWRITE TABLE retail.daily_totals SELECT orderDate, "
+                "SUM(orderTotal) AS s FROM retail.orders GROUP BY orderDate")
+    [out] = r.outputs
+    assert out.dataset.key == f"{LAKE}/marts/daily_totals"
+    assert out.dataset.symlinks[0].name == "table/retail/daily_totals"
+    assert direct(r) == {
+        (f"{LAKE}/marts/daily_totals", "day", f"{LAKE}/orders", "orderDate", "IDENTITY"),
+        (f"{LAKE}/marts/daily_totals", "total", f"{LAKE}/orders", "orderTotal", "AGGREGATION")}
+    assert (f"{LAKE}/marts/daily_totals", f"{LAKE}/orders", "orderDate",
+            "GROUP_BY") in indirect(r)
+    assert not [w for w in r.warnings if "not a query" in w.message]
+
+
+def test_insert_into_with_a_column_list_and_a_cte() -> None:
+    r = _retail("WITH x AS (SELECT orderTotal, orderDate FROM retail.orders) "
+                "INSERT INTO retail.daily_totals (total, day) SELECT * FROM x")
+    assert {(c, f) for _, c, _, f, _ in direct(r)} == {("total", "orderTotal"),
+                                                        ("day", "orderDate")}
+
+
+def test_ctas_writes_to_its_location_named_as_the_new_table() -> None:
+    r = _retail("CREATE TABLE retail.vip USING parquet LOCATION 's3://marts/vip/' AS "
+                "SELECT customerId, lower(email) AS email FROM retail.customers")
+    [out] = r.outputs
+    assert out.dataset.key == "s3://marts/vip"
+    assert out.dataset.symlinks[0].name == "table/retail/vip"
+    assert direct(r) == {
+        ("s3://marts/vip", "customerId", f"{LAKE}/customers", "customerId", "IDENTITY"),
+        ("s3://marts/vip", "email", f"{LAKE}/customers", "email", "TRANSFORMATION")}
+    assert r.warnings == ()
+
+
+def test_merge_into_takes_every_target_column_from_its_when_clauses() -> None:
+    prelude = ("s = spark.read.schema('id long, state string, amount double, note string')"
+               ".json('s3://cdc/orders')\n"
+               "s.createOrReplaceTempView('updates')\n")
+    r = _retail("MERGE INTO glue_catalog.retail.orders_iceberg t USING "
+                "(SELECT id AS orderId, state AS status, amount, note FROM updates) s "
+                "ON t.orderId = s.orderId "
+                "WHEN MATCHED AND s.status = 'X' THEN DELETE "
+                "WHEN MATCHED THEN UPDATE SET t.status = s.status, "
+                "t.orderTotal = t.orderTotal + s.amount "
+                "WHEN NOT MATCHED THEN INSERT (orderId, status, updatedAt) "
+                "VALUES (s.orderId, upper(s.status), current_timestamp())", prelude)
+    target = f"{LAKE}/iceberg/orders"
+    [out] = r.outputs
+    assert out.dataset.key == target
+    assert direct(r) == {
+        (target, "status", "s3://cdc/orders", "state", "IDENTITY"),
+        (target, "status", "s3://cdc/orders", "state", "TRANSFORMATION"),
+        (target, "orderTotal", "s3://cdc/orders", "amount", "TRANSFORMATION"),
+        (target, "orderTotal", target, "orderTotal", "TRANSFORMATION"),
+        (target, "orderId", "s3://cdc/orders", "id", "IDENTITY")}
+    assert (target, "s3://cdc/orders", "id", "JOIN") in indirect(r)
+
+
+def test_merge_insert_star_uses_the_target_columns_by_name() -> None:
+    prelude = ("s = spark.table('retail.orders')\n"
+               "s.createOrReplaceTempView('src')\n")
+    r = _retail("MERGE INTO retail.orders_iceberg t USING src s ON t.orderId = s.orderId "
+                "WHEN MATCHED THEN UPDATE SET * WHEN NOT MATCHED THEN INSERT *", prelude)
+    target = f"{LAKE}/iceberg/orders"
+    cols = {(c, f) for _, c, _, f, _ in direct(r)}
+    assert cols == {("orderId", "orderId"), ("customerId", "customerId"),
+                    ("orderTotal", "orderTotal"), ("status", "status")}
+    assert any("updatedAt" in w.message for w in r.warnings)
+    assert [o.dataset.key for o in r.outputs] == [target]
+
+
+def test_sql_update_temp_view_and_ddl() -> None:
+    r = _retail("UPDATE retail.customers SET email = lower(email) WHERE countryCode = 'DE'",
+                "spark.sql('DROP TABLE IF EXISTS retail.tmp')\n"
+                "spark.sql('CREATE OR REPLACE TEMP VIEW de AS SELECT customerId AS id "
+                "FROM retail.customers')\n"
+                "spark.table('de').write.parquet('s3://out/de')\n")
+    assert (f"{LAKE}/customers", "email", f"{LAKE}/customers", "email",
+            "TRANSFORMATION") in direct(r)
+    assert ("s3://out/de", "id", f"{LAKE}/customers", "customerId", "IDENTITY") in direct(r)
+    assert r.warnings == ()

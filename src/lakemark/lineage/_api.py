@@ -24,7 +24,7 @@ from ._graph import (
     Symlink,
 )
 from ._objects import Lambda, Method, Obj, UserFunc, import_value
-from ._sql import SqlError, query_lineage
+from ._sql import SqlError, SqlWrite, statement_lineage
 from ._values import ColExpr, DynStr, Frame, Unknown, combine_exprs, merge_frames
 
 __all__ = ["ApiModel"]
@@ -622,11 +622,40 @@ class ApiModel(FrameOps):
                 return None
             return self.read_table(key if db else f"default.{table}", line)
 
+        def target_columns(name: str) -> list[str]:
+            db, _, table = name.rpartition(".")
+            db = db.rpartition(".")[2] or "default"
+            if not self._in_catalog(db, table):
+                return []
+            return [n for n, _ in self.resolver.qualified(f"{db}.{table}", line)[1]]
+
         try:
-            return query_lineage(query, resolve, line, self.warn)
+            result = statement_lineage(query, resolve, target_columns, line, self.warn)
         except SqlError as exc:
             self.warn(f"spark.sql: {exc}", line)
             return Frame(unknown=f"SQL at line {line}", dynamic=False)
+        if isinstance(result, Frame):
+            return result
+        if result.kind == "VIEW":
+            self.views[result.table.lower()] = result.frame
+            return Frame(dynamic=False)
+        self.sql_write(result, line)
+        return Frame(dynamic=False)
+
+    def sql_write(self, written: SqlWrite, line: int) -> None:
+        """The sink of an INSERT / CREATE TABLE AS SELECT / MERGE INTO statement: the
+        catalog table (its storage, or the ``LOCATION`` given), else the Glue table name."""
+        db, _, table = written.table.rpartition(".")
+        db = db.rpartition(".")[2] or "default"
+        link = Symlink(self.resolver.glue_namespace, f"table/{db}/{table}")
+        if written.location is not None:
+            found = path_dataset(written.location)
+            ds = DatasetRef(found.namespace, found.name, (link,), found.dynamic)
+        elif self._in_catalog(db, table) or written.kind != "CREATE TABLE AS SELECT":
+            ds, _ = self.resolver.qualified(f"{db}.{table}", line)
+        else:  # a table the statement creates
+            ds = DatasetRef(link.namespace, link.name)
+        self.write(ds, written.frame, line)
 
     def _in_catalog(self, db: str, table: str) -> bool:
         try:

@@ -9,7 +9,8 @@ dataset-level INDIRECT edges. Nothing is executed.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import sqlglot
@@ -31,7 +32,8 @@ from ._graph import (
 )
 from ._values import Col, ColExpr, Frame, combine, derive, merge_frames
 
-__all__ = ["SqlError", "expression_lineage", "query_lineage"]
+__all__ = ["SqlError", "SqlWrite", "expression_lineage", "query_lineage",
+           "statement_lineage"]
 
 
 class SqlError(Exception):
@@ -111,12 +113,24 @@ def query_lineage(query: str, resolve: Callable[[str], Frame | None], line: int,
     """The frame a SQL query returns; ``resolve`` maps a table name (``view`` or ``db.t``,
     lowercase) to the frame it stands for (None: unknown — reported, read as an open frame
     without inputs)."""
-    try:
-        tree = sqlglot.parse_one(query, read="spark")
-    except SqlglotError as exc:
-        raise SqlError(f"cannot parse SQL query: {_first_line(exc)}") from None
+    tree = _parse(query)
     if not isinstance(tree, exp.Query):
         raise SqlError(f"not a query: {type(tree).__name__} statement")
+    return _query_frame(tree, resolve, line, warn)
+
+
+def _parse(text: str) -> exp.Expr:
+    try:
+        tree = sqlglot.parse_one(text, read="spark")
+    except SqlglotError as exc:
+        raise SqlError(f"cannot parse SQL: {_first_line(exc)}") from None
+    if tree is None:
+        raise SqlError("empty SQL statement")
+    return tree
+
+
+def _query_frame(tree: exp.Query, resolve: Callable[[str], Frame | None], line: int,
+                 warn: Callable[[str, int], None]) -> Frame:
     ctes = {c.alias_or_name.lower() for c in tree.find_all(exp.CTE)}
     frames: dict[str, Frame] = {}
     for table in tree.find_all(exp.Table):
@@ -129,26 +143,29 @@ def query_lineage(query: str, resolve: Callable[[str], Frame | None], line: int,
                  "catalog table; its columns are unknown", line)
             found = Frame(unknown=f"unknown table {key}")
         frames[key] = found
+    # two levels everywhere (sqlglot wants one nesting depth): temp views and bare names
+    # are in database "default", as Spark resolves them; catalogs (glue_catalog.) dropped
     schema: dict[str, Any] = {}
-    for key, frame in frames.items():  # noqa: B007
+    for key, frame in frames.items():
         if frame.cols and not frame.open:
             db, _, name = key.rpartition(".")
-            types = {c: "string" for c in frame.cols}
-            if db:
-                schema.setdefault(db, {})[name] = types
-            else:
-                schema[name] = types
+            schema.setdefault(db or "default", {})[name] = {c: "string" for c in frame.cols}
+    for table in tree.find_all(exp.Table):
+        if table.args.get("catalog") is not None:
+            table.set("catalog", None)
+    aliased = dict(frames)
+    aliased.update({f"default.{k}": f for k, f in frames.items() if "." not in k})
     spelling = _case_map(tree, frames)
     try:
-        qualified = qualify(tree, schema=schema or None, dialect="spark",
+        qualified = qualify(tree, schema=schema or None, db="default", dialect="spark",
                             validate_qualify_columns=False, quote_identifiers=False,
                             identify=False)
         root = build_scope(qualified)
-    except SqlglotError as exc:
+    except Exception as exc:  # noqa: BLE001 - sqlglot may fail in odd ways on odd SQL
         raise SqlError(f"cannot resolve SQL query columns: {_first_line(exc)}") from None
     if root is None:
         raise SqlError("cannot build the query's scopes")
-    tracer = _Tracer(frames, line, spelling, warn)
+    tracer = _Tracer(aliased, line, spelling, warn)
     cols, opened = tracer.outputs(root)
     indirect = tracer.indirect(qualified)
     inputs = list(frames.values())
@@ -320,6 +337,211 @@ class _Tracer:
                         out.append(ColumnEdge(e.dataset, e.field, INDIRECT, subtype,
                                               "", self.line))
         return out
+
+
+@dataclass(frozen=True)
+class SqlWrite:
+    """A SQL statement that writes (INSERT, CREATE TABLE AS SELECT, MERGE INTO): the target
+    table as written (``db.t``, maybe with a catalog), its ``LOCATION`` when the statement
+    gives one, and the frame written into it (columns named after the target's)."""
+
+    table: str
+    location: str | None
+    frame: Frame
+    kind: str
+
+
+def statement_lineage(text: str, resolve: Callable[[str], Frame | None],
+                      target_columns: Callable[[str], Sequence[str]], line: int,
+                      warn: Callable[[str, int], None]) -> Frame | SqlWrite:
+    """A ``spark.sql`` statement: the frame of a query, or the write of an INSERT / CTAS /
+    MERGE. ``target_columns`` gives a target table's columns in order (``[]``: unknown);
+    ``resolve`` is as in :func:`query_lineage`."""
+    tree = _parse(text)
+    if isinstance(tree, exp.Query):
+        return _query_frame(tree, resolve, line, warn)
+    if isinstance(tree, exp.Insert):
+        return _insert(tree, resolve, target_columns, line, warn)
+    if isinstance(tree, exp.Create) and tree.args.get("kind") == "TABLE" and \
+            isinstance(tree.expression, exp.Query):
+        table = tree.this.this if isinstance(tree.this, exp.Schema) else tree.this
+        location = None
+        for prop in tree.find_all(exp.LocationProperty):
+            value = prop.this
+            location = value.name if isinstance(value, exp.Literal) else None
+        frame = _query_frame(_with_ctes(tree, tree.expression), resolve, line, warn)
+        return SqlWrite(_table_name(table), location, frame, "CREATE TABLE AS SELECT")
+    if isinstance(tree, exp.Create) and tree.args.get("kind") == "VIEW" and \
+            isinstance(tree.expression, exp.Query):
+        table = tree.this.this if isinstance(tree.this, exp.Schema) else tree.this
+        frame = _query_frame(_with_ctes(tree, tree.expression), resolve, line, warn)
+        return SqlWrite(_table_name(table), None, frame, "VIEW")
+    if isinstance(tree, exp.Merge):
+        return _merge(tree, resolve, target_columns, line, warn)
+    if isinstance(tree, exp.Update):
+        return _update(tree, resolve, line, warn)
+    if isinstance(tree, (exp.Delete, exp.TruncateTable)):
+        target = tree.this if isinstance(tree, exp.Delete) else \
+            (tree.expressions[0] if tree.expressions else None)
+        if target is not None:
+            return SqlWrite(_table_name(target), None, Frame(dynamic=False),
+                            type(tree).__name__.upper())
+    if isinstance(tree, _NO_DATA):
+        return Frame(dynamic=False)  # DDL and session commands: no data flows
+    raise SqlError(f"not a query: {type(tree).__name__} statement")
+
+
+_NO_DATA = (exp.Drop, exp.Create, exp.Alter, exp.Use, exp.Set, exp.Cache, exp.Uncache,
+            exp.Describe, exp.Command, exp.Refresh)
+
+
+def _by_name(frame: Frame, columns: Sequence[str], table: str, line: int,
+             warn: Callable[[str, int], None]) -> Frame:
+    """``UPDATE SET *`` / ``INSERT *``: the source's columns written into the target's
+    same-named ones (all of them, as they are, when the target's columns are not known)."""
+    if not columns:
+        warn(f"MERGE INTO {table} with * and target columns that are not known: the "
+             "source's columns are taken as the target's", line)
+        return frame
+    if frame.open or frame.unknown:
+        return frame
+    out: dict[str, Col] = {}
+    missing: list[str] = []
+    for column in columns:
+        key = frame.find(column)
+        if key is None:
+            missing.append(column)
+        else:
+            out[column] = frame.cols[key]
+    if missing:
+        warn(f"MERGE INTO {table} with *: the source has no column {', '.join(missing)}",
+             line)
+    return frame.with_cols(out)
+
+
+def _update(tree: exp.Update, resolve: Callable[[str], Frame | None], line: int,
+            warn: Callable[[str, int], None]) -> SqlWrite:
+    """``UPDATE t SET a = expr WHERE …``: each set column from its expression over ``t``."""
+    target = tree.this
+    name = _table_name(target)
+    projections = [exp.alias_(eq.expression.copy(), eq.this.name) for eq in tree.expressions
+                   if isinstance(eq, exp.EQ) and isinstance(eq.this, exp.Column)]
+    if not projections:
+        return SqlWrite(name, None, Frame(dynamic=False), "UPDATE")
+    select = exp.select(*projections).from_(target.copy())
+    where = tree.args.get("where")
+    if where is not None:
+        select = select.where(where.this.copy())
+    return SqlWrite(name, None, _query_frame(select, resolve, line, warn), "UPDATE")
+
+
+def _table_name(table: exp.Expr) -> str:
+    if not isinstance(table, exp.Table):
+        raise SqlError(f"cannot tell the target table of {table.sql('spark')!r}")
+    return ".".join(p for p in (table.catalog, table.db, table.name) if p)
+
+
+def _with_ctes(statement: exp.Expr, query: exp.Expr) -> exp.Query:
+    """The statement's query, with a ``WITH`` written before INSERT/CREATE moved onto it."""
+    if not isinstance(query, exp.Query):
+        raise SqlError(f"{type(statement).__name__} without a query")
+    for key in ("with", "with_"):
+        ctes = statement.args.get(key)
+        if ctes is not None and not query.args.get(key):
+            query = query.copy()
+            query.set(key, ctes.copy())
+    return query
+
+
+def _renamed(frame: Frame, names: Sequence[str], table: str, line: int,
+             warn: Callable[[str, int], None]) -> Frame:
+    """A query's columns written by position into ``names`` (INSERT without BY NAME)."""
+    if not names or frame.open or frame.unknown:
+        return frame
+    if len(names) != len(frame.cols):
+        warn(f"INSERT into {table}: the query gives {len(frame.cols)} columns for "
+             f"{len(names)} target columns; the query's names are kept", line)
+        return frame
+    return frame.with_cols(dict(zip(names, frame.cols.values())))
+
+
+def _insert(tree: exp.Insert, resolve: Callable[[str], Frame | None],
+            target_columns: Callable[[str], Sequence[str]], line: int,
+            warn: Callable[[str, int], None]) -> SqlWrite:
+    target = tree.this
+    listed: list[str] = []
+    if isinstance(target, exp.Schema):
+        listed = [c.name for c in target.expressions]
+        target = target.this
+    name = _table_name(target)
+    query = tree.expression
+    if isinstance(query, exp.Values) or query is None:
+        return SqlWrite(name, None, Frame(dynamic=False), "INSERT")
+    frame = _query_frame(_with_ctes(tree, query), resolve, line, warn)
+    names = listed
+    if not names:
+        static = {eq.this.name.lower() for eq in target.find_all(exp.EQ)
+                  if isinstance(eq.this, exp.Column) and eq.find_ancestor(exp.Partition)}
+        names = [c for c in target_columns(name) if c.lower() not in static]
+    kind = "INSERT OVERWRITE" if tree.args.get("overwrite") else "INSERT"
+    return SqlWrite(name, None, _renamed(frame, names, name, line, warn), kind)
+
+
+def _merge(tree: exp.Merge, resolve: Callable[[str], Frame | None],
+           target_columns: Callable[[str], Sequence[str]], line: int,
+           warn: Callable[[str, int], None]) -> SqlWrite:
+    """MERGE INTO: every target column set by a WHEN clause comes from that clause's
+    expression over the source (and the target's old row); ``UPDATE SET *`` / ``INSERT *``
+    take the source's same-named columns. Each clause is traced as a SELECT over the source
+    joined with the target on the ON condition (JOIN edges), its condition as a filter."""
+    target = tree.this
+    name = _table_name(target)
+    using = tree.args.get("using")
+    on = tree.args.get("on")
+    whens = tree.args.get("whens")
+    if not isinstance(target, exp.Table) or using is None or whens is None:
+        raise SqlError("MERGE without a target, a source or WHEN clauses")
+    s_alias = using.alias_or_name
+    joined_target = target.copy()
+    joined_target.set("catalog", None)
+    columns = list(target_columns(name))
+    frames: list[Frame] = []
+    for when in whens.expressions:
+        then = when.args.get("then")
+        pairs: list[tuple[str, exp.Expr]] = []
+        star = False
+        if isinstance(then, exp.Update):
+            for eq in then.expressions:
+                if isinstance(eq, exp.Star):
+                    star = True
+                elif isinstance(eq, exp.EQ) and isinstance(eq.this, exp.Column):
+                    pairs.append((eq.this.name, eq.expression))
+        elif isinstance(then, exp.Insert):
+            if isinstance(then.this, exp.Star):
+                star = True
+            else:
+                cols = then.this.expressions if isinstance(then.this, exp.Tuple) else []
+                values = then.expression.expressions \
+                    if isinstance(then.expression, exp.Tuple) else []
+                pairs.extend((c.name, v) for c, v in zip(cols, values))
+        else:
+            continue  # DELETE: writes no column
+        projections: list[exp.Expr] = [exp.alias_(v.copy(), c) for c, v in pairs]
+        if star:
+            projections.append(exp.Column(this=exp.Star(), table=exp.to_identifier(s_alias)))
+        if not projections:
+            continue
+        select = exp.select(*projections).from_(using.copy())
+        select = select.join(joined_target.copy(), on=on.copy() if on is not None else None)
+        condition = when.args.get("condition")
+        if condition is not None:
+            select = select.where(condition.copy())
+        frame = _query_frame(select, resolve, line, warn)
+        if star:
+            frame = _by_name(frame, columns, name, line, warn)
+        frames.append(frame)
+    frame = merge_frames(frames) if frames else Frame(dynamic=False)
+    return SqlWrite(name, None, frame, "MERGE")
 
 
 def union_frames(frames: list[Frame]) -> Frame:
