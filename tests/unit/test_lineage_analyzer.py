@@ -333,3 +333,101 @@ def test_sql_update_temp_view_and_ddl() -> None:
             "TRANSFORMATION") in direct(r)
     assert ("s3://out/de", "id", f"{LAKE}/customers", "customerId", "IDENTITY") in direct(r)
     assert r.warnings == ()
+
+
+# -- nothing vanishes silently (issue 19, finding 3) -----------------------------------------
+
+READ = "df = spark.read.schema('a string, b double').parquet('s3://in/t')\n"
+
+
+def _outputs(r: JobLineage) -> list[str]:
+    return [o.dataset.key for o in r.outputs]
+
+
+def test_describe_and_summary_are_statistics_of_the_columns() -> None:
+    r = analyze_source(READ + "df.describe('b').write.json('s3://out/stats')\n"
+                       "df.summary().write.json('s3://out/summary')\n")
+    assert direct(r) == {("s3://out/stats", "b", "s3://in/t", "b", "AGGREGATION"),
+                         ("s3://out/summary", "a", "s3://in/t", "a", "AGGREGATION"),
+                         ("s3://out/summary", "b", "s3://in/t", "b", "AGGREGATION")}
+    assert [n for n, _ in r.outputs[0].columns] == ["summary", "b"]
+
+
+def test_rdd_round_trip_and_pandas_keep_the_write_with_unknown_edges() -> None:
+    r = analyze_source(READ +
+                       "x = df.rdd.map(lambda r: (r[0], r[1] * 2)).toDF(['k', 'v'])\n"
+                       "x.write.parquet('s3://out/x')\n"
+                       "y = spark.createDataFrame(df.toPandas().dropna(), ['k', 'v'])\n"
+                       "y.write.parquet('s3://out/y')\n"
+                       "df.toPandas().to_csv('s3://out/z.csv')\n")
+    assert direct(r) == {
+        ("s3://out/x", "k", "s3://in/t", "a", "UNKNOWN"),
+        ("s3://out/x", "v", "s3://in/t", "b", "UNKNOWN"),
+        ("s3://out/y", "k", "s3://in/t", "a", "UNKNOWN"),
+        ("s3://out/y", "v", "s3://in/t", "b", "UNKNOWN"),
+        ("s3://out/z.csv", "a", "s3://in/t", "a", "IDENTITY"),
+        ("s3://out/z.csv", "b", "s3://in/t", "b", "IDENTITY")}
+    lines = {w.line for w in r.warnings}
+    assert 2 in lines and 4 in lines
+
+
+def test_unknown_frame_method_passes_columns_through_with_a_warning() -> None:
+    r = analyze_source(READ + "t = df.vendorTag('x')\nt.write.parquet('s3://out/t')\n")
+    assert direct(r) == {("s3://out/t", "a", "s3://in/t", "a", "UNKNOWN"),
+                         ("s3://out/t", "b", "s3://in/t", "b", "UNKNOWN")}
+    assert any(w.line == 2 and "vendorTag" in w.message for w in r.warnings)
+
+
+def test_write_of_an_unknown_value_is_an_output_with_a_warning() -> None:
+    r = analyze_source("import vendor\nvendor.load().write.parquet('s3://out/v')\n")
+    assert _outputs(r) == ["s3://out/v"]
+    assert any(w.line == 2 and "could not follow" in w.message for w in r.warnings)
+
+
+def test_sqlcontext_hivecontext_and_write_called_as_a_method() -> None:
+    r = analyze_source(
+        "from pyspark.sql import SQLContext, HiveContext\n"
+        "ctx = SQLContext(sc)\n"
+        "d = ctx.read.parquet('s3://in/v')\n"
+        "d.registerTempTable('v')\n"
+        "ctx.sql('select page from v').write().parquet('s3://out/p')\n"
+        "HiveContext(sc).table('sales.orders_parquet').select('order_id').write()"
+        ".mode('overwrite').save('s3://out/o')\n", catalog=CATALOG)
+    assert direct(r) == {("s3://out/p", "page", "s3://in/v", "page", "IDENTITY"),
+                         ("s3://out/o", "order_id", ORDERS, "order_id", "IDENTITY")}
+
+
+def test_work_submitted_to_pools_and_threads_is_followed() -> None:
+    r = analyze_source(
+        "from concurrent.futures import ThreadPoolExecutor\n"
+        "import threading\n"
+        "def copy(name, dest):\n"
+        "    spark.read.parquet(f's3://in/{name}').select('id').write.parquet(dest + name)\n"
+        "with ThreadPoolExecutor(4) as ex:\n"
+        "    fs = [ex.submit(copy, n, 's3://out/') for n in ['a', 'b']]\n"
+        "list(ex.map(copy, ['c'], ['s3://m/']))\n"
+        "threading.Thread(target=copy, args=('d', 's3://t/')).start()\n"
+        "import retrying\n"
+        "retrying.call(copy, 'e', 's3://r/')\n")
+    assert sorted(_outputs(r)) == ["s3://m/c", "s3://out/a", "s3://out/b", "s3://r/e",
+                                   "s3://t/d"]
+    assert any(w.line == 10 and "copy is passed to retrying.call()" in w.message
+               for w in r.warnings)
+
+
+def test_data_dependent_conditions_keep_both_branches() -> None:
+    r = analyze_source(READ +
+                       "seen = []\n"
+                       "for row in df.collect():\n"
+                       "    seen.append(row)\n"
+                       "if len(seen) == 0:\n"
+                       "    df.write.parquet('s3://out/full')\n"
+                       "else:\n"
+                       "    df.write.parquet('s3://out/delta')\n"
+                       "kind = 'big' if df.count() > 10 else 'small'\n"
+                       "df.write.parquet('s3://out/' + kind)\n"
+                       "DEBUG = False\n"
+                       "if DEBUG:\n"
+                       "    df.write.parquet('s3://out/debug')\n")
+    assert _outputs(r) == ["s3://out/full", "s3://out/delta", "s3://out/{?}"]
+    assert any(w.line == 10 and "'big' or 'small'" in w.message for w in r.warnings)

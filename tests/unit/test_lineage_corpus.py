@@ -20,7 +20,8 @@ CORPUS = Path(__file__).resolve().parents[1] / "fixtures" / "lineage" / "corpus"
 EXPECTED = json.loads((CORPUS / "expected.json").read_text())
 CATALOG = FolderCatalog(CORPUS)
 READY = ["sql_alias_star", "sql_star_unknown", "studio_select_star", "studio_star_plus",
-         "studio_union", "df_joins", "merge_iceberg", "insert_overwrite", "ctas"]
+         "studio_union", "df_joins", "merge_iceberg", "insert_overwrite", "ctas",
+         "unknown_methods", "sqlcontext", "write_call", "executor_submit", "data_dependent_if"]
 
 
 @pytest.mark.parametrize("name", READY)

@@ -20,7 +20,7 @@ from typing import Any
 
 from ._api import ApiModel
 from ._datasets import DatasetResolver
-from ._graph import TRANSFORMATION, JobLineage, LineageWarning
+from ._graph import IDENTITY, TRANSFORMATION, JobLineage, LineageWarning
 from ._objects import Lambda, Method, Obj, UserFunc, import_value, predefined
 from ._values import ColExpr, DynStr, Frame, Unknown, combine_exprs, merge_frames
 
@@ -54,6 +54,10 @@ def analyze_script(source: str, *, job: str, namespace: str, resolver: DatasetRe
         interp.run_module(tree, interp.globals)
     except RecursionError:
         interp.warn("the script is nested too deeply to analyse completely", 0)
+    except Exception as exc:  # noqa: BLE001 - one odd construct never stops a scan
+        interp.warn(f"the analyser stopped on a construct it cannot handle "
+                    f"({type(exc).__name__}: {exc}); the rest of the script is not analysed",
+                    0)
     return interp.result(job, namespace, source)
 
 
@@ -70,6 +74,10 @@ class _Interpreter(ApiModel):
         self.active: set[int] = set()
         self.returns: list[list[Any]] = []
         self.star_functions = False
+        #: inside a loop over values the analyser cannot know (its body is followed once)
+        self.unknown_loops = 0
+        #: lists filled in such a loop: their length is not known
+        self.uncertain: set[int] = set()
 
     # -- results ------------------------------------------------------------------------------
     def warn(self, message: str, line: int) -> None:
@@ -172,6 +180,8 @@ class _Interpreter(ApiModel):
                 continue
             if isinstance(a, Frame) and isinstance(b, Frame):
                 env[key] = merge_frames([a, b])
+            elif isinstance(a, (str, DynStr)) and isinstance(b, (str, DynStr)) and a != b:
+                env[key] = self.either(a, b, node.lineno)
             elif key not in env or (b is before.get(key) and a is not before.get(key)):
                 env[key] = a
 
@@ -179,7 +189,11 @@ class _Interpreter(ApiModel):
         items = self.iterate(self.eval(node.iter, env))
         if items is None:
             self.assign(node.target, Unknown("loop variable", node.lineno), env)
-            self.run_branch(node.body, env)
+            self.unknown_loops += 1
+            try:
+                self.run_branch(node.body, env)
+            finally:
+                self.unknown_loops -= 1
         else:
             for item in items[:_MAX_UNROLL]:
                 self.assign(node.target, item, env)
@@ -424,12 +438,11 @@ class _Interpreter(ApiModel):
                 return not operand
             return Unknown("unary expression", line)
         if isinstance(node, ast.IfExp):
+            test = self.eval(node.test, env)
+            if isinstance(test, (bool, int, str)) and not isinstance(test, DynStr):
+                return self.eval(node.body if test else node.orelse, env)
             a, b = self.eval(node.body, env), self.eval(node.orelse, env)
-            if isinstance(a, Frame) and isinstance(b, Frame):
-                return merge_frames([a, b])
-            if isinstance(a, ColExpr) and isinstance(b, ColExpr):
-                return combine_exprs([a, b], TRANSFORMATION, a.name)
-            return a
+            return self.either(a, b, line)
         if isinstance(node, ast.Lambda):
             return Lambda(node, env)
         if isinstance(node, (ast.ListComp, ast.GeneratorExp, ast.SetComp)):
@@ -445,6 +458,21 @@ class _Interpreter(ApiModel):
         if isinstance(node, ast.Await):
             return self.eval(node.value, env)
         return Unknown(type(node).__name__, line)
+
+    def either(self, a: Any, b: Any, line: int) -> Any:
+        """One value standing for ``a`` or ``b`` (chosen at run time): frames merged, column
+        expressions combined, different strings a dynamic string (reported where used)."""
+        if isinstance(a, Frame) and isinstance(b, Frame):
+            return merge_frames([a, b])
+        if isinstance(a, ColExpr) and isinstance(b, ColExpr):
+            return combine_exprs([a, b], TRANSFORMATION, a.name)
+        if isinstance(a, (str, DynStr)) and isinstance(b, (str, DynStr)) and a != b:
+            shown = [v if isinstance(v, str) else v.text for v in (a, b)]
+            return DynStr("{?}", f"{shown[0]!r} or {shown[1]!r}, decided at run time "
+                                 f"(line {line})")
+        if a is None or isinstance(a, Unknown):
+            return b
+        return a
 
     def comprehension(self, node: ast.ListComp | ast.GeneratorExp | ast.SetComp,
                       env: dict[str, Any]) -> Any:
@@ -544,7 +572,14 @@ class _Interpreter(ApiModel):
             return self.call_method(func.target, func.name, args, kwargs, line, label)
         if isinstance(func, Obj):
             return self.call_object(func, args, kwargs, line, label)
+        if isinstance(func, ColExpr) and len(func.refs) == 1 and \
+                isinstance(func.refs[0][0], Frame) and func.subtype == IDENTITY:
+            # df.someMethod(...): a frame method the analyser does not model
+            return self.frame_method(func.refs[0][0], func.refs[0][1], args, kwargs, line,
+                                     label)
         if callable(func) and getattr(func, "_lineage_builtin", False):
+            if label in ("len", "bool") and args and id(args[0]) in self.uncertain:
+                return Unknown(f"the length of a list filled at run time (line {line})", line)
             return func(*args)
         return self.unknown_call(label, args, kwargs, line)
 
@@ -559,6 +594,26 @@ class _Interpreter(ApiModel):
 
     def unknown_call(self, label: str, args: list[Any], kwargs: dict[str, Any],
                      line: int) -> Any:
+        if label.split(".")[-1] == "reduce" and len(args) >= 2:
+            items = self.iterate(args[1])
+            if items and all(isinstance(v, Frame) for v in items):
+                if not isinstance(args[0], (UserFunc, Lambda)):
+                    return merge_frames(items)  # reduce(DataFrame.unionByName, frames)
+                acc = items[0]
+                for item in items[1:]:
+                    acc = self.call(args[0], [acc, item], {}, line, "reduce function")
+                return acc
+        funcs = [i for i, a in enumerate(args) if isinstance(a, (UserFunc, Lambda))]
+        if funcs and label.split(".")[-1] not in ("udf", "pandas_udf", "register"):
+            # a script function handed to code the analyser does not know (a pool, a
+            # retry helper, a callback): analysed as if called with the arguments after it
+            i = funcs[0]
+            name = args[i].node.name if isinstance(args[i], UserFunc) else "lambda"
+            self.warn(f"{name} is passed to {label}(), which the analyser does not know; it "
+                      "is analysed as if called with the arguments that follow it", line)
+            result = self.call(args[i], list(args[i + 1:]), kwargs, line, name)
+            return result if isinstance(result, Frame) else Unknown(f"result of {label}()",
+                                                                   line)
         frames = list(self.walk_frames(args + list(kwargs.values())))
         if frames:
             self.warn(f"{label}() is not known to the analyser and receives a frame; lineage "

@@ -230,7 +230,9 @@ class ApiModel(FrameOps):
                 return list(value.cols)
             if attr == "na":
                 return Obj("na", data={"frame": value})
-            if attr in ("schema", "dtypes", "rdd", "storageLevel", "isStreaming", "sparkSession"):
+            if attr == "rdd":
+                return Obj("rdd", data={"frame": value})
+            if attr in ("schema", "dtypes", "storageLevel", "isStreaming", "sparkSession"):
                 return Unknown(f"DataFrame.{attr}", line)
             if attr in _FRAME_METHODS or attr.startswith("_"):
                 return Method(value, attr)
@@ -238,6 +240,8 @@ class ApiModel(FrameOps):
         if isinstance(value, (ColExpr, dict, str, DynStr, list)):
             return Method(value, attr)
         if isinstance(value, Unknown):
+            if attr in ("write", "writeStream", "writeTo"):  # a write of what is not known
+                return Obj("df_writer", data={"frame": value, "opts": {}})
             return Unknown(f"{value.reason}.{attr}", line)
         return Unknown(f".{attr}", line)
 
@@ -287,8 +291,13 @@ class ApiModel(FrameOps):
                 return Obj("glue")
             if name == "SparkContext":
                 return Obj("sc")
-            if name == "SparkSession":
-                return Obj("spark")
+            if name in ("SparkSession", "SQLContext", "HiveContext"):
+                return Obj("spark")  # the legacy contexts have the same read/sql/table
+            if name in ("ThreadPoolExecutor", "ProcessPoolExecutor"):
+                return Obj("executor")
+            if name == "Thread":
+                kw = _bind(["group", "target", "name", "args", "kwargs"], args, kwargs)
+                return Obj("thread", data=kw)
             if name == "Job":
                 return Obj("job")
             if name == "getResolvedOptions":
@@ -319,8 +328,8 @@ class ApiModel(FrameOps):
             return ColExpr(combine_exprs([e for e in exprs if e is not None],
                                          TRANSFORMATION, None).refs, UNKNOWN, name,
                            f"UDF {name}")
-        if kind in ("type", "schema", "field", "window"):
-            return obj
+        if kind in ("type", "schema", "field", "window", "df_writer", "reader"):
+            return obj  # df.write() called as a method is the writer all the same
         return self.unknown_call(label or name, args, kwargs, line)
 
     def call_method(self, target: Any, name: str, args: list[Any], kwargs: dict[str, Any],
@@ -347,6 +356,8 @@ class ApiModel(FrameOps):
         if isinstance(target, (str, DynStr)):
             return self.str_method(target, name, args, kwargs, line)
         if isinstance(target, list):
+            if name in ("append", "extend", "insert") and self.unknown_loops:
+                self.uncertain.add(id(target))
             if name in ("append", "extend"):
                 target.extend(args if name == "append" else _names(args[0] if args else []))
             return None
@@ -445,6 +456,20 @@ class ApiModel(FrameOps):
             return self.reader_method(obj, name, args, kwargs, line)
         if kind == "df_writer":
             return self.writer_method(obj, name, args, kwargs, line)
+        if kind == "rdd":
+            if name.startswith("saveAs"):
+                path = _text(args[0] if args else kwargs.get("path"))
+                self.dynamic(path, line)
+                if path is None:
+                    self.warn(f"rdd.{name}() without a path the analyser can know", line)
+                else:
+                    self.write(path_dataset(path), self.rdd_frame(obj, None, line), line)
+                return None
+            return self.rdd_method(obj, name, args, kwargs, line)
+        if kind == "pandas":
+            return self.pandas_method(obj, name, args, kwargs, line)
+        if kind in ("executor", "thread", "future"):
+            return self.concurrency_method(obj, name, args, kwargs, line)
         if kind == "args":
             if name == "get":
                 key = args[0] if args else None
@@ -585,6 +610,13 @@ class ApiModel(FrameOps):
             return self.sql(query, line)
         if name == "table":
             return self.read_table(args[0] if args else kwargs.get("tableName"), line)
+        if name == "createDataFrame" and args and isinstance(args[0], Obj) and \
+                args[0].kind in ("rdd", "pandas"):
+            schema = args[1] if len(args) > 1 else kwargs.get("schema")
+            source = args[0]
+            if source.kind == "pandas":
+                source = self.from_pandas(source, line)
+            return self.rdd_frame(source, schema, line)
         if name in ("createDataFrame", "range", "emptyDataFrame"):
             return Frame(dynamic=False)
         if name in ("newSession", "getOrCreate"):
@@ -592,6 +624,71 @@ class ApiModel(FrameOps):
         if name in ("stop", "conf", "setLogLevel", "sparkContext", "version", "catalog"):
             return None
         return self.unknown_call(label or f"spark.{name}", args, kwargs, line)
+
+    # -- pandas, thread pools ----------------------------------------------------------------
+    def from_pandas(self, pdf: Obj, line: int) -> Obj:
+        """A pandas frame from ``toPandas()`` as an RDD-like object: its columns are the
+        frame's, UNKNOWN once pandas code the analyser does not read changed it."""
+        opaque = pdf.data.get("opaque", "")
+        if opaque:
+            self.warn(f"a pandas frame changed by {opaque}: pandas code is not analysed; its "
+                      "columns are UNKNOWN edges of the frame it came from", line)
+        return Obj("rdd", data={"frame": pdf.data["frame"], "opaque": opaque})
+
+    def pandas_method(self, pdf: Obj, name: str, args: list[Any], kwargs: dict[str, Any],
+                      line: int) -> Any:
+        if name in ("to_csv", "to_parquet", "to_json", "to_excel", "to_orc", "to_feather"):
+            path = _text(args[0] if args else kwargs.get("path", kwargs.get("path_or_buf")))
+            if path is None:
+                self.warn(f"pandas {name}() without a path the analyser can know", line)
+                return None
+            self.dynamic(path, line)
+            self.write(path_dataset(path), self.rdd_frame(self.from_pandas(pdf, line), None,
+                                                          line), line)
+            return None
+        if name in ("head", "tail", "copy", "reset_index", "info", "describe", "to_string",
+                    "to_dict", "iterrows", "itertuples"):
+            return pdf if name in ("copy", "reset_index") else Unknown(f"pandas {name}()", line)
+        ops = pdf.data.get("opaque", "")
+        return Obj("pandas", data={"frame": pdf.data["frame"],
+                                   "opaque": f"{ops}, {name}()" if ops else f"{name}()"})
+
+    def concurrency_method(self, obj: Obj, name: str, args: list[Any], kwargs: dict[str, Any],
+                           line: int) -> Any:
+        """Thread/process pools and threads: the submitted function is analysed as if called
+        right there with its arguments (the order of the work does not change lineage)."""
+        if obj.kind == "executor" and name == "submit" and args:
+            result = self.call(args[0], list(args[1:]), kwargs, line, "submitted function")
+            return Obj("future", data={"result": result})
+        if obj.kind == "executor" and name == "map" and args:
+            columns = [self.iterate(a) for a in args[1:]]
+            if any(c is None for c in columns) or not columns:
+                self.warn("executor.map() over values the analyser cannot know; the function "
+                          "is analysed once with unknown arguments", line)
+                return [self.call(args[0], [Unknown("mapped value", line)] * max(1, len(
+                    args) - 1), {}, line, "mapped function")]
+            return [self.call(args[0], list(items), {}, line, "mapped function")
+                    for items in zip(*[c for c in columns if c is not None])]
+        if obj.kind == "thread" and name in ("start", "run"):
+            target = obj.data.get("target")
+            call_args = obj.data.get("args") or ()
+            call_kwargs = obj.data.get("kwargs") or {}
+            if target is not None:
+                self.call(target, list(call_args) if isinstance(call_args, (list, tuple))
+                          else [], dict(call_kwargs) if isinstance(call_kwargs, dict) else {},
+                          line, "thread target")
+            return None
+        if obj.kind == "future" and name == "result":
+            return obj.data.get("result")
+        if name in ("__enter__",):
+            return obj
+        return None
+
+    def iterate(self, value: Any) -> list[Any] | None:
+        raise NotImplementedError
+
+    unknown_loops: int = 0
+    uncertain: set[int]
 
     def read_table(self, name: Any, line: int) -> Frame:
         text = _text(name)

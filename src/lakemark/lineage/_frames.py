@@ -432,6 +432,10 @@ class FrameOps:
             return self.resolve_choice(frame, args[0] if args else kwargs.get("specs"), line)
         if name in _PASSTHROUGH_FRAME:
             return frame
+        if name in ("describe", "summary"):
+            return self.statistics(frame, name, args, line)
+        if name == "toPandas":
+            return Obj("pandas", data={"frame": frame})
         if name in _NO_VALUE:
             return Unknown(f"the data of a frame ({name})", line)
         if name == "writeTo":
@@ -439,6 +443,71 @@ class FrameOps:
             if target is not None:
                 return Obj("df_writer", data={"frame": frame, "opts": {}, "table": target})
         return self.unknown_call(label or name, [frame, *args], kwargs, line)
+
+    def statistics(self, frame: Frame, name: str, args: list[Any], line: int) -> Frame:
+        """``describe(*cols)`` / ``summary(*stats)``: a ``summary`` column (the statistic's
+        name) and one aggregated column per input column (``describe``: those named, else
+        all)."""
+        names = [a for a in _names(list(args)) if isinstance(a, str)] \
+            if name == "describe" else []
+        chosen = [(n, frame.lookup(n) or ()) for n in names] or \
+            [(k, c.edges) for k, c in frame.cols.items()]
+        cols = {"summary": Col((), "string")}
+        for column, edges in chosen:
+            cols[column] = Col(derive(edges, AGGREGATION, line, f"{name}() statistics"),
+                               "string")
+        open_inputs = frame.open if not names else ()
+        return Frame(cols, frame.indirect, open_inputs, {}, False, frame.unknown, frame.line)
+
+    def rdd_frame(self, rdd: Obj, schema: Any, line: int) -> Frame:
+        """A DataFrame made back from an RDD (``rdd.toDF(names)``, ``createDataFrame(rdd,
+        schema)``): columns by position from the frame the RDD came from, UNKNOWN when a
+        function the analyser does not read (``rdd.map``) ran in between."""
+        frame: Frame = rdd.data["frame"]
+        opaque = rdd.data.get("opaque", "")
+        names = [n for n in _names(schema) if isinstance(n, str)] if isinstance(
+            schema, (list, tuple)) else (list(schema.data.get("names", []))
+                                         if isinstance(schema, Obj) else [])
+
+        def through(col: Col) -> Col:
+            if not opaque:
+                return col
+            return Col(tuple(ColumnEdge(e.dataset, e.field, e.type, UNKNOWN, opaque, line)
+                             for e in col.edges), col.type)
+
+        if not names:
+            return frame.with_cols({k: through(c) for k, c in frame.cols.items()}).as_kind(False)
+        if len(names) == len(frame.cols) and not frame.open:
+            return frame.with_cols({n: through(c) for n, c in zip(names, frame.cols.values())}
+                                   ).as_kind(False)
+        self.warn(f"the RDD made into a frame with columns {', '.join(names)} does not match "
+                  "the frame it came from column for column; same-named columns are assumed",
+                  line)
+        cols = {n: through(Col(frame.lookup(n) or ())) for n in names}
+        return frame.with_cols(cols, open=()).as_kind(False)
+
+    def rdd_method(self, rdd: Obj, name: str, args: list[Any], kwargs: dict[str, Any],
+                   line: int) -> Any:
+        """An RDD taken from a frame (``df.rdd``): functions applied to its rows are not
+        analysed (reported once per call); ``toDF`` makes it a frame again."""
+        if name == "toDF":
+            return self.rdd_frame(rdd, args[0] if args else kwargs.get("schema"), line)
+        if name in ("map", "flatMap", "mapPartitions", "mapValues", "flatMapValues",
+                    "mapPartitionsWithIndex", "reduceByKey", "groupByKey", "aggregateByKey",
+                    "combineByKey", "foldByKey", "zipWithIndex", "zipWithUniqueId",
+                    "keyBy", "glom", "pipe"):
+            self.warn(f"rdd.{name}(): the function applied to the rows is not analysed; the "
+                      "columns made from its result are UNKNOWN edges of the frame it came "
+                      "from", line)
+            return Obj("rdd", data={"frame": rdd.data["frame"],
+                                    "opaque": f"rdd.{name} function"})
+        if name in ("filter", "distinct", "repartition", "coalesce", "cache", "persist",
+                    "sample", "sortBy", "union", "unpersist", "setName"):
+            return rdd
+        if name in ("saveAsTextFile", "saveAsPickleFile", "saveAsSequenceFile",
+                    "saveAsHadoopFile", "saveAsNewAPIHadoopFile"):
+            return Obj("rdd_save", data={"rdd": rdd})
+        return Unknown(f"rdd.{name}()", line)
 
     def as_expr(self, value: Any) -> ColExpr | None:
         if isinstance(value, ColExpr):

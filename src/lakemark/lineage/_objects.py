@@ -72,6 +72,14 @@ _CLASSES = {
     "pyspark.sql.window.Window": "Window",
     "pyspark.sql.types.StructType": "StructType",
     "pyspark.sql.types.StructField": "StructField",
+    "pyspark.sql.SQLContext": "SQLContext",
+    "pyspark.sql.context.SQLContext": "SQLContext",
+    "pyspark.sql.HiveContext": "HiveContext",
+    "pyspark.sql.context.HiveContext": "HiveContext",
+    "concurrent.futures.ThreadPoolExecutor": "ThreadPoolExecutor",
+    "concurrent.futures.thread.ThreadPoolExecutor": "ThreadPoolExecutor",
+    "concurrent.futures.ProcessPoolExecutor": "ProcessPoolExecutor",
+    "threading.Thread": "Thread",
     "awsgluedq.transforms.EvaluateDataQuality": "transform:EvaluateDataQuality",
 }
 
