@@ -431,3 +431,57 @@ def test_data_dependent_conditions_keep_both_branches() -> None:
                        "    df.write.parquet('s3://out/debug')\n")
     assert _outputs(r) == ["s3://out/full", "s3://out/delta", "s3://out/{?}"]
     assert any(w.line == 10 and "'big' or 'small'" in w.message for w in r.warnings)
+
+
+# -- Glue Studio helpers (issue 19, finding 4) -------------------------------------------------
+
+def test_studio_spark_aggregate_names_columns_as_spark_does() -> None:
+    r = analyze_source(
+        "from pyspark.sql import functions as SqlFuncs\n"
+        "def sparkAggregate(glueContext, parentFrame, groups, aggs, transformation_ctx):\n"
+        "    aggsFuncs = []\n"
+        "    for column, func in aggs:\n"
+        "        aggsFuncs.append(getattr(SqlFuncs, func)(column))\n"
+        "    result = (parentFrame.toDF().groupBy(*groups).agg(*aggsFuncs)\n"
+        "              if len(groups) > 0 else parentFrame.toDF().agg(*aggsFuncs))\n"
+        "    return DynamicFrame.fromDF(result, glueContext, transformation_ctx)\n"
+        "src = glueContext.create_dynamic_frame.from_catalog(database='sales', "
+        "table_name='orders_parquet')\n"
+        "agg = sparkAggregate(glueContext, parentFrame=src, groups=['customer'], "
+        "aggs=[['amount', 'sum'], ['order_id', 'countDistinct'], ['amount', 'mean']], "
+        "transformation_ctx='a')\n"
+        "glueContext.write_dynamic_frame.from_options(frame=agg, connection_type='s3', "
+        "connection_options={'path': 's3://out/agg'})\n", catalog=CATALOG)
+    [out] = r.outputs
+    assert [n for n, _ in out.columns] == ["customer", "sum(amount)",
+                                           "count(DISTINCT order_id)", "avg(amount)"]
+    assert ("s3://out/agg", "sum(amount)", ORDERS, "amount", "AGGREGATION") in direct(r)
+    assert r.warnings == ()
+
+
+def test_apply_mapping_built_from_the_schema_at_run_time() -> None:
+    r = analyze_source(
+        "src = glueContext.create_dynamic_frame.from_catalog(database='sales', "
+        "table_name='orders_parquet')\n"
+        "m = [(f.name, f.dataType.typeName(), f.name.upper(), f.dataType.typeName())\n"
+        "     for f in src.schema().fields if f.name != 'lines']\n"
+        "out = ApplyMapping.apply(frame=src, mappings=m)\n"
+        "names = [f for f in src.toDF().schema.names]\n"
+        "out.toDF().select(names[0]).write.parquet('s3://out/no')\n"
+        "glueContext.write_dynamic_frame.from_options(frame=out, connection_type='s3', "
+        "connection_options={'path': 's3://out/upper'})\n", catalog=CATALOG)
+    got = {(c, f, s) for o, c, _, f, s in direct(r) if o == "s3://out/upper"}
+    assert got == {("ORDER_ID", "order_id", "IDENTITY"), ("CUSTOMER", "customer", "IDENTITY"),
+                   ("AMOUNT", "amount", "IDENTITY"), ("ORDERED_AT", "ordered_at", "IDENTITY"),
+                   ("YEAR", "year", "IDENTITY"), ("MONTH", "month", "IDENTITY")}
+
+
+def test_apply_mapping_from_an_unknown_schema_passes_through_with_a_warning() -> None:
+    r = analyze_source(
+        "src = glueContext.create_dynamic_frame.from_options(connection_type='s3', "
+        "connection_options={'paths': ['s3://in/raw']}, format='json')\n"
+        "m = [(f.name, 'string', f.name, 'string') for f in src.schema().fields]\n"
+        "out = ApplyMapping.apply(frame=src, mappings=m)\n"
+        "out.toDF().select('a').write.parquet('s3://out/a')\n")
+    assert direct(r) == {("s3://out/a", "a", "s3://in/raw", "a", "IDENTITY")}
+    assert any(w.line == 3 and "ApplyMapping" in w.message for w in r.warnings)

@@ -19,12 +19,9 @@ from lakemark.lineage import analyze_source
 CORPUS = Path(__file__).resolve().parents[1] / "fixtures" / "lineage" / "corpus"
 EXPECTED = json.loads((CORPUS / "expected.json").read_text())
 CATALOG = FolderCatalog(CORPUS)
-READY = ["sql_alias_star", "sql_star_unknown", "studio_select_star", "studio_star_plus",
-         "studio_union", "df_joins", "merge_iceberg", "insert_overwrite", "ctas",
-         "unknown_methods", "sqlcontext", "write_call", "executor_submit", "data_dependent_if"]
 
 
-@pytest.mark.parametrize("name", READY)
+@pytest.mark.parametrize("name", sorted(EXPECTED))
 def test_corpus_script(name: str) -> None:
     label = EXPECTED[name]
     r = analyze_source((CORPUS / "scripts" / f"{name}.py").read_text(), job=name,

@@ -429,6 +429,17 @@ class _Interpreter(ApiModel):
                     isinstance(v, (str, int, float, bool)) for v in values):
                 equal = values[0] == values[1]
                 return equal if isinstance(node.ops[0], ast.Eq) else not equal
+            if len(values) == 2 and all(isinstance(v, (int, float)) for v in values):
+                left, right = values
+                op = node.ops[0]
+                if isinstance(op, ast.Lt):
+                    return left < right
+                if isinstance(op, ast.LtE):
+                    return left <= right
+                if isinstance(op, ast.Gt):
+                    return left > right
+                if isinstance(op, ast.GtE):
+                    return left >= right
             return Unknown("comparison", line)
         if isinstance(node, ast.UnaryOp):
             operand = self.eval(node.operand, env)
@@ -577,6 +588,9 @@ class _Interpreter(ApiModel):
             # df.someMethod(...): a frame method the analyser does not model
             return self.frame_method(func.refs[0][0], func.refs[0][1], args, kwargs, line,
                                      label)
+        if label == "getattr" and len(args) >= 2 and isinstance(args[1], str):
+            # getattr(SqlFuncs, func) in Glue Studio's sparkAggregate
+            return self.attribute(args[0], args[1], line)
         if callable(func) and getattr(func, "_lineage_builtin", False):
             if label in ("len", "bool") and args and id(args[0]) in self.uncertain:
                 return Unknown(f"the length of a list filled at run time (line {line})", line)

@@ -218,6 +218,19 @@ class ApiModel(FrameOps):
                 return Unknown(f"{value.name}.{attr}", line)
             elif kind == "collection" and attr in value.data.get("frames", {}):
                 return value.data["frames"][attr]
+            elif kind == "schema" and "types" in value.data:
+                types: dict[str, Any] = value.data["types"]
+                if attr == "fields":
+                    return [Obj("field", n, {"type": t}) for n, t in types.items()]
+                if attr == "names":
+                    return list(types)
+            elif kind == "field":
+                if attr == "name":
+                    return value.name
+                if attr == "dataType":
+                    return Obj("type", str(value.data.get("type") or ""))
+                if attr == "nullable":
+                    return Unknown("nullable", line)
             return Method(value, attr)
         if isinstance(value, Frame):
             if attr == "write":
@@ -232,6 +245,10 @@ class ApiModel(FrameOps):
                 return Obj("na", data={"frame": value})
             if attr == "rdd":
                 return Obj("rdd", data={"frame": value})
+            if attr == "schema" and value.dynamic:
+                return Method(value, attr)  # DynamicFrame.schema() is a method
+            if attr == "schema":
+                return self.schema_of(value, line)
             if attr in ("schema", "dtypes", "storageLevel", "isStreaming", "sparkSession"):
                 return Unknown(f"DataFrame.{attr}", line)
             if attr in _FRAME_METHODS or attr.startswith("_"):
@@ -452,6 +469,11 @@ class ApiModel(FrameOps):
             return self.unknown_call(label, args, kwargs, line)
         if kind == "window":
             return obj
+        if kind == "type" and name in ("typeName", "simpleString", "jsonValue"):
+            return obj.name if obj.name and obj.name[0].islower() else Unknown(
+                f"{obj.name}.{name}()", line)
+        if kind == "schema" and name == "fieldNames" and "names" in obj.data:
+            return list(obj.data["names"])
         if kind == "reader":
             return self.reader_method(obj, name, args, kwargs, line)
         if kind == "df_writer":
@@ -626,6 +648,14 @@ class ApiModel(FrameOps):
         return self.unknown_call(label or f"spark.{name}", args, kwargs, line)
 
     # -- pandas, thread pools ----------------------------------------------------------------
+    def schema_of(self, frame: Frame, line: int) -> Any:
+        """``df.schema`` / ``dyf.schema()``: the known columns as a schema object, so code
+        that builds mappings from it (``[f.name for f in df.schema.fields]``) is followed."""
+        if frame.open or frame.unknown or not frame.cols:
+            return Unknown("the schema of a frame whose columns are not known", line)
+        return Obj("schema", data={"names": list(frame.cols),
+                                   "types": {k: c.type for k, c in frame.cols.items()}})
+
     def from_pandas(self, pdf: Obj, line: int) -> Obj:
         """A pandas frame from ``toPandas()`` as an RDD-like object: its columns are the
         frame's, UNKNOWN once pandas code the analyser does not read changed it."""

@@ -42,6 +42,12 @@ _AGGREGATES = {
 }
 _MULTI_COLUMN = {"concat", "struct", "array", "coalesce", "greatest", "least", "countDistinct",
                  "count_distinct", "hash", "xxhash64", "create_map", "map_concat", "arrays_zip"}
+#: how Spark names the column of a function whose SQL name differs from its Python name
+_SPARK_NAMES = {
+    "countDistinct": "count(DISTINCT {})", "count_distinct": "count(DISTINCT {})",
+    "sumDistinct": "sum(DISTINCT {})", "sum_distinct": "sum(DISTINCT {})",
+    "mean": "avg({})", "approxCountDistinct": "approx_count_distinct({})",
+}
 _PASSTHROUGH_FRAME = {
     "repartition", "coalesce", "cache", "persist", "unpersist", "checkpoint",
     "localCheckpoint", "hint", "sample", "limit", "distinct", "dropDuplicates",
@@ -113,6 +119,9 @@ class FrameOps:
         raise NotImplementedError
 
     def collection_get(self, coll: Obj, key: Any, line: int) -> Any:
+        raise NotImplementedError
+
+    def schema_of(self, frame: Frame, line: int) -> Any:
         raise NotImplementedError
 
     # -- Glue transforms ------------------------------------------------------------------------
@@ -432,6 +441,8 @@ class FrameOps:
             return self.resolve_choice(frame, args[0] if args else kwargs.get("specs"), line)
         if name in _PASSTHROUGH_FRAME:
             return frame
+        if name == "schema":
+            return self.schema_of(frame, line)
         if name in ("describe", "summary"):
             return self.statistics(frame, name, args, line)
         if name == "toPandas":
@@ -722,7 +733,8 @@ class FrameOps:
                 columns.append(v)
         subtype = AGGREGATION if name in _AGGREGATES else TRANSFORMATION
         inner = ", ".join(c.name or "?" for c in columns)
-        return combine_exprs(columns, subtype, f"{name}({inner})", f"{name}({inner})")
+        shown = _SPARK_NAMES.get(name, name + "({})").format(inner)
+        return combine_exprs(columns, subtype, shown, shown)
 
     def col_method(self, expr: ColExpr, name: str, args: list[Any], kwargs: dict[str, Any],
                    line: int) -> Any:
