@@ -485,3 +485,92 @@ def test_apply_mapping_from_an_unknown_schema_passes_through_with_a_warning() ->
         "out.toDF().select('a').write.parquet('s3://out/a')\n")
     assert direct(r) == {("s3://out/a", "a", "s3://in/raw", "a", "IDENTITY")}
     assert any(w.line == 3 and "ApplyMapping" in w.message for w in r.warnings)
+
+
+def test_resolve_choice_make_cols_is_reported() -> None:
+    r = analyze_source(
+        "src = glueContext.create_dynamic_frame.from_catalog(database='sales', "
+        "table_name='orders_parquet')\n"
+        "a = ResolveChoice.apply(frame=src, choice='make_cols')\n"
+        "b = src.resolveChoice(specs=[('amount', 'make_cols'), ('customer', 'project:string')])\n"
+        "b.toDF().write.parquet('s3://out/b')\n", catalog=CATALOG)
+    assert {w.line for w in r.warnings if "make_cols" in w.message} == {2, 3}
+    assert ("s3://out/b", "customer", ORDERS, "customer", "TRANSFORMATION") in direct(r)
+
+
+# -- Relationalize (issue 19, finding 5) ---------------------------------------------------------
+
+def test_relationalize_models_one_child_table_per_array() -> None:
+    r = analyze_source(
+        "src = spark.read.schema('id string, who struct<name:string,tags:array<string>>, "
+        "items array<struct<sku:string,qty:int>>').json('s3://in/docs')\n"
+        "dfc = Relationalize.apply(frame=DynamicFrame.fromDF(src, glueContext, 'x'), "
+        "staging_path='s3://tmp/', name='root')\n"
+        "for key in dfc.keys():\n"
+        "    dfc.select(key).toDF().write.parquet('s3://out/' + key)\n")
+    edges = {(o.rsplit("/", 1)[1], c, f, s) for o, c, _, f, s in direct(r)}
+    assert edges == {
+        ("root", "id", "id", "IDENTITY"), ("root", "who.name", "who.name", "IDENTITY"),
+        ("root", "who.tags", "who.tags", "TRANSFORMATION"),
+        ("root", "items", "items", "TRANSFORMATION"),
+        ("root_who.tags", "id", "who.tags", "TRANSFORMATION"),
+        ("root_who.tags", "who.tags.val", "who.tags", "IDENTITY"),
+        ("root_items", "id", "items", "TRANSFORMATION"),
+        ("root_items", "items.val.sku", "items.sku", "IDENTITY"),
+        ("root_items", "items.val.qty", "items.qty", "IDENTITY")}
+    assert sorted(o.dataset.name for o in r.outputs) == ["root", "root_items", "root_who.tags"]
+    child = [o for o in r.outputs if o.dataset.name == "root_items"][0]
+    assert [n for n, _ in child.columns] == ["id", "index", "items.val.sku", "items.val.qty"]
+
+
+# -- schema-less joins, types, renames, names (issue 19, findings 6 and 7) ---------------------
+
+def test_join_of_two_schemaless_inputs_marks_unlisted_columns_uncertain() -> None:
+    r = analyze_source(
+        "a = spark.read.json('s3://in/a')\n"
+        "b = spark.read.json('s3://in/b')\n"
+        "j = a.join(b, 'id')\n"
+        "j.select('id', 'x').write.parquet('s3://out/j')\n")
+    x = [e for _, c, e in r.edges() if c == "x"]
+    assert sorted(e.dataset.key for e in x) == ["s3://in/a", "s3://in/b"]
+    assert all(e.description.startswith("uncertain:") for e in x)
+    assert any("one of them, not all" in w.message and w.line == 4 for w in r.warnings)
+    [ident] = [e for _, c, e in r.edges() if c == "id" and e.type == "DIRECT"][:1]
+    assert not ident.description.startswith("uncertain:")
+
+
+def test_type_spellings_are_no_cast_and_renames_carry_their_line() -> None:
+    r = analyze_source(
+        "src = glueContext.create_dynamic_frame.from_catalog(database='sales', "
+        "table_name='orders_parquet')\n"
+        "m = ApplyMapping.apply(frame=src, mappings=[('order_id', 'long', 'id', 'bigint'), "
+        "('amount', 'decimal(12,2)', 'amount', 'DECIMAL(12, 2)'), ('customer', 'string', "
+        "'customer', 'varchar')])\n"
+        "d = m.toDF().withColumnRenamed('customer', 'who')\n"
+        "d.write.parquet('s3://out/m')\n", catalog=CATALOG)
+    got = {(c, e.subtype, e.line) for _, c, e in r.edges() if c}
+    assert got == {("id", "IDENTITY", 2), ("amount", "IDENTITY", 1), ("who", "IDENTITY", 3)}
+
+
+def test_jdbc_connection_missing_from_the_catalog_has_a_readable_namespace() -> None:
+    r = analyze_source(
+        "d = glueContext.create_dynamic_frame.from_options(connection_type='postgresql', "
+        "connection_options={'connectionName': 'crm-prod', 'dbtable': 'public.users'})\n"
+        "d.toDF().select('id').write.parquet('s3://out/u')\n", catalog=CATALOG)
+    [inp] = r.inputs
+    assert inp.dataset.namespace == "glue-connection://crm-prod" and inp.dataset.dynamic
+    assert inp.dataset.name == "public.users"
+
+
+def test_job_account_comes_from_its_role_when_the_folder_does_not_say(tmp_path: Path) -> None:
+    from lakemark.lineage import scan_folder
+
+    job = tmp_path / "exports" / "jobs" / "copy"
+    (job / "script").mkdir(parents=True)
+    (job / "script" / "main.py").write_text(
+        "spark.read.parquet('s3://in/a').write.parquet('s3://out/a')\n")
+    (job / "job.json").write_text(
+        '{"Job": {"Name": "copy", "Role": "arn:aws:iam::210987654321:role/glue-etl", '
+        '"Command": {"Name": "glueetl", "ScriptLocation": "s3://s/main.py"}}}')
+    [r] = scan_folder(tmp_path / "exports")
+    assert r.namespace == "glue://210987654321-unknown"

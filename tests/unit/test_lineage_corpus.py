@@ -1,8 +1,8 @@
 """The analyser on the labelled corpus (tests/fixtures/lineage/corpus): scripts in the
 shapes of public Glue jobs, with hand-labelled expected edges.
 
-For each script: exactly the labelled column edges ``(output, column, input, field)`` are
-found, every labelled output is written, and every labelled warning (a construct the
+For each script: every labelled column edge ``(output, column, input, field)`` is found and
+every edge the analyser asserts (not marked uncertain) is labelled, every labelled output is written, and every labelled warning (a construct the
 analyser cannot follow) is reported on its line — nothing vanishes silently.
 """
 
@@ -28,7 +28,13 @@ def test_corpus_script(name: str) -> None:
                        catalog=CATALOG, account="123456789012", region="us-east-1",
                        file=f"{name}.py")
     found = {(o, c, e.dataset.key, e.field) for o, c, e in r.edges() if c}
-    assert found == {tuple(e[:4]) for e in label["edges"]}
+    asserted = {(o, c, e.dataset.key, e.field) for o, c, e in r.edges()
+                if c and not e.description.startswith("uncertain:")}
+    true = {tuple(e[:4]) for e in label["edges"]}
+    # every true edge is found; every edge the analyser asserts is true (an edge it marks
+    # uncertain — a column of one of several schema-less inputs — may be either)
+    assert true <= found
+    assert asserted <= true
     assert set(label["outputs"]) <= {o.dataset.key for o in r.outputs}
     for line, text in label["warnings"]:
         assert any(w.line == line and text in w.message for w in r.warnings), (line, text)

@@ -8,6 +8,7 @@ Frame-level operations (transforms, DataFrame methods, column functions) are in
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -25,7 +26,7 @@ from ._graph import (
 )
 from ._objects import Lambda, Method, Obj, UserFunc, import_value
 from ._sql import SqlError, SqlWrite, statement_lineage
-from ._values import ColExpr, DynStr, Frame, Unknown, combine_exprs, merge_frames
+from ._values import UNCERTAIN, ColExpr, DynStr, Frame, Unknown, combine_exprs, merge_frames
 
 __all__ = ["ApiModel"]
 
@@ -66,6 +67,13 @@ class ApiModel(FrameOps):
         if frame.unknown:
             self.warn(f"the frame written to {ds.key} comes partly from something the analyser "
                       f"could not follow: {frame.unknown}", line)
+        uncertain = sorted({n for n, c in frame.cols.items()
+                            if any(e.description.startswith(UNCERTAIN) for e in c.edges)})
+        if len(frame.open) > 1 or uncertain:
+            which = f" ({', '.join(uncertain)})" if uncertain else ""
+            self.warn(f"{ds.key} is written from several inputs whose columns are not known: a "
+                      f"column they give{which} is in one of them, not all; its edges are "
+                      "marked 'uncertain'", line)
         if frame.open:
             names = ", ".join(d.key for d in frame.open)
             self.warn(f"columns of {names} are not known (no schema in the catalog or code); "
@@ -92,7 +100,9 @@ class ApiModel(FrameOps):
                 return url
         self.warn(f"Glue connection {name!r} is not in the catalog; its JDBC URL is unknown",
                   line)
-        return DynStr("jdbc:unknown://{?connection}", f"connection {name}")
+        label = name if isinstance(name, str) and re.fullmatch(r"[\w.-]+", name) else "unknown"
+        return DynStr(f"jdbc:glue-connection://{label}", f"connection {name} is not in the "
+                      "catalog")
 
     def options_dataset(self, ctype: Any, opts: Any, line: int) -> DatasetRef | None:
         """The dataset of a ``from_options`` read or write (None: reported as unknown)."""
@@ -845,7 +855,7 @@ class ApiModel(FrameOps):
         if not paths:
             self.warn(f"spark.read.{name}() without a path the analyser can know", line)
             return Frame(unknown=f"read at line {line}", dynamic=False)
-        fields = tuple((n, "") for n in data.get("schema") or ())
+        fields = tuple(data.get("schema") or ())
         frames = [self.read(path_dataset(p), fields, line, False) for p in paths]
         return frames[0] if len(frames) == 1 else merge_frames(frames)
 
@@ -900,15 +910,22 @@ class ApiModel(FrameOps):
         return self.unknown_call(f"write.{name}", args, kwargs, line)
 
 
-def _schema_names(schema: Any) -> list[str]:
+def _schema_names(schema: Any) -> list[tuple[str, str]]:
+    """``(column, type)`` of a reader schema: a ``StructType`` (types not kept) or a DDL
+    string (``"id string, items array<struct<sku:string>>"``: top-level columns only)."""
     if isinstance(schema, Obj) and schema.kind == "schema":
-        return list(schema.data.get("names", []))
+        return [(n, "") for n in schema.data.get("names", [])]
     if isinstance(schema, str):
         try:
             from sqlglot import exp, parse_one
 
             node = parse_one(f"CREATE TABLE t ({schema})", read="spark")
-            return [c.name for c in node.find_all(exp.ColumnDef)]
+            body = node.this if isinstance(node.this, exp.Schema) else None
+            if body is None:
+                return []
+            return [(c.name, c.args["kind"].sql("spark").lower().replace(": ", ":")
+                     .replace(", ", ",") if c.args.get("kind") is not None else "")
+                    for c in body.expressions if isinstance(c, exp.ColumnDef)]
         except Exception:  # noqa: BLE001 - an unparsable schema leaves the columns unknown
             return []
     return []

@@ -147,7 +147,7 @@ class FrameOps:
             return self.glue_filter(kw.get("frame"), kw.get("f"), line)
         if name == "Relationalize":
             kw = _bind(["frame", "staging_path", "name"], args, kwargs)
-            return self.relationalize(kw.get("frame"), kw.get("name") or "roottable")
+            return self.relationalize(kw.get("frame"), kw.get("name") or "roottable", line)
         if name == "SplitFields":
             kw = _bind(["frame", "paths", "name1", "name2"], args, kwargs)
             return self.split_fields(kw.get("frame"), kw.get("paths"), kw.get("name1") or
@@ -172,7 +172,7 @@ class FrameOps:
             kw = _bind(["frame"], args, kwargs)
             frame = kw.get("frame")
             if name == "ResolveChoice" and isinstance(frame, Frame):
-                return self.resolve_choice(frame, kw.get("specs"), line)
+                return self.resolve_choice(frame, kw.get("specs"), line, kw.get("choice"))
             return frame
         if name in ("Map", "FlatMap"):
             kw = _bind(["frame", "f"], args, kwargs)
@@ -229,11 +229,12 @@ class FrameOps:
             edges = self._edges(frame, src if isinstance(src, str) else None, line,
                                 "ApplyMapping source")
             same = isinstance(src_type, str) and isinstance(dst_type, str) and \
-                src_type.lower() == dst_type.lower()
+                _same_type(src_type, dst_type)
             desc = "" if same else f"cast {src_type} to {dst_type}"
-            cols[dst.replace("`", "")] = Col(derive(edges, IDENTITY if same else TRANSFORMATION,
-                                                    line, desc),
-                                             dst_type if isinstance(dst_type, str) else None)
+            out = derive(edges, IDENTITY if same else TRANSFORMATION, line, desc)
+            if same and isinstance(src, str) and src.replace("`", "") != dst.replace("`", ""):
+                out = _renamed_at(out, line, src)
+            cols[dst.replace("`", "")] = Col(out, dst_type if isinstance(dst_type, str) else None)
         return frame.with_cols(cols, open=())
 
     def select_fields(self, frame: Any, paths: Any, line: int) -> Any:
@@ -268,7 +269,8 @@ class FrameOps:
             cols[new] = Col(edges or ())
             return frame.with_cols(cols, keep_aliases=True)
         for k, v in frame.cols.items():
-            cols[new if k == key else k] = v
+            cols[new if k == key else k] = Col(_renamed_at(v.edges, line, k), v.type) \
+                if k == key and new != k else v
         return frame.with_cols(cols, keep_aliases=True)
 
     def glue_join(self, left: Any, right: Any, keys1: Any, keys2: Any, line: int) -> Any:
@@ -291,11 +293,40 @@ class FrameOps:
                  for n in names for e in self._edges(frame, n, line)]
         return frame.add_indirect(edges)
 
-    def relationalize(self, frame: Any, root: Any) -> Any:
+    def relationalize(self, frame: Any, root: Any, line: int = 0) -> Any:
+        """Glue's Relationalize: the root table with structs flattened (``a.b``) and each
+        array replaced by a key, plus one table per array, ``<root>_<path>``, with ``id``
+        (the key), ``index`` and the element's columns (``path.val`` or ``path.val.f``)."""
         if not isinstance(frame, Frame):
             return frame
         name = root if isinstance(root, str) else "roottable"
-        return Obj("collection", data={"frames": {name: frame}, "root": name})
+        frames: dict[str, Frame] = {}
+        root_cols: dict[str, Col] = {}
+        for column, col in frame.cols.items():
+            self._flatten(frame, name, column, column, col, root_cols, frames, line)
+        frames = {name: frame.with_cols(root_cols), **frames}
+        return Obj("collection", data={"frames": frames, "root": name})
+
+    def _flatten(self, frame: Frame, root: str, path: str, out: str, col: Col,
+                 into: dict[str, Col], tables: dict[str, Frame], line: int) -> None:
+        kind, inner = _split_type(col.type)
+        if kind == "struct":
+            for field, ftype in inner:
+                edges = frame.lookup(f"{path}.{field}") or ()
+                self._flatten(frame, root, f"{path}.{field}", f"{out}.{field}",
+                              Col(edges, ftype), into, tables, line)
+            return
+        if kind != "array":
+            into[out] = col
+            return
+        key = Col(derive(col.edges, TRANSFORMATION, line, f"Relationalize key of {out}"),
+                  "bigint")
+        into[out] = key
+        child: dict[str, Col] = {"id": key, "index": Col((), "int")}
+        element = inner[0][1] if inner else None
+        self._flatten(frame, root, path, f"{out}.val", Col(col.edges, element), child, tables,
+                      line)
+        tables[f"{root}_{out}"] = frame.with_cols(child, open=())
 
     def split_fields(self, frame: Any, paths: Any, name1: Any, name2: Any, line: int) -> Any:
         if not isinstance(frame, Frame):
@@ -304,14 +335,23 @@ class FrameOps:
             str(name1): self.select_fields(frame, paths, line),
             str(name2): self.drop_fields(frame, paths, line)}})
 
-    def resolve_choice(self, frame: Frame, specs: Any, line: int) -> Frame:
+    def resolve_choice(self, frame: Frame, specs: Any, line: int, choice: Any = None) -> Frame:
         cols = dict(frame.cols)
+        if isinstance(choice, str) and choice.startswith("make_cols"):
+            self.warn("ResolveChoice make_cols splits each choice column into <column>_<type> "
+                      "columns whose types are only known at run time; the columns keep "
+                      "their names here", line)
         for spec in _names(specs) if not isinstance(specs, list) else specs:
             if isinstance(spec, (list, tuple)) and len(spec) == 2 and isinstance(spec[0], str):
                 key = frame.find(spec[0])
-                if key is not None and isinstance(spec[1], str) and spec[1].startswith("cast:"):
-                    cols[key] = Col(derive(cols[key].edges, TRANSFORMATION, line, spec[1]),
-                                    spec[1][5:])
+                action = spec[1] if isinstance(spec[1], str) else ""
+                if key is not None and action.startswith(("cast:", "project:")):
+                    to = action.split(":", 1)[1]
+                    cols[key] = Col(derive(cols[key].edges, TRANSFORMATION, line, action), to)
+                elif action == "make_cols":
+                    self.warn(f"ResolveChoice make_cols on {spec[0]!r} makes "
+                              f"{spec[0]}_<type> columns whose types are only known at run "
+                              "time; the column keeps its name here", line)
         return frame.with_cols(cols, keep_aliases=True)
 
     # -- DataFrame / DynamicFrame methods -------------------------------------------------------
@@ -348,7 +388,7 @@ class FrameOps:
             return self.df_filter(frame, args[0] if args else kwargs.get("condition"), line)
         if name == "relationalize":
             kw = _bind(["root_table_name", "staging_path"], args, kwargs)
-            return self.relationalize(frame, kw.get("root_table_name"))
+            return self.relationalize(frame, kw.get("root_table_name"), line)
         if name == "split_fields":
             kw = _bind(["paths", "name1", "name2"], args, kwargs)
             return self.split_fields(frame, kw.get("paths"), kw.get("name1") or "frame1",
@@ -438,7 +478,8 @@ class FrameOps:
                 self.warn("temp view with a name the analyser cannot know", line)
             return None
         if name in ("resolveChoice", "resolve_choice"):
-            return self.resolve_choice(frame, args[0] if args else kwargs.get("specs"), line)
+            return self.resolve_choice(frame, args[0] if args else kwargs.get("specs"), line,
+                                       args[1] if len(args) > 1 else kwargs.get("choice"))
         if name in _PASSTHROUGH_FRAME:
             return frame
         if name == "schema":
@@ -758,6 +799,64 @@ class FrameOps:
             return ColExpr(((frame, f"{ref}.{args[0]}"),), IDENTITY, args[0])
         return combine_exprs(exprs, TRANSFORMATION, expr.name, expr.description)
 
+
+
+#: Glue/Hive/Spark spellings of one type (``long`` in a DynamicFrame is ``bigint`` in SQL)
+_TYPE_ALIASES = {"long": "bigint", "integer": "int", "short": "smallint", "byte": "tinyint",
+                 "real": "float", "varchar": "string", "text": "string", "bool": "boolean",
+                 "dec": "decimal", "numeric": "decimal"}
+
+
+def _same_type(a: str, b: str) -> bool:
+    """Whether two type names are the same type (so a mapping between them is no cast)."""
+    def norm(t: str) -> str:
+        t = t.lower().replace(" ", "")
+        head, paren, rest = t.partition("(")
+        return _TYPE_ALIASES.get(head, head) + paren + rest
+    return norm(a) == norm(b)
+
+
+def _renamed_at(edges: Iterable[ColumnEdge], line: int, old: str) -> tuple[ColumnEdge, ...]:
+    """IDENTITY edges of a renamed column carry the line of the rename."""
+    return tuple(ColumnEdge(e.dataset, e.field, e.type, e.subtype,
+                            e.description or f"renamed from {old}", line)
+                 if e.subtype == IDENTITY else e for e in edges)
+
+
+def _split_type(text: str | None) -> tuple[str, list[tuple[str, str]]]:
+    """A Hive/Glue type string: ``("struct", [(field, type)…])``, ``("array", [("", element
+    type)])`` or ``("", [])`` for anything else."""
+    if not text:
+        return "", []
+    t = text.strip()
+    low = t.lower()
+    if low.startswith("array<") and t.endswith(">"):
+        return "array", [("", t[6:-1])]
+    if low.startswith("struct<") and t.endswith(">"):
+        fields: list[tuple[str, str]] = []
+        for part in _top_level(t[7:-1]):
+            name, _, ftype = part.partition(":")
+            if name.strip():
+                fields.append((name.strip().strip("`"), ftype.strip()))
+        return "struct", fields
+    return "", []
+
+
+def _top_level(text: str) -> list[str]:
+    """``a:int,b:struct<c:int,d:int>`` split at the commas outside ``<…>``."""
+    parts: list[str] = []
+    depth = 0
+    start = 0
+    for i, ch in enumerate(text):
+        if ch in "<(":
+            depth += 1
+        elif ch in ">)":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            parts.append(text[start:i])
+            start = i + 1
+    parts.append(text[start:])
+    return parts
 
 
 def _referenced_fields(func: Any) -> list[str] | None:

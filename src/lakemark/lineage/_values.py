@@ -24,7 +24,12 @@ from ._graph import (
     DatasetRef,
 )
 
+#: the start of the description of an edge the analyser is not sure of (a column of one of
+#: several inputs whose columns are not known)
+UNCERTAIN = "uncertain:"
+
 __all__ = [
+    "UNCERTAIN",
     "Col",
     "ColExpr",
     "Frame",
@@ -53,8 +58,11 @@ def derive(edges: Iterable[ColumnEdge], subtype: str, line: int, description: st
         if e.type != DIRECT:
             continue
         sub = combine(e.subtype, subtype)
+        desc = description or e.description
+        if e.description.startswith(UNCERTAIN) and not desc.startswith(UNCERTAIN):
+            desc = f"{e.description}; {desc}"
         new = e if sub == e.subtype and subtype == IDENTITY else ColumnEdge(
-            e.dataset, e.field, DIRECT, sub, description or e.description, line)
+            e.dataset, e.field, DIRECT, sub, desc, line)
         key = (new.dataset, new.field)
         old = out.get(key)
         if old is None or _rank(new.subtype) > _rank(old.subtype):
@@ -131,6 +139,11 @@ class Frame:
             if key is not None:
                 return tuple(replace(e, field=f"{e.field}.{rest}") if e.subtype == IDENTITY
                              else e for e in self.cols[key].edges)
+        if len(self.open) > 1:
+            either = ", ".join(ds.key for ds in self.open)
+            return tuple(ColumnEdge(ds, path, description=f"{UNCERTAIN} in one of {either}, "
+                                    "not all (their columns are not known)", line=self.line)
+                         for ds in self.open)
         if self.open:
             return tuple(ColumnEdge(ds, path, line=self.line) for ds in self.open)
         return None
