@@ -574,3 +574,41 @@ def test_job_account_comes_from_its_role_when_the_folder_does_not_say(tmp_path: 
         '"Command": {"Name": "glueetl", "ScriptLocation": "s3://s/main.py"}}}')
     [r] = scan_folder(tmp_path / "exports")
     assert r.namespace == "glue://210987654321-unknown"
+
+
+# -- table-format writers: Delta API, DataFrameWriterV2, foreachBatch ---------------------------
+
+def test_delta_table_merge_update_and_writer_v2() -> None:
+    r = analyze_source(
+        "from delta.tables import DeltaTable\n"
+        "src = spark.read.schema('id long, name string, amt double').json('s3://in/u')\n"
+        "dt = DeltaTable.forPath(spark, 's3://lake/users')\n"
+        "(dt.alias('t').merge(src.alias('s'), 't.id = s.id')\n"
+        "   .whenMatchedUpdate(set={'name': 's.name', 'total': 't.total + s.amt'})\n"
+        "   .whenNotMatchedInsertAll().execute())\n"
+        "dt.update(\"name = ''\", {'name': \"upper(name)\"})\n"
+        "src.writeTo('glue_catalog.sales.orders_parquet').using('iceberg').append()\n",
+        catalog=CATALOG)
+    users = "s3://lake/users"
+    assert {(c, f, s) for o, c, _, f, s in direct(r) if o == users and _ == "s3://in/u"} == {
+        ("name", "name", "IDENTITY"), ("id", "id", "IDENTITY"), ("amt", "amt", "IDENTITY"),
+        ("total", "amt", "TRANSFORMATION")}
+    assert (users, "total", users, "total", "TRANSFORMATION") in direct(r)
+    assert (users, "name", users, "name", "TRANSFORMATION") in direct(r)
+    assert (ORDERS, "id", "s3://in/u", "id", "IDENTITY") in direct(r)
+    assert [o.dataset.key for o in r.outputs] == [users, users, ORDERS]
+
+
+def test_foreach_batch_merge_into_from_a_kafka_stream() -> None:
+    r = analyze_source(
+        "def upsert(batch, batch_id):\n"
+        "    batch.createOrReplaceTempView('source')\n"
+        "    batch.sparkSession.sql('MERGE INTO sales.orders_parquet t USING (SELECT * FROM "
+        "source) ON t.order_id = source.id WHEN MATCHED THEN UPDATE SET t.amount = "
+        "source.amount * 2')\n"
+        "(spark.readStream.format('kafka').option('kafka.bootstrap.servers', 'b:9092')\n"
+        "    .option('subscribe', 'orders').load()\n"
+        "    .writeStream.foreachBatch(upsert).start().awaitTermination())\n", catalog=CATALOG)
+    assert direct(r) == {(ORDERS, "amount", "kafka://b:9092/orders", "amount",
+                          "TRANSFORMATION")}
+    assert (ORDERS, "kafka://b:9092/orders", "id", "JOIN") in indirect(r)

@@ -25,7 +25,7 @@ from ._graph import (
     Symlink,
 )
 from ._objects import Lambda, Method, Obj, UserFunc, import_value
-from ._sql import SqlError, SqlWrite, statement_lineage
+from ._sql import SqlError, SqlWrite, expression_lineage, statement_lineage
 from ._values import UNCERTAIN, ColExpr, DynStr, Frame, Unknown, combine_exprs, merge_frames
 
 __all__ = ["ApiModel"]
@@ -145,7 +145,8 @@ class ApiModel(FrameOps):
                                   dynamic=isinstance(table, DynStr))
         if kind == "kafka":
             topic = _text(opts.get("topicName") or opts.get("subscribe"))
-            servers = opts.get("bootstrap.servers") or opts.get("connectionName") or "unknown"
+            servers = opts.get("bootstrap.servers") or opts.get("kafka.bootstrap.servers") or \
+                opts.get("connectionName") or "unknown"
             if topic is not None:
                 return DatasetRef(f"kafka://{servers}", str(getattr(topic, "text", topic)))
         if kind == "kinesis":
@@ -259,7 +260,9 @@ class ApiModel(FrameOps):
                 return Method(value, attr)  # DynamicFrame.schema() is a method
             if attr == "schema":
                 return self.schema_of(value, line)
-            if attr in ("schema", "dtypes", "storageLevel", "isStreaming", "sparkSession"):
+            if attr == "sparkSession":
+                return Obj("spark")
+            if attr in ("schema", "dtypes", "storageLevel", "isStreaming"):
                 return Unknown(f"DataFrame.{attr}", line)
             if attr in _FRAME_METHODS or attr.startswith("_"):
                 return Method(value, attr)
@@ -476,6 +479,16 @@ class ApiModel(FrameOps):
                 return df.as_kind(True) if isinstance(df, Frame) else df
             if obj.name == "Window":
                 return Obj("window")
+            if obj.name == "DeltaTable" and name in ("forPath", "forName", "convertToDelta"):
+                target = _text(args[1] if len(args) > 1 else kwargs.get(
+                    "path", kwargs.get("tableOrViewName")))
+                if target is None:
+                    self.warn(f"DeltaTable.{name}() with a name the analyser cannot know", line)
+                    return Unknown("a Delta table", line)
+                self.dynamic(target, line)
+                ds, fields = (path_dataset(target), ()) if name != "forName" else \
+                    self.resolver.qualified(target, line)
+                return Obj("delta", data={"ds": ds, "fields": fields})
             return self.unknown_call(label, args, kwargs, line)
         if kind == "window":
             return obj
@@ -488,6 +501,8 @@ class ApiModel(FrameOps):
             return self.reader_method(obj, name, args, kwargs, line)
         if kind == "df_writer":
             return self.writer_method(obj, name, args, kwargs, line)
+        if kind in ("delta", "delta_merge"):
+            return self.delta_method(obj, name, args, kwargs, line)
         if kind == "rdd":
             if name.startswith("saveAs"):
                 path = _text(args[0] if args else kwargs.get("path"))
@@ -658,6 +673,84 @@ class ApiModel(FrameOps):
         return self.unknown_call(label or f"spark.{name}", args, kwargs, line)
 
     # -- pandas, thread pools ----------------------------------------------------------------
+    def delta_method(self, obj: Obj, name: str, args: list[Any], kwargs: dict[str, Any],
+                     line: int) -> Any:
+        """delta-spark's DeltaTable: ``toDF()`` reads it; ``merge(source, cond)`` with its
+        ``whenMatched…``/``whenNotMatched…`` clauses and ``execute()``, ``update(cond,
+        set)`` and ``delete(cond)`` write it (each set column from its expression)."""
+        data = dict(obj.data)
+        ds: DatasetRef = data["ds"]
+        if obj.kind == "delta":
+            if name == "alias":
+                alias = args[0] if args else kwargs.get("aliasName")
+                return Obj("delta", data={**data, "alias": alias})
+            if name == "toDF":
+                return self.read(ds, data.get("fields", ()), line, False)
+            if name == "merge":
+                kw = _bind(["source", "condition"], args, kwargs)
+                source = kw.get("source")
+                if not isinstance(source, Frame):
+                    self.warn("DeltaTable.merge() of a frame the analyser could not follow",
+                              line)
+                    source = Frame(unknown=f"merge source at line {line}")
+                alias = data.get("alias")
+                if isinstance(alias, str):  # t.col in the clauses: the target's old value
+                    target = self.read(ds, data.get("fields", ()), line, False)
+                    source = Frame(source.cols, source.indirect, source.open,
+                                   {**source.aliases, alias: target}, source.dynamic,
+                                   source.unknown, source.line)
+                return Obj("delta_merge", data={**data, "source": source, "clauses": []})
+            if name in ("update", "updateExpr"):
+                kw = _bind(["condition", "set"], args, kwargs)
+                target = self.read(ds, data.get("fields", ()), line, False)
+                self.write(ds, self.assigned(target, kw.get("set"), line), line)
+                return None
+            if name == "delete":
+                self.outputs.append(OutputLineage(ds, (), (), line))
+                return None
+            if name in ("history", "detail", "vacuum", "optimize", "generate",
+                        "restoreToVersion", "restoreToTimestamp", "upgradeTableProtocol"):
+                return None
+            return self.unknown_call(f"DeltaTable.{name}", args, kwargs, line)
+        merged_source: Frame = data["source"]
+        clauses: list[Frame] = list(data["clauses"])
+        if name in ("whenMatchedUpdateAll", "whenNotMatchedInsertAll"):
+            clauses.append(merged_source)
+        elif name in ("whenMatchedUpdate", "whenNotMatchedInsert", "whenNotMatchedBySourceUpdate"):
+            kw = _bind(["condition", "set" if "Update" in name else "values"], args, kwargs)
+            clauses.append(self.assigned(merged_source, kw.get("set", kw.get("values")), line))
+        elif name == "execute":
+            frame = merge_frames(clauses) if clauses else Frame(dynamic=False)
+            self.write(ds, frame, line)
+            return None
+        elif not name.startswith("when"):
+            return self.unknown_call(f"DeltaTable.merge().{name}", args, kwargs, line)
+        return Obj("delta_merge", data={**data, "clauses": clauses})
+
+    def assigned(self, frame: Frame, mapping: Any, line: int) -> Frame:
+        """The columns of a ``set``/``values`` dict: target column → SQL text or column."""
+        if not isinstance(mapping, dict):
+            self.warn("a Delta update/insert whose columns the analyser cannot know", line)
+            return Frame(unknown=f"Delta clause at line {line}")
+        exprs: list[Any] = []
+        for column, value in mapping.items():
+            if not isinstance(column, str):
+                continue
+            expr = value
+            if isinstance(value, str):
+                try:
+                    expr = expression_lineage(value)
+                except SqlError as exc:
+                    self.warn(f"Delta clause: {exc}", line)
+                    continue
+            if isinstance(expr, ColExpr):
+                # drop "s." / "t." qualifiers the frame does not know as aliases
+                refs = tuple((f, r.split(".", 1)[1] if "." in r and frame.lookup(r) is None
+                              else r) for f, r in expr.refs)
+                exprs.append(ColExpr(refs, expr.subtype, column.split(".")[-1],
+                                     expr.description, False, expr.type))
+        return self.df_select(frame, exprs, line)
+
     def schema_of(self, frame: Frame, line: int) -> Any:
         """``df.schema`` / ``dyf.schema()``: the known columns as a schema object, so code
         that builds mappings from it (``[f.name for f in df.schema.fields]``) is followed."""
@@ -847,6 +940,11 @@ class ApiModel(FrameOps):
         if isinstance(fmt, str) and fmt.lower() in ("jdbc", "postgresql", "mysql"):
             ds = self.options_dataset("jdbc", opts, line)
             return self.read(ds, (), line, False) if ds else Frame(unknown="jdbc read")
+        if isinstance(fmt, str) and fmt.lower() in ("kafka", "kinesis") and path is None:
+            stream_ds = self.options_dataset(fmt, {**opts, "topicName": opts.get(
+                "topicName", opts.get("subscribe"))}, line)
+            return self.read(stream_ds, (), line, False) if stream_ds else \
+                Frame(unknown=f"{fmt} read at line {line}", dynamic=False)
         if isinstance(fmt, str) and fmt.lower() == "delta" and path is None:
             path = opts.get("path")
         paths = [t for t in (_text(p) for p in _names(path)) if t is not None]
@@ -863,6 +961,22 @@ class ApiModel(FrameOps):
                       line: int) -> Any:
         data = dict(writer.data)
         opts = dict(data.get("opts", {}))
+        frame_written = data.get("frame")
+        if name in ("foreachBatch", "foreach") and args and \
+                isinstance(args[0], (UserFunc, Lambda)):
+            # writeStream.foreachBatch(fn): fn runs on each micro-batch (analysed once)
+            self.call(args[0], [frame_written, 0], {}, line, "batch function")
+            return Obj("df_writer", data={**data, "handled": True})
+        if name in ("start", "awaitTermination") and data.get("handled"):
+            return None
+        if "table" in data and name in ("append", "overwrite", "overwritePartitions", "create",
+                                        "createOrReplace", "replace"):
+            # df.writeTo("catalog.db.t").append(): the DataFrameWriterV2
+            ds, _ = self.resolver.qualified(data["table"], line)
+            self.write(ds, frame_written, line)
+            return None
+        if name in ("using", "tableProperty", "partitionedBy"):
+            return Obj("df_writer", data=data)
         if name in ("mode", "format", "partitionBy", "bucketBy", "sortBy", "outputMode",
                     "trigger", "queryName", "clusterBy"):
             if name == "format":

@@ -80,6 +80,8 @@ _CLASSES = {
     "concurrent.futures.thread.ThreadPoolExecutor": "ThreadPoolExecutor",
     "concurrent.futures.ProcessPoolExecutor": "ProcessPoolExecutor",
     "threading.Thread": "Thread",
+    "delta.tables.DeltaTable": "DeltaTable",
+    "delta.DeltaTable": "DeltaTable",
     "awsgluedq.transforms.EvaluateDataQuality": "transform:EvaluateDataQuality",
 }
 

@@ -501,9 +501,18 @@ def _merge(tree: exp.Merge, resolve: Callable[[str], Frame | None],
     whens = tree.args.get("whens")
     if not isinstance(target, exp.Table) or using is None or whens is None:
         raise SqlError("MERGE without a target, a source or WHEN clauses")
+    using = using.copy()
+    if not using.alias_or_name or (isinstance(using, exp.Subquery) and not using.alias):
+        # USING (SELECT … FROM src) without a name: Spark users write src.col for it
+        inner = next(iter(using.find_all(exp.Table)), None)
+        using = exp.alias_(using, inner.name if inner is not None else "merge_source",
+                           table=True)
     s_alias = using.alias_or_name
-    joined_target = target.copy()
+    joined_target: exp.Table | None = target.copy()
+    assert joined_target is not None
     joined_target.set("catalog", None)
+    if resolve(_table_key(joined_target)) is None:
+        joined_target = None  # a target of unknown columns adds nothing but noise
     columns = list(target_columns(name))
     frames: list[Frame] = []
     for when in whens.expressions:
@@ -532,7 +541,9 @@ def _merge(tree: exp.Merge, resolve: Callable[[str], Frame | None],
         if not projections:
             continue
         select = exp.select(*projections).from_(using.copy())
-        select = select.join(joined_target.copy(), on=on.copy() if on is not None else None)
+        if joined_target is not None:
+            select = select.join(joined_target.copy(),
+                                 on=on.copy() if on is not None else None)
         condition = when.args.get("condition")
         if condition is not None:
             select = select.where(condition.copy())
