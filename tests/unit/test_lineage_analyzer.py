@@ -612,3 +612,18 @@ def test_foreach_batch_merge_into_from_a_kafka_stream() -> None:
     assert direct(r) == {(ORDERS, "amount", "kafka://b:9092/orders", "amount",
                           "TRANSFORMATION")}
     assert (ORDERS, "kafka://b:9092/orders", "id", "JOIN") in indirect(r)
+
+
+def test_values_the_script_assigns_into_args_are_used() -> None:
+    r = analyze_source(
+        "import sys\n"
+        "args = getResolvedOptions(sys.argv, ['JOB_NAME'])\n"
+        "args['src_db'] = 'sales'\n"
+        "d = glueContext.create_dynamic_frame_from_catalog(database=args['src_db'], "
+        "table_name='orders_parquet')\n"
+        "p = d.toDF().toPandas()\n"
+        "p['loaded'] = 'today'\n"
+        "p.to_csv('s3://out/orders.csv')\n", catalog=CATALOG)
+    assert [i.dataset.key for i in r.inputs] == [ORDERS]
+    assert ("s3://out/orders.csv", "customer", ORDERS, "customer", "UNKNOWN") in direct(r)
+    assert any(w.line == 7 and "column assignment" in w.message for w in r.warnings)

@@ -228,6 +228,13 @@ class _Interpreter(ApiModel):
             key = self.eval(target.slice, env)
             if isinstance(container, dict) and _hashable(key):
                 container[key] = value
+            elif isinstance(container, Obj) and container.kind == "args" and \
+                    isinstance(key, str):
+                container.data.setdefault("set", {})[key] = value  # args["x"] = "…"
+            elif isinstance(container, Obj) and container.kind == "pandas":
+                ops = container.data.get("opaque", "")
+                container.data["opaque"] = f"{ops}, column assignment" if ops \
+                    else "column assignment"
         elif isinstance(target, ast.Starred):
             self.assign(target.value, value, env)
         # attributes (self.x = …) are not tracked

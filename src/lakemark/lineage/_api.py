@@ -285,6 +285,9 @@ class ApiModel(FrameOps):
             return value[key] if -len(value) <= key < len(value) else Unknown("index", line)
         if isinstance(value, Obj):
             if value.kind == "args":
+                assigned = value.data.get("set", {})
+                if isinstance(key, str) and key in assigned:
+                    return assigned[key]
                 return self.arg_value(key, line)
             if value.kind == "collection":
                 return self.collection_get(value, key, line)
