@@ -627,3 +627,19 @@ def test_values_the_script_assigns_into_args_are_used() -> None:
     assert [i.dataset.key for i in r.inputs] == [ORDERS]
     assert ("s3://out/orders.csv", "customer", ORDERS, "customer", "UNKNOWN") in direct(r)
     assert any(w.line == 7 and "column assignment" in w.message for w in r.warnings)
+
+
+def test_column_lists_filtered_by_membership_and_star_of_one_side() -> None:
+    r = analyze_source(
+        "from pyspark.sql import functions as F\n"
+        "a = spark.read.schema('id long, s struct<x:int,y:string>, junk string')"
+        ".parquet('s3://in/a')\n"
+        "b = spark.read.schema('id long, v double').parquet('s3://in/b')\n"
+        "drop = ['junk']\n"
+        "a2 = a.select([c for c in a.columns if c not in drop])\n"
+        "j = a2.join(b, a2.id == b.id, 'left').select(a2['*'], b.v, F.col('s.*'))\n"
+        "j.write.parquet('s3://out/j')\n")
+    [out] = r.outputs
+    assert [n for n, _ in out.columns] == ["id", "s", "v", "x", "y"]
+    assert ("s3://out/j", "x", "s3://in/a", "s.x", "IDENTITY") in direct(r)
+    assert r.warnings == ()

@@ -436,6 +436,14 @@ class _Interpreter(ApiModel):
                     isinstance(v, (str, int, float, bool)) for v in values):
                 equal = values[0] == values[1]
                 return equal if isinstance(node.ops[0], ast.Eq) else not equal
+            if len(values) == 2 and isinstance(node.ops[0], (ast.In, ast.NotIn)) and \
+                    isinstance(values[0], (str, int, float)) and \
+                    isinstance(values[1], (list, tuple, dict, str)) and \
+                    not any(isinstance(v, (Unknown, DynStr)) for v in (
+                        values[1] if isinstance(values[1], (list, tuple)) else [])) and \
+                    id(values[1]) not in self.uncertain:
+                found = values[0] in values[1]
+                return found if isinstance(node.ops[0], ast.In) else not found
             if len(values) == 2 and all(isinstance(v, (int, float)) for v in values):
                 left, right = values
                 op = node.ops[0]

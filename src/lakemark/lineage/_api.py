@@ -295,7 +295,7 @@ class ApiModel(FrameOps):
                 return Unknown(f"environment variable {key}", line)
         if isinstance(value, Frame):
             if isinstance(key, str):
-                return ColExpr(((value, key),), IDENTITY, key.split(".")[-1])
+                return ColExpr(((value, key),), IDENTITY, key.split(".")[-1], star=key == "*")
             if isinstance(key, ColExpr):
                 return self.df_filter(value, key, line)
             if isinstance(key, list):

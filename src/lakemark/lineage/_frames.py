@@ -578,8 +578,9 @@ class FrameOps:
                 return []
             self.warn("a column expression the analyser cannot know", line)
             return [("?", Col((), None))]
-        if expr.star:
-            return list(frame.cols.items())
+        if expr.star or (len(expr.refs) == 1 and (expr.refs[0][1] == "*" or
+                                                  expr.refs[0][1].endswith(".*"))):
+            return self.resolve_star(frame, expr, line)
         edges: list[ColumnEdge] = []
         for bound, ref in expr.refs:
             source = bound if bound is not None else frame
@@ -600,6 +601,28 @@ class FrameOps:
                 return [(key if expr.name.lower() == key.lower() else expr.name, col)]
             return [(name, Col(tuple(edges), expr.type))]
         return [(name, Col(derive(edges, expr.subtype, line, expr.description), expr.type))]
+
+    def resolve_star(self, frame: Frame, expr: ColExpr, line: int) -> list[tuple[str, Col]]:
+        """``*``, ``df["*"]``, ``F.col("alias.*")``: every column of the frame, of the frame
+        ``df`` stands for, or of an alias; ``struct.*`` of a struct column when its type is
+        known."""
+        bound, ref = expr.refs[0] if expr.refs else (None, "*")
+        if bound is not None:
+            return list(bound.cols.items())
+        head = ref[:-2] if ref.endswith(".*") else ""
+        if not head:
+            return list(frame.cols.items())
+        alias = next((a for a in frame.aliases if a.lower() == head.lower()), None)
+        if alias is not None:
+            return list(frame.aliases[alias].cols.items())
+        key = frame.find(head)
+        if key is not None:
+            kind, fields = _split_type(frame.cols[key].type)
+            if kind == "struct":
+                return [(f, Col(frame.lookup(f"{key}.{f}") or (), t)) for f, t in fields]
+        self.warn(f"{ref}: the fields of {head!r} are not known; they pass through unlisted",
+                  line)
+        return []
 
     def resolve_all(self, frame: Frame, values: Iterable[Any], line: int,
                     ) -> list[tuple[str, Col]]:
