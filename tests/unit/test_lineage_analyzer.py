@@ -643,3 +643,26 @@ def test_column_lists_filtered_by_membership_and_star_of_one_side() -> None:
     assert [n for n, _ in out.columns] == ["id", "s", "v", "x", "y"]
     assert ("s3://out/j", "x", "s3://in/a", "s.x", "IDENTITY") in direct(r)
     assert r.warnings == ()
+
+
+def test_unnest_iceberg_table_identifiers_mongodb_and_opensearch() -> None:
+    r = analyze_source(
+        "src = spark.read.schema('id long, who struct<name:string,age:int>')"
+        ".json('s3://in/people')\n"
+        "flat = DynamicFrame.fromDF(src, glueContext, 'x').unnest()\n"
+        "flat.toDF().write.format('iceberg').mode('overwrite').save('glue_catalog.sales.flat')\n"
+        "m = glueContext.create_dynamic_frame.from_options(connection_type='mongodb', "
+        "connection_options={'connection.uri': 'mongodb://u:secret@mongo.internal:27017', "
+        "'database': 'shop', 'collection': 'carts'})\n"
+        "glueContext.write_dynamic_frame.from_options(frame=m, connection_type='opensearch', "
+        "connection_options={'opensearch.nodes': 'search:443', "
+        "'opensearch.resource': 'carts-idx'})\n"
+        "spark.read.format('iceberg').load('glue_catalog.sales.orders_parquet')"
+        ".write.parquet('s3://out/o')\n", catalog=CATALOG)
+    outs = {o.dataset.key: [n for n, _ in o.columns] for o in r.outputs}
+    flat = "arn:aws:glue:unknown:unknown/table/sales/flat"
+    assert outs[flat] == ["id", "who.name", "who.age"]
+    assert "opensearch://search:443/carts-idx" in outs
+    assert "mongodb://mongo.internal:27017/shop.carts" in {i.dataset.key for i in r.inputs}
+    assert ORDERS in {i.dataset.key for i in r.inputs}
+    assert "secret" not in repr(r.inputs) + repr(r.outputs) + repr(r.warnings)

@@ -149,6 +149,23 @@ class ApiModel(FrameOps):
                 opts.get("connectionName") or "unknown"
             if topic is not None:
                 return DatasetRef(f"kafka://{servers}", str(getattr(topic, "text", topic)))
+        if kind in ("mongodb", "documentdb"):
+            uri = _text(opts.get("connection.uri") or opts.get("uri") or
+                        opts.get("connectionName"))
+            coll = _text(opts.get("collection"))
+            if uri is not None and coll is not None:
+                uri_text = uri.text if isinstance(uri, DynStr) else uri
+                host = re.sub(r"^[a-z+]+://(?:[^@/]*@)?", "", uri_text).split("/")[0] or "unknown"
+                db = opts.get("database") if isinstance(opts.get("database"), str) else ""
+                name = ".".join(p for p in (db, str(getattr(coll, "text", coll))) if p)
+                return DatasetRef(f"mongodb://{host}", name,
+                                  dynamic=isinstance(uri, DynStr) or isinstance(coll, DynStr))
+        if kind in ("opensearch", "elasticsearch"):
+            index = _text(opts.get("opensearch.resource") or opts.get("es.resource"))
+            nodes = opts.get("opensearch.nodes") or opts.get("es.nodes") or \
+                opts.get("connectionName") or "unknown"
+            if index is not None:
+                return DatasetRef(f"opensearch://{nodes}", str(getattr(index, "text", index)))
         if kind == "kinesis":
             stream = _text(opts.get("streamName") or opts.get("streamARN"))
             if stream is not None:
@@ -950,6 +967,9 @@ class ApiModel(FrameOps):
                 Frame(unknown=f"{fmt} read at line {line}", dynamic=False)
         if isinstance(fmt, str) and fmt.lower() == "delta" and path is None:
             path = opts.get("path")
+        if isinstance(fmt, str) and fmt.lower() in ("iceberg", "hudi", "delta") and \
+                isinstance(path, str) and "/" not in path and "." in path:
+            return self.read_table(path, line)  # format("iceberg").load("catalog.db.t")
         paths = [t for t in (_text(p) for p in _names(path)) if t is not None]
         for p in paths:
             self.dynamic(p, line)
@@ -1021,6 +1041,11 @@ class ApiModel(FrameOps):
             self.dynamic(path, line)
             if path is None:
                 self.warn(f"write .{name}() without a path the analyser can know", line)
+                return None
+            if isinstance(fmt, str) and fmt.lower() in ("iceberg", "hudi", "delta") and \
+                    isinstance(path, str) and "/" not in path and "." in path:
+                ds, _ = self.resolver.qualified(path, line)  # save("catalog.db.t")
+                self.write(ds, frame, line)
                 return None
             self.write(path_dataset(path), frame, line)
             return None

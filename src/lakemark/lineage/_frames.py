@@ -171,6 +171,8 @@ class FrameOps:
                     "ErrorsAsDynamicFrame", "DropDuplicates", "FillMissingValues"):
             kw = _bind(["frame"], args, kwargs)
             frame = kw.get("frame")
+            if name == "UnnestFrame" and isinstance(frame, Frame):
+                return self.unnest(frame, line)
             if name == "ResolveChoice" and isinstance(frame, Frame):
                 return self.resolve_choice(frame, kw.get("specs"), line, kw.get("choice"))
             return frame
@@ -328,6 +330,23 @@ class FrameOps:
                       line)
         tables[f"{root}_{out}"] = frame.with_cols(child, open=())
 
+    def unnest(self, frame: Frame, line: int) -> Frame:
+        """DynamicFrame ``unnest()``: struct columns (of known type) become ``a.b`` columns;
+        arrays stay as they are."""
+        cols: dict[str, Col] = {}
+
+        def flatten(path: str, col: Col) -> None:
+            kind, fields = _split_type(col.type)
+            if kind != "struct":
+                cols[path] = col
+                return
+            for field, ftype in fields:
+                flatten(f"{path}.{field}", Col(frame.lookup(f"{path}.{field}") or (), ftype))
+
+        for name, col in frame.cols.items():
+            flatten(name, col)
+        return frame.with_cols(cols, keep_aliases=True)
+
     def split_fields(self, frame: Any, paths: Any, name1: Any, name2: Any, line: int) -> Any:
         if not isinstance(frame, Frame):
             return frame
@@ -480,6 +499,8 @@ class FrameOps:
         if name in ("resolveChoice", "resolve_choice"):
             return self.resolve_choice(frame, args[0] if args else kwargs.get("specs"), line,
                                        args[1] if len(args) > 1 else kwargs.get("choice"))
+        if name == "unnest" and frame.dynamic:
+            return self.unnest(frame, line)
         if name in _PASSTHROUGH_FRAME:
             return frame
         if name == "schema":
