@@ -666,3 +666,18 @@ def test_unnest_iceberg_table_identifiers_mongodb_and_opensearch() -> None:
     assert "mongodb://mongo.internal:27017/shop.carts" in {i.dataset.key for i in r.inputs}
     assert ORDERS in {i.dataset.key for i in r.inputs}
     assert "secret" not in repr(r.inputs) + repr(r.outputs) + repr(r.warnings)
+
+
+def test_sql_lateral_view_struct_fields_hints_and_unaliased_names() -> None:
+    pre = ("d = spark.read.schema('id string, name string, s struct<a:int>, "
+           "items array<struct<sku:string,qty:int>>').parquet('s3://in/t')\n"
+           "d.createOrReplaceTempView('t')\n")
+    r = analyze_source(pre + "spark.sql('SELECT /*+ BROADCAST(c) */ id, item.sku, x.item.qty, "
+                       "item, c.s.a AS sa, upper(name) FROM t c LATERAL VIEW explode(items) x "
+                       "AS item').write.parquet('s3://out/x')\n")
+    [out] = r.outputs
+    assert [(n, [(e.field, e.subtype) for e in edges]) for n, edges in out.columns] == [
+        ("id", [("id", "IDENTITY")]), ("sku", [("items.sku", "IDENTITY")]),
+        ("qty", [("items.qty", "IDENTITY")]), ("item", [("items", "TRANSFORMATION")]),
+        ("sa", [("s.a", "IDENTITY")]), ("upper(name)", [("name", "TRANSFORMATION")])]
+    assert r.warnings == ()

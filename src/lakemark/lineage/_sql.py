@@ -10,7 +10,7 @@ dataset-level INDIRECT edges. Nothing is executed.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import sqlglot
@@ -42,6 +42,8 @@ class SqlError(Exception):
 
 def _kind(node: exp.Expr) -> str:
     inner = node.this if isinstance(node, exp.Alias) else node
+    while isinstance(inner, exp.Dot):  # s.a.b: a field of a struct column
+        inner = inner.this
     if isinstance(inner, exp.Column) and not isinstance(inner.this, exp.Star):
         return IDENTITY
     if any(isinstance(n, exp.AggFunc) for n in inner.walk()) and not \
@@ -99,6 +101,26 @@ def _case_map(tree: exp.Expr, frames: Mapping[str, Frame]) -> dict[str, str]:
     return out
 
 
+def _spark_name(node: exp.Expr) -> str:
+    """The name Spark gives an unaliased expression: its text, without table qualifiers,
+    function names in lowercase (``upper(name)``)."""
+    copy = node.copy()
+    for col in copy.find_all(exp.Column):
+        col.set("table", None)
+        col.set("db", None)
+    return copy.sql(dialect="spark", normalize_functions="lower")
+
+
+def _dot_path(col: exp.Column) -> str:
+    """The struct fields read from a column (``s.a.b`` qualified as ``Dot(t.s, a).b``)."""
+    fields: list[str] = []
+    node: exp.Expr = col
+    while isinstance(node.parent, exp.Dot) and node.parent.this is node:
+        node = node.parent
+        fields.append(node.expression.name)
+    return ".".join(fields)
+
+
 def _is_star(node: exp.Expr) -> bool:
     return isinstance(node, exp.Star) or (isinstance(node, exp.Column)
                                           and isinstance(node.this, exp.Star))
@@ -135,7 +157,7 @@ def _query_frame(tree: exp.Query, resolve: Callable[[str], Frame | None], line: 
     frames: dict[str, Frame] = {}
     for table in tree.find_all(exp.Table):
         key = _table_key(table)
-        if not key or key in ctes or key in frames:
+        if not key or key in ctes or key in frames or table.find_ancestor(exp.Hint):
             continue
         found = resolve(key)
         if found is None:
@@ -199,11 +221,37 @@ class _Tracer:
             return None, source
         return None, None
 
+    def lateral(self, scope: Scope, col: exp.Column) -> tuple[list[Any], str] | None:
+        """A column of a ``LATERAL VIEW explode(items) t AS item`` (``item``, ``item.sku``,
+        ``t.item.sku``): the exploded expression's columns, with the field path."""
+        laterals = scope.expression.args.get("laterals") if isinstance(
+            scope.expression, exp.Select) else None
+        names = [p.name for p in col.parts]
+        for lat in laterals or ():
+            alias = lat.args.get("alias")
+            outs = [c.name for c in alias.columns] if alias is not None else []
+            hit = next((i for i, n in enumerate(names) if n.lower() in
+                        {o.lower() for o in outs}), None)
+            if hit is None:
+                continue
+            path = ".".join(names[hit + 1:] + ([_dot_path(col)] if _dot_path(col) else []))
+            edges: list[Any] = []
+            for inner in lat.this.find_all(exp.Column):
+                found, _ = self.column(scope, inner)
+                edges.extend(replace(e, field=f"{e.field}.{path}") if path else e
+                             for e in found)
+            return edges, IDENTITY if path else TRANSFORMATION
+        return None
+
     def column(self, scope: Scope, col: exp.Column) -> tuple[list[Any], str]:
         """Edges of a column read in ``scope`` and the subtype accumulated below it."""
+        exploded = self.lateral(scope, col)
+        if exploded is not None:
+            return exploded
         frame, sub = self._source_frame(scope, col.table)
         if frame is not None:
-            edges = frame.lookup(col.name)
+            path = _dot_path(col)
+            edges = frame.lookup(f"{col.name}.{path}" if path else col.name)
             return list(edges or ()), IDENTITY
         if sub is not None:
             return self.named(sub, col.name)
@@ -279,6 +327,8 @@ class _Tracer:
                 self.star(first, node, cols, opened)
                 continue
             name = self.spell(node.alias_or_name)
+            if isinstance(node, exp.Alias) and node.alias.startswith("_col_"):
+                name = _spark_name(node.this)  # sqlglot named it; Spark shows the text
             edges, sub = self.named(root, name, i) if _set_parts(root) \
                 else self.projection(first, node)
             desc = "" if sub == IDENTITY else (node.this if isinstance(node, exp.Alias)
