@@ -681,3 +681,30 @@ def test_sql_lateral_view_struct_fields_hints_and_unaliased_names() -> None:
         ("qty", [("items.qty", "IDENTITY")]), ("item", [("items", "TRANSFORMATION")]),
         ("sa", [("s.a", "IDENTITY")]), ("upper(name)", [("name", "TRANSFORMATION")])]
     assert r.warnings == ()
+
+
+def test_dynamodb_table_from_the_catalog_and_written_directly_is_one_dataset(
+        tmp_path: Path) -> None:
+    import json
+
+    (tmp_path / "catalog" / "tables").mkdir(parents=True)
+    (tmp_path / "catalog" / "databases.json").write_text(
+        json.dumps({"DatabaseList": [{"Name": "ddb"}]}))
+    (tmp_path / "catalog" / "tables" / "ddb.json").write_text(json.dumps({"TableList": [{
+        "Name": "users", "DatabaseName": "ddb", "Parameters": {"classification": "dynamodb"},
+        "StorageDescriptor": {"Columns": [{"Name": "id", "Type": "string"}],
+                              "Location": "arn:aws:dynamodb:us-east-1:123456789012:table/users",
+                              "Parameters": {"classification": "dynamodb"}}}]}))
+    r = analyze_source(
+        "from pyspark.sql import functions as F\n"
+        "u = glueContext.create_dynamic_frame.from_catalog(database='ddb', table_name='users')\n"
+        "v = u.toDF().select(F.col('id').alias('user_id'))\n"
+        "glueContext.write_dynamic_frame.from_options(frame=u, connection_type='dynamodb', "
+        "connection_options={'dynamodb.output.tableName': 'users'})\n"
+        "v.write.parquet('s3://out/v')\n",
+        catalog=FolderCatalog(tmp_path), account="123456789012", region="us-east-1")
+    key = "arn:aws:dynamodb:us-east-1:123456789012/table/users"
+    assert [i.dataset.key for i in r.inputs] == [key]
+    assert [o.dataset.key for o in r.outputs] == [key, "s3://out/v"]
+    [renamed] = [e for _, c, e in r.edges() if c == "user_id"]
+    assert renamed.line == 3 and renamed.subtype == "IDENTITY"

@@ -36,6 +36,10 @@ def _text(value: str | DynStr) -> tuple[str, bool]:
 def path_dataset(path: str | DynStr) -> DatasetRef:
     """The dataset of a file or folder path (``s3://b/k/``, ``/data/x``, ``file:///x``)."""
     text, dynamic = _text(path)
+    if text.startswith("arn:"):  # a catalog table over DynamoDB: arn:aws:dynamodb:r:a:table/x
+        head = text.split(":", 5)
+        if len(head) == 6:
+            return DatasetRef(":".join(head[:5]), head[5], dynamic=dynamic)
     m = re.match(r"^(s3[an]?)://([^/]*)/*(.*)$", text, re.IGNORECASE)
     if m:
         return DatasetRef(f"s3://{m.group(2)}", m.group(3).rstrip("/") or "/", dynamic=dynamic)

@@ -620,6 +620,9 @@ class FrameOps:
             if key is not None and expr.name == expr.refs[0][1].split(".")[-1]:
                 col = frame.cols[key]
                 return [(key if expr.name.lower() == key.lower() else expr.name, col)]
+            ref = expr.refs[0][1].split(".")[-1]
+            if name.lower() != ref.lower():  # F.col("a").alias("b"): a rename, on this line
+                return [(name, Col(_renamed_at(edges, line, ref), expr.type))]
             return [(name, Col(tuple(edges), expr.type))]
         return [(name, Col(derive(edges, expr.subtype, line, expr.description), expr.type))]
 

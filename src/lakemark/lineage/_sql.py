@@ -333,7 +333,11 @@ class _Tracer:
                 else self.projection(first, node)
             desc = "" if sub == IDENTITY else (node.this if isinstance(node, exp.Alias)
                                                else node).sql("spark")
-            cols[name] = Col(derive(edges, sub, self.line, desc))
+            out = derive(edges, sub, self.line, desc)
+            if sub == IDENTITY and isinstance(node, exp.Alias) and \
+                    isinstance(node.this, exp.Column) and node.this.name.lower() != name.lower():
+                out = tuple(replace(e, line=self.line) for e in out)  # a rename (AS)
+            cols[name] = Col(out)
         return cols, opened
 
     def star(self, scope: Scope, node: exp.Expr, cols: dict[str, Col],
