@@ -708,3 +708,23 @@ def test_dynamodb_table_from_the_catalog_and_written_directly_is_one_dataset(
     assert [o.dataset.key for o in r.outputs] == [key, "s3://out/v"]
     [renamed] = [e for _, c, e in r.edges() if c == "user_id"]
     assert renamed.line == 3 and renamed.subtype == "IDENTITY"
+
+
+def test_rows_collected_json_rdds_and_foreach_are_not_lost() -> None:
+    r = analyze_source(READ +
+                       "rows = df.collect()\n"
+                       "spark.createDataFrame(rows, ['a', 'b']).write.parquet('s3://out/r')\n"
+                       "spark.createDataFrame([('x', 1)], 'a string, b int')"
+                       ".write.parquet('s3://out/lit')\n"
+                       "made = [r for r in rows]\n"
+                       "spark.createDataFrame(made).write.parquet('s3://out/made')\n"
+                       "df.toJSON().saveAsTextFile('s3://out/json')\n"
+                       "df.foreachPartition(lambda it: None)\n")
+    outs = {o.dataset.key: [(n, [(e.field, e.subtype) for e in es]) for n, es in o.columns]
+            for o in r.outputs}
+    assert outs["s3://out/r"] == [("a", [("a", "UNKNOWN")]), ("b", [("b", "UNKNOWN")])]
+    assert outs["s3://out/lit"] == [("a", []), ("b", [])]
+    assert outs["s3://out/json"] == outs["s3://out/r"]
+    assert "s3://out/made" in outs
+    warned = {w.line for w in r.warnings}
+    assert {6, 8} <= warned

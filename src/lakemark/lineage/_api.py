@@ -26,7 +26,16 @@ from ._graph import (
 )
 from ._objects import Lambda, Method, Obj, UserFunc, import_value
 from ._sql import SqlError, SqlWrite, expression_lineage, statement_lineage
-from ._values import UNCERTAIN, ColExpr, DynStr, Frame, Unknown, combine_exprs, merge_frames
+from ._values import (
+    UNCERTAIN,
+    Col,
+    ColExpr,
+    DynStr,
+    Frame,
+    Unknown,
+    combine_exprs,
+    merge_frames,
+)
 
 __all__ = ["ApiModel"]
 
@@ -684,7 +693,23 @@ class ApiModel(FrameOps):
             if source.kind == "pandas":
                 source = self.from_pandas(source, line)
             return self.rdd_frame(source, schema, line)
-        if name in ("createDataFrame", "range", "emptyDataFrame"):
+        if name == "createDataFrame":
+            data = args[0] if args else kwargs.get("data")
+            schema = args[1] if len(args) > 1 else kwargs.get("schema")
+            names = [n for n in _names(schema) if isinstance(n, str)] if isinstance(
+                schema, (list, tuple)) else [n for n, _ in _schema_names(schema)]
+            cols = {n: Col((), None) for n in names}
+            if isinstance(data, Obj) and data.kind == "rows":
+                return self.rdd_frame(Obj("rdd", data={
+                    "frame": data.data["frame"], "opaque": "rows collected to the driver"}),
+                    schema, line)
+            if isinstance(data, (list, tuple)) and not any(
+                    isinstance(v, Unknown) for v in data):
+                return Frame(cols, dynamic=False)  # literal rows: no inputs
+            self.warn("spark.createDataFrame() of data the analyser cannot follow (rows "
+                      "collected or built at run time): its columns' inputs are unknown", line)
+            return Frame(cols, dynamic=False, unknown=f"createDataFrame at line {line}")
+        if name in ("range", "emptyDataFrame"):
             return Frame(dynamic=False)
         if name in ("newSession", "getOrCreate"):
             return Obj("spark")

@@ -509,6 +509,14 @@ class FrameOps:
             return self.statistics(frame, name, args, line)
         if name == "toPandas":
             return Obj("pandas", data={"frame": frame})
+        if name == "toJSON":
+            return Obj("rdd", data={"frame": frame, "opaque": "toJSON"})
+        if name in ("collect", "take", "tail", "toLocalIterator"):
+            return Obj("rows", data={"frame": frame})  # rows on the driver
+        if name in ("foreach", "foreachPartition"):
+            self.warn(f"{name}(): each row is handed to a function; what it writes (a database, "
+                      "an API) is not analysed", line)
+            return None
         if name in _NO_VALUE:
             return Unknown(f"the data of a frame ({name})", line)
         if name == "writeTo":
