@@ -728,3 +728,27 @@ def test_rows_collected_json_rdds_and_foreach_are_not_lost() -> None:
     assert "s3://out/made" in outs
     warned = {w.line for w in r.warnings}
     assert {6, 8} <= warned
+
+
+def test_glue_studio_visual_transforms_gs_methods() -> None:
+    r = analyze_source(
+        "import gs_derived\nimport gs_concat\n"
+        "src = spark.read.schema('first string, last string, ts string, price double, "
+        "qty int, s struct<a:int>').json('s3://in/p')\n"
+        "d = DynamicFrame.fromDF(src, glueContext, 'x')\n"
+        "d = d.gs_derived(colName='total', expr='price * qty')\n"
+        "d = d.gs_concat(colName='name', colList=['first', 'last'], spacer=' ')\n"
+        "d = d.gs_to_timestamp(colName='ts', colType='autodetect', newColName='when')\n"
+        "d = d.gs_split(colName='`ts`', pattern='-', newColName='parts')\n"
+        "d = d.gs_array_to_cols(colName='parts', colList=['y', 'm'])\n"
+        "d = d.gs_now(colName='loaded')\n"
+        "d = d.gs_flatten(maxLevels=1, separator='_')\n"
+        "d.toDF().select('total', 'name', 'when', 'y', 's_a', 'loaded')"
+        ".write.parquet('s3://out/p')\n")
+    [out] = r.outputs
+    assert [(n, sorted((e.field, e.subtype) for e in es)) for n, es in out.columns] == [
+        ("total", [("price", "TRANSFORMATION"), ("qty", "TRANSFORMATION")]),
+        ("name", [("first", "TRANSFORMATION"), ("last", "TRANSFORMATION")]),
+        ("when", [("ts", "TRANSFORMATION")]), ("y", [("ts", "TRANSFORMATION")]),
+        ("s_a", [("s.a", "IDENTITY")]), ("loaded", [])]
+    assert r.warnings == ()

@@ -48,6 +48,18 @@ _SPARK_NAMES = {
     "sumDistinct": "sum(DISTINCT {})", "sum_distinct": "sum(DISTINCT {})",
     "mean": "avg({})", "approxCountDistinct": "approx_count_distinct({})",
 }
+#: Glue Studio transforms generated as DynamicFrame methods, with their positional parameters
+_STUDIO = {
+    "gs_derived": ["colName", "expr"], "gs_concat": ["colName", "colList", "spacer"],
+    "gs_to_timestamp": ["colName", "colType", "newColName"],
+    "gs_format_timestamp": ["colName", "dateFormat", "extractFormat", "newColName"],
+    "gs_split": ["colName", "pattern", "newColName"],
+    "gs_array_to_cols": ["colName", "colList"], "gs_now": ["colName", "dateFormat"],
+    "gs_uuid": ["colName"], "gs_identifier": ["colName"], "gs_flatten": ["maxLevels", "separator"],
+    "gs_format_number": ["colName", "decimalPrecision", "newColName"],
+    "gs_hash": ["colName", "newColName"], "gs_encrypt": ["colName", "newColName"],
+    "gs_decrypt": ["colName", "newColName"],
+}
 _PASSTHROUGH_FRAME = {
     "repartition", "coalesce", "cache", "persist", "unpersist", "checkpoint",
     "localCheckpoint", "hint", "sample", "limit", "distinct", "dropDuplicates",
@@ -330,6 +342,54 @@ class FrameOps:
                       line)
         tables[f"{root}_{out}"] = frame.with_cols(child, open=())
 
+    def studio_node(self, frame: Frame, name: str, kw: dict[str, Any], line: int) -> Any:
+        """Glue Studio's visual transforms (``dyf.gs_derived(colName=…, expr=…)`` and the
+        others its generated scripts call)."""
+        col = kw.get("colName")
+        col = col.replace("`", "") if isinstance(col, str) else col
+        new = kw.get("newColName")
+        target = new if isinstance(new, str) else col
+        if name == "gs_derived":
+            expr = kw.get("expr")
+            if isinstance(expr, str):
+                try:
+                    return self.with_columns(frame, {col: expression_lineage(expr)}, line)
+                except SqlError as exc:
+                    self.warn(f"gs_derived: {exc}", line)
+            return self.unknown_call(name, [frame], {}, line)
+        if name == "gs_concat":
+            parts = [ColExpr(((None, c),), IDENTITY, c) for c in _names(kw.get("colList"))
+                     if isinstance(c, str)]
+            return self.with_columns(frame, {col: combine_exprs(parts, TRANSFORMATION, col,
+                                                                "concat")}, line)
+        if name in ("gs_to_timestamp", "gs_format_timestamp", "gs_split", "gs_format_number",
+                    "gs_hash", "gs_encrypt", "gs_decrypt"):
+            source = ColExpr(((None, col),), IDENTITY, col) if isinstance(col, str) else None
+            if source is None or not isinstance(target, str):
+                return self.unknown_call(name, [frame], {}, line)
+            return self.with_columns(frame, {target: source.then(TRANSFORMATION, target,
+                                                                 name[3:])}, line)
+        if name == "gs_array_to_cols":
+            source = ColExpr(((None, col),), IDENTITY, col) if isinstance(col, str) else None
+            outs = [c for c in _names(kw.get("colList")) if isinstance(c, str)]
+            if source is None or not outs:
+                return self.unknown_call(name, [frame], {}, line)
+            return self.with_columns(frame, {c: source.then(TRANSFORMATION, c, "array item")
+                                             for c in outs}, line)
+        if name in ("gs_now", "gs_uuid", "gs_identifier"):
+            if not isinstance(col, str):
+                return self.unknown_call(name, [frame], {}, line)
+            return self.with_columns(frame, {col: ColExpr((), TRANSFORMATION, col, name[3:])},
+                                     line)
+        if name == "gs_flatten":
+            sep = kw.get("separator")
+            flat = self.unnest(frame, line)
+            if isinstance(sep, str) and sep != ".":
+                flat = flat.with_cols({k.replace(".", sep) if k not in frame.cols else k: v
+                                       for k, v in flat.cols.items()}, keep_aliases=True)
+            return flat
+        return self.unknown_call(name, [frame], {}, line)
+
     def unnest(self, frame: Frame, line: int) -> Frame:
         """DynamicFrame ``unnest()``: struct columns (of known type) become ``a.b`` columns;
         arrays stay as they are."""
@@ -501,6 +561,8 @@ class FrameOps:
                                        args[1] if len(args) > 1 else kwargs.get("choice"))
         if name == "unnest" and frame.dynamic:
             return self.unnest(frame, line)
+        if name.startswith("gs_") and name in _STUDIO:
+            return self.studio_node(frame, name, _bind(_STUDIO[name], args, kwargs), line)
         if name in _PASSTHROUGH_FRAME:
             return frame
         if name == "schema":
