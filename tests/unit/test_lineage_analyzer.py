@@ -752,3 +752,18 @@ def test_glue_studio_visual_transforms_gs_methods() -> None:
         ("when", [("ts", "TRANSFORMATION")]), ("y", [("ts", "TRANSFORMATION")]),
         ("s_a", [("s.a", "IDENTITY")]), ("loaded", [])]
     assert r.warnings == ()
+
+
+def test_evaluate_data_quality_process_rows_is_a_collection() -> None:
+    r = analyze_source(
+        "from awsgluedq.transforms import EvaluateDataQuality\n"
+        "src = glueContext.create_dynamic_frame.from_catalog(database='sales', "
+        "table_name='orders_parquet')\n"
+        "dq = EvaluateDataQuality().process_rows(frame=src, ruleset='Rules = [ColumnCount > 0]',"
+        " publishing_options={}, additional_options={})\n"
+        "rows = SelectFromCollection.apply(dfc=dq, key='rowLevelOutcomes')\n"
+        "rows.toDF().select('order_id', 'DataQualityEvaluationResult')"
+        ".write.parquet('s3://out/dq')\n", catalog=CATALOG)
+    assert direct(r) == {("s3://out/dq", "order_id", ORDERS, "order_id", "IDENTITY")}
+    assert [n for n, _ in r.outputs[0].columns] == ["order_id", "DataQualityEvaluationResult"]
+    assert r.warnings == ()

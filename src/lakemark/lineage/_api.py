@@ -564,6 +564,22 @@ class ApiModel(FrameOps):
                 return list(obj.data.get("frames", {}).values())
             return None
         if kind == "transform":
+            if obj.name == "EvaluateDataQuality" and name == "process_rows":
+                frame = _bind(["frame"], args, kwargs).get("frame")
+                if not isinstance(frame, Frame):
+                    return self.unknown_call("EvaluateDataQuality().process_rows", args,
+                                             kwargs, line)
+                # the rows with their rule results, and one row per rule (no inputs)
+                checked = frame.with_cols({**frame.cols, **{
+                    c: Col((), None) for c in ("DataQualityRulesPass", "DataQualityRulesFail",
+                                               "DataQualityRulesSkip",
+                                               "DataQualityEvaluationResult")}},
+                    keep_aliases=True)
+                outcomes = Frame({c: Col((), None) for c in (
+                    "Rule", "Outcome", "FailureReason", "EvaluatedMetrics")}, dynamic=True)
+                return Obj("collection", data={"frames": {
+                    "originalData": frame, "rowLevelOutcomes": checked,
+                    "ruleOutcomes": outcomes}})
             if name in ("apply", "__call__", "process_rows"):
                 return self.transform(obj.name, args, kwargs, line)
             return None
