@@ -767,3 +767,30 @@ def test_evaluate_data_quality_process_rows_is_a_collection() -> None:
     assert direct(r) == {("s3://out/dq", "order_id", ORDERS, "order_id", "IDENTITY")}
     assert [n for n, _ in r.outputs[0].columns] == ["order_id", "DataQualityEvaluationResult"]
     assert r.warnings == ()
+
+
+def test_jobs_written_as_classes_are_followed() -> None:
+    r = analyze_source(
+        "class BaseJob:\n"
+        "    FORMAT = 'parquet'\n"
+        "    def __init__(self, glue_context, target):\n"
+        "        self.spark = glue_context.spark_session\n"
+        "        self.target = target\n"
+        "    def write(self, df, name):\n"
+        "        df.write.format(self.FORMAT).save(f'{self.target}/{name}')\n"
+        "class OrdersJob(BaseJob):\n"
+        "    def extract(self):\n"
+        "        return self.spark.read.schema('id long, amt double').parquet('s3://in/o')\n"
+        "    @staticmethod\n"
+        "    def transform(df):\n"
+        "        return df.select('id', (df.amt * 2).alias('amt2'))\n"
+        "    @classmethod\n"
+        "    def create(cls, target):\n"
+        "        return cls(GlueContext(SparkContext.getOrCreate()), target)\n"
+        "    def run(self):\n"
+        "        self.write(self.transform(self.extract()), 'orders')\n"
+        "if __name__ == '__main__':\n"
+        "    OrdersJob.create('s3://out').run()\n")
+    assert direct(r) == {("s3://out/orders", "id", "s3://in/o", "id", "IDENTITY"),
+                         ("s3://out/orders", "amt2", "s3://in/o", "amt", "TRANSFORMATION")}
+    assert r.warnings == ()

@@ -21,7 +21,17 @@ from typing import Any
 from ._api import ApiModel
 from ._datasets import DatasetResolver
 from ._graph import IDENTITY, TRANSFORMATION, JobLineage, LineageWarning
-from ._objects import Lambda, Method, Obj, UserFunc, import_value, predefined
+from ._objects import (
+    Bound,
+    Instance,
+    Lambda,
+    Method,
+    Obj,
+    UserClass,
+    UserFunc,
+    import_value,
+    predefined,
+)
 from ._values import ColExpr, DynStr, Frame, Unknown, combine_exprs, merge_frames
 
 __all__ = ["analyze_script"]
@@ -119,7 +129,7 @@ class _Interpreter(ApiModel):
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             env[node.name] = self.define(node, env)
         elif isinstance(node, ast.ClassDef):
-            env[node.name] = Unknown(f"class {node.name} defined in the script", line)
+            env[node.name] = self.define_class(node, env)
         elif isinstance(node, ast.Import):
             for alias in node.names:
                 self.do_import(alias.name, alias.asname, env, line, whole=alias.asname is None)
@@ -237,7 +247,11 @@ class _Interpreter(ApiModel):
                     else "column assignment"
         elif isinstance(target, ast.Starred):
             self.assign(target.value, value, env)
-        # attributes (self.x = …) are not tracked
+        elif isinstance(target, ast.Attribute):
+            owner = self.eval(target.value, env)
+            if isinstance(owner, (Instance, UserClass)):
+                owner.attrs[target.attr] = value  # self.x = …
+        # other attributes (module.x = …) are not tracked
 
     # -- functions and imports ------------------------------------------------------------------
     def define(self, node: ast.FunctionDef | ast.AsyncFunctionDef, env: dict[str, Any]) -> Any:
@@ -256,6 +270,52 @@ class _Interpreter(ApiModel):
             if kw_default is not None:
                 defaults[arg.arg] = self.eval(kw_default, env)
         return UserFunc(node, env, defaults, self.current_file)
+
+    def define_class(self, node: ast.ClassDef, env: dict[str, Any]) -> UserClass:
+        """A class of the script: methods are analysed when called (``self`` is an
+        :class:`Instance` whose attributes the methods set), base classes of the script
+        contribute theirs."""
+        cls = UserClass(node.name, {}, {})
+        for base in node.bases:
+            parent = self.eval(base, env)
+            if isinstance(parent, UserClass):
+                cls.methods.update(parent.methods)
+                cls.attrs.update(parent.attrs)
+                cls.kinds.update(parent.kinds)
+        for stmt in node.body:
+            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                cls.methods[stmt.name] = self.define(stmt, env)
+                decorators = {d.id for d in stmt.decorator_list if isinstance(d, ast.Name)}
+                if "staticmethod" in decorators:
+                    cls.kinds[stmt.name] = "static"
+                elif "classmethod" in decorators:
+                    cls.kinds[stmt.name] = "class"
+                elif "property" in decorators:
+                    cls.kinds[stmt.name] = "property"
+            elif isinstance(stmt, ast.Assign):
+                value = self.eval(stmt.value, env)
+                for target in stmt.targets:
+                    if isinstance(target, ast.Name):
+                        cls.attrs[target.id] = value
+        return cls
+
+    def member(self, owner: Instance | UserClass, attr: str, line: int) -> Any:
+        cls = owner.cls if isinstance(owner, Instance) else owner
+        if attr in owner.attrs:
+            return owner.attrs[attr]
+        if attr in cls.attrs:
+            return cls.attrs[attr]
+        if attr in cls.methods:
+            kind = cls.kinds.get(attr, "")
+            func = cls.methods[attr]
+            if kind == "static":
+                return func
+            if kind == "class":
+                return Bound(func, cls)
+            if kind == "property" and isinstance(owner, Instance):
+                return self.call(func, [owner], {}, line, f"{cls.name}.{attr}")
+            return Bound(func, owner) if isinstance(owner, Instance) else func
+        return Unknown(f"{cls.name}.{attr}", line)
 
     def call_user(self, func: UserFunc, args: list[Any], kwargs: dict[str, Any],
                   line: int) -> Any:
@@ -384,7 +444,10 @@ class _Interpreter(ApiModel):
         if isinstance(node, ast.Name):
             return self.lookup(node.id, env, line)
         if isinstance(node, ast.Attribute):
-            return self.attribute(self.eval(node.value, env), node.attr, line)
+            owner = self.eval(node.value, env)
+            if isinstance(owner, (Instance, UserClass)):
+                return self.member(owner, node.attr, line)
+            return self.attribute(owner, node.attr, line)
         if isinstance(node, ast.Call):
             return self.call_node(node, env)
         if isinstance(node, ast.Subscript):
@@ -589,6 +652,14 @@ class _Interpreter(ApiModel):
              label: str) -> Any:
         if isinstance(func, UserFunc):
             return self.call_user(func, args, kwargs, line)
+        if isinstance(func, Bound):
+            return self.call(func.func, [func.self_value, *args], kwargs, line, label)
+        if isinstance(func, UserClass):
+            instance = Instance(func, {})
+            init = func.methods.get("__init__")
+            if init is not None:
+                self.call(init, [instance, *args], kwargs, line, f"{func.name}()")
+            return instance
         if isinstance(func, Lambda):
             local = _Scope({}, func.scope)
             for a, v in zip(func.node.args.args, args):

@@ -8,7 +8,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["Lambda", "Method", "Obj", "UserFunc", "import_value"]
+__all__ = ["Bound", "Instance", "Lambda", "Method", "Obj", "UserClass", "UserFunc",
+           "import_value"]
 
 
 @dataclass(eq=False)
@@ -41,6 +42,33 @@ class UserFunc:
     globals: dict[str, Any]
     defaults: Mapping[str, Any]
     file: str
+
+
+@dataclass(eq=False)
+class UserClass:
+    """A class defined in the script: its methods (analysed at each call) and attributes."""
+
+    name: str
+    methods: dict[str, Any]
+    attrs: dict[str, Any]
+    #: methods decorated @staticmethod / @classmethod
+    kinds: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(eq=False)
+class Instance:
+    """An object of a script class; ``self.x = …`` lands in ``attrs``."""
+
+    cls: UserClass
+    attrs: dict[str, Any]
+
+
+@dataclass(frozen=True, eq=False)
+class Bound:
+    """A method of a script class with its ``self`` (or ``cls``)."""
+
+    func: Any
+    self_value: Any
 
 
 @dataclass(frozen=True, eq=False)
