@@ -794,3 +794,22 @@ def test_jobs_written_as_classes_are_followed() -> None:
     assert direct(r) == {("s3://out/orders", "id", "s3://in/o", "id", "IDENTITY"),
                          ("s3://out/orders", "amt2", "s3://in/o", "amt", "TRANSFORMATION")}
     assert r.warnings == ()
+
+
+def test_super_calls_in_script_classes() -> None:
+    r = analyze_source(
+        "class Base:\n"
+        "    def __init__(self, spark):\n"
+        "        self.spark = spark\n"
+        "    def read(self):\n"
+        "        return self.spark.read.schema('id long, v string').parquet('s3://in/a')\n"
+        "class Child(Base):\n"
+        "    def __init__(self, spark, out):\n"
+        "        super().__init__(spark)\n"
+        "        self.out = out\n"
+        "    def read(self):\n"
+        "        return super().read().select('id')\n"
+        "    def run(self):\n"
+        "        self.read().write.parquet(self.out)\n"
+        "Child(spark, 's3://out/c').run()\n")
+    assert direct(r) == {("s3://out/c", "id", "s3://in/a", "id", "IDENTITY")}

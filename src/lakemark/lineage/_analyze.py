@@ -4,7 +4,7 @@ The script is parsed with :mod:`ast` and interpreted abstractly — never execut
 imported. Values are constants, strings with unknown parts (:class:`DynStr`), frames
 (:class:`Frame`), column expressions, API objects and user functions. Both branches of an
 ``if`` are followed and their frames merged; a loop over a known list is unrolled, any other
-loop body is followed once; helper functions (in the script or its extra py files) are
+loop body is followed once; helper functions and classes (in the script or its extra py files) are
 followed at each call. The Glue and Spark API calls themselves are modelled in :mod:`._api`.
 
 What cannot be known is kept: an unknown call that receives a frame, a UDF, a dynamic table
@@ -88,6 +88,8 @@ class _Interpreter(ApiModel):
         self.unknown_loops = 0
         #: lists filled in such a loop: their length is not known
         self.uncertain: set[int] = set()
+        #: (class defining the running method, its self) — for super()
+        self.classes: list[tuple[UserClass | None, Any]] = []
 
     # -- results ------------------------------------------------------------------------------
     def warn(self, message: str, line: int) -> None:
@@ -279,12 +281,14 @@ class _Interpreter(ApiModel):
         for base in node.bases:
             parent = self.eval(base, env)
             if isinstance(parent, UserClass):
+                cls.bases.append(parent)
                 cls.methods.update(parent.methods)
                 cls.attrs.update(parent.attrs)
                 cls.kinds.update(parent.kinds)
         for stmt in node.body:
             if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 cls.methods[stmt.name] = self.define(stmt, env)
+                cls.own.add(stmt.name)
                 decorators = {d.id for d in stmt.decorator_list if isinstance(d, ast.Name)}
                 if "staticmethod" in decorators:
                     cls.kinds[stmt.name] = "static"
@@ -316,6 +320,19 @@ class _Interpreter(ApiModel):
                 return self.call(func, [owner], {}, line, f"{cls.name}.{attr}")
             return Bound(func, owner) if isinstance(owner, Instance) else func
         return Unknown(f"{cls.name}.{attr}", line)
+
+    def super_member(self, proxy: Obj, attr: str, line: int) -> Any:
+        """``super().attr`` inside a method: the next class after the defining one."""
+        after: UserClass = proxy.data["after"]
+        self_value = proxy.data["self"]
+        owner = self_value.cls if isinstance(self_value, Instance) else self_value
+        chain = owner.mro() if isinstance(owner, UserClass) else []
+        rest = chain[chain.index(after) + 1:] if after in chain else []
+        for cls in rest:
+            if attr in cls.own:
+                func = cls.methods[attr]
+                return func if cls.kinds.get(attr) == "static" else Bound(func, self_value)
+        return Unknown(f"super().{attr}", line)
 
     def call_user(self, func: UserFunc, args: list[Any], kwargs: dict[str, Any],
                   line: int) -> Any:
@@ -447,6 +464,8 @@ class _Interpreter(ApiModel):
             owner = self.eval(node.value, env)
             if isinstance(owner, (Instance, UserClass)):
                 return self.member(owner, node.attr, line)
+            if isinstance(owner, Obj) and owner.kind == "super":
+                return self.super_member(owner, node.attr, line)
             return self.attribute(owner, node.attr, line)
         if isinstance(node, ast.Call):
             return self.call_node(node, env)
@@ -653,12 +672,25 @@ class _Interpreter(ApiModel):
         if isinstance(func, UserFunc):
             return self.call_user(func, args, kwargs, line)
         if isinstance(func, Bound):
-            return self.call(func.func, [func.self_value, *args], kwargs, line, label)
+            owner = func.self_value.cls if isinstance(func.self_value, Instance) else \
+                func.self_value
+            method = func.func
+            defining = next((c for c in owner.mro() if c.methods.get(method.node.name) is method
+                             and method.node.name in c.own), None) \
+                if isinstance(owner, UserClass) and isinstance(method, UserFunc) else None
+            self.classes.append((defining, func.self_value))
+            try:
+                return self.call(func.func, [func.self_value, *args], kwargs, line, label)
+            finally:
+                self.classes.pop()
+        if label == "super" and self.classes and self.classes[-1][0] is not None:
+            defining, self_value = self.classes[-1]
+            return Obj("super", data={"after": defining, "self": self_value})
         if isinstance(func, UserClass):
             instance = Instance(func, {})
             init = func.methods.get("__init__")
             if init is not None:
-                self.call(init, [instance, *args], kwargs, line, f"{func.name}()")
+                self.call(Bound(init, instance), list(args), kwargs, line, f"{func.name}()")
             return instance
         if isinstance(func, Lambda):
             local = _Scope({}, func.scope)

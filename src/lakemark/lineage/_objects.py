@@ -53,6 +53,16 @@ class UserClass:
     attrs: dict[str, Any]
     #: methods decorated @staticmethod / @classmethod
     kinds: dict[str, str] = field(default_factory=dict)
+    #: base classes of the script, in order, and the methods this class defines itself
+    bases: list[UserClass] = field(default_factory=list)
+    own: set[str] = field(default_factory=set)
+
+    def mro(self) -> list[UserClass]:
+        """This class and its script base classes, depth first (enough for scripts)."""
+        out: list[UserClass] = [self]
+        for base in self.bases:
+            out.extend(c for c in base.mro() if c not in out)
+        return out
 
 
 @dataclass(eq=False)
