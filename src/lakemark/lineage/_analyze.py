@@ -674,10 +674,7 @@ class _Interpreter(ApiModel):
         if isinstance(func, Bound):
             owner = func.self_value.cls if isinstance(func.self_value, Instance) else \
                 func.self_value
-            method = func.func
-            defining = next((c for c in owner.mro() if c.methods.get(method.node.name) is method
-                             and method.node.name in c.own), None) \
-                if isinstance(owner, UserClass) and isinstance(method, UserFunc) else None
+            defining = _defining_class(owner, func.func)
             self.classes.append((defining, func.self_value))
             try:
                 return self.call(func.func, [func.self_value, *args], kwargs, line, label)
@@ -778,6 +775,17 @@ class _Scope(dict[str, Any]):
 
     def get(self, key: str, default: Any = None) -> Any:  # type: ignore[override]
         return self[key] if key in self else default
+
+
+def _defining_class(owner: Any, method: Any) -> UserClass | None:
+    """The script class whose body defines ``method`` (for ``super()`` inside it)."""
+    if not isinstance(owner, UserClass) or not isinstance(method, UserFunc):
+        return None
+    name = method.node.name
+    for cls in owner.mro():
+        if name in cls.own and cls.methods.get(name) is method:
+            return cls
+    return None
 
 
 def _hashable(value: Any) -> bool:
