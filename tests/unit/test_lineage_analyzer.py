@@ -813,3 +813,24 @@ def test_super_calls_in_script_classes() -> None:
         "        self.read().write.parquet(self.out)\n"
         "Child(spark, 's3://out/c').run()\n")
     assert direct(r) == {("s3://out/c", "id", "s3://in/a", "id", "IDENTITY")}
+
+
+def test_options_and_returned_names_chosen_at_run_time_stay_dynamic() -> None:
+    r = analyze_source(
+        "import sys\n"
+        "args = getResolvedOptions(sys.argv, ['env'])\n"
+        "def target(env):\n"
+        "    if env == 'prod':\n"
+        "        return 's3://prod/out'\n"
+        "    return 's3://dev/out'\n"
+        "if args['env'] == 'prod':\n"
+        "    opts = {'path': 's3://prod/raw'}\n"
+        "else:\n"
+        "    opts = {'path': 's3://dev/raw'}\n"
+        "d = glueContext.create_dynamic_frame.from_options('s3', opts, format='json')\n"
+        "d.toDF().select('id').write.parquet(target(args['env']))\n")
+    [inp] = r.inputs
+    [out] = r.outputs
+    assert inp.dataset.dynamic and out.dataset.dynamic
+    assert any("'s3://prod/raw' or 's3://dev/raw'" in w.message for w in r.warnings)
+    assert any("'s3://prod/out' or 's3://dev/out'" in w.message for w in r.warnings)

@@ -194,6 +194,9 @@ class _Interpreter(ApiModel):
                 env[key] = merge_frames([a, b])
             elif isinstance(a, (str, DynStr)) and isinstance(b, (str, DynStr)) and a != b:
                 env[key] = self.either(a, b, node.lineno)
+            elif isinstance(a, dict) and isinstance(b, dict) and a != b:
+                env[key] = {k: self.either(a.get(k), b.get(k), node.lineno)
+                            for k in dict.fromkeys([*a, *b])}
             elif key not in env or (b is before.get(key) and a is not before.get(key)):
                 env[key] = a
 
@@ -375,6 +378,11 @@ class _Interpreter(ApiModel):
         if frames:
             return merge_frames(frames) if len(frames) > 1 else frames[0]
         known = [r for r in results if r is not None]
+        if len(known) > 1 and all(isinstance(r, (str, DynStr)) for r in known):
+            out = known[0]
+            for r in known[1:]:
+                out = self.either(out, r, line)
+            return out
         return known[-1] if known else None
 
     def do_import(self, name: str, asname: str | None, env: dict[str, Any], line: int,
