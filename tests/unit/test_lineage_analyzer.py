@@ -834,3 +834,21 @@ def test_options_and_returned_names_chosen_at_run_time_stay_dynamic() -> None:
     assert inp.dataset.dynamic and out.dataset.dynamic
     assert any("'s3://prod/raw' or 's3://dev/raw'" in w.message for w in r.warnings)
     assert any("'s3://prod/out' or 's3://dev/out'" in w.message for w in r.warnings)
+
+
+def test_redshift_staging_table_merged_by_postactions_is_the_real_target() -> None:
+    r = analyze_source(
+        "src = spark.read.schema('id long, a string').parquet('s3://in/x')\n"
+        "d = DynamicFrame.fromDF(src, glueContext, 'd')\n"
+        "glueContext.write_dynamic_frame.from_options(frame=d, connection_type='redshift', "
+        "connection_options={'postactions': 'BEGIN; MERGE INTO mart.fact USING mart.fact_tmp "
+        "ON fact.id = fact_tmp.id WHEN MATCHED THEN UPDATE SET a = fact_tmp.a WHEN NOT MATCHED "
+        "THEN INSERT VALUES (fact_tmp.id, fact_tmp.a); DROP TABLE mart.fact_tmp; END;', "
+        "'dbtable': 'mart.fact_tmp', 'connectionName': 'rs', "
+        "'url': 'jdbc:redshift://rs.example:5439/dev'})\n"
+        "glueContext.write_dynamic_frame.from_jdbc_conf(frame=d, catalog_connection='rs', "
+        "connection_options={'dbtable': 'mart.keep', 'database': 'dev', 'postactions': "
+        "'insert into mart.t select * from mart.keep'})\n")
+    assert [o.dataset.key for o in r.outputs] == ["redshift://rs.example:5439/dev.mart.fact",
+                                                  "glue-connection://rs/dev.mart.keep"]
+    assert not [w for w in r.warnings if w.line == 3]

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+
+import sqlglot
 from typing import Any
 
 from ._datasets import DatasetResolver, frame_of, jdbc_dataset, path_dataset
@@ -98,7 +100,9 @@ class ApiModel(FrameOps):
         return DynStr("{?" + label + "}", f"job argument --{label} has no value (give one with "
                       f"--arg {label}=VALUE or in run-arguments.json)")
 
-    def connection_url(self, name: Any, line: int) -> str | DynStr:
+    def connection_url(self, name: Any, line: int, fallback: Any = None) -> Any:
+        """The JDBC URL of a catalog connection (else ``fallback``, the ``url`` option given
+        with it, else a dynamic ``glue-connection://<name>``, reported)."""
         catalog = self.resolver.catalog
         if isinstance(name, str) and catalog is not None:
             try:
@@ -107,6 +111,8 @@ class ApiModel(FrameOps):
                 url = None
             if url:
                 return url
+        if isinstance(fallback, (str, DynStr)):
+            return fallback
         self.warn(f"Glue connection {name!r} is not in the catalog; its JDBC URL is unknown",
                   line)
         label = name if isinstance(name, str) and re.fullmatch(r"[\w.-]+", name) else "unknown"
@@ -129,7 +135,7 @@ class ApiModel(FrameOps):
         if kind in _JDBC:
             url: Any = opts.get("url")
             if opts.get("connectionName"):
-                url = self.connection_url(opts["connectionName"], line)
+                url = self.connection_url(opts["connectionName"], line, fallback=url)
             table = opts.get("dbtable") or opts.get("dbTable")
             if table is None and opts.get("query") is not None:
                 self.warn("a JDBC query read is named after its query; its tables are not "
@@ -142,8 +148,11 @@ class ApiModel(FrameOps):
                 self.warn(f"{kind} connection options without a known url/dbtable", line)
                 return None
             database = opts.get("database") if isinstance(opts.get("database"), str) else None
-            return jdbc_dataset(url_t if kind != "redshift" or str(url_t).startswith("jdbc")
-                                else f"jdbc:redshift:{url_t}", table_t, database)
+            url_text = url_t.text if isinstance(url_t, DynStr) else url_t
+            if kind == "redshift" and not url_text.startswith("jdbc"):
+                url_t = DynStr(f"jdbc:redshift:{url_text}", url_t.reason) \
+                    if isinstance(url_t, DynStr) else f"jdbc:redshift:{url_text}"
+            return jdbc_dataset(url_t, table_t, database)
         if kind == "dynamodb":
             table = _text(opts.get("dynamodb.input.tableName") or
                           opts.get("dynamodb.output.tableName"))
@@ -659,6 +668,8 @@ class ApiModel(FrameOps):
             ds = self.options_dataset(kw.get("connection_type"), kw.get("connection_options"),
                                       line)
             if ds is not None:
+                ds = self.staged(kw.get("connection_type"), kw.get("connection_options"), ds,
+                                 line)
                 self.write(ds, kw.get("frame", kw.get("dataframe")), line)
         elif name == "jdbc_conf":
             kw = _bind(["frame", "catalog_connection", "connection_options"], args, kwargs)
@@ -670,10 +681,49 @@ class ApiModel(FrameOps):
             opts["url"] = url
             ds = self.options_dataset(ctype, opts, line)
             if ds is not None:
-                self.write(ds, kw.get("frame"), line)
+                self.write(self.staged(ctype, opts, ds, line), kw.get("frame"), line)
         else:
             self.warn(f"write_dynamic_frame.{name} is not modelled; this write is not traced",
                       line)
+
+    def staged(self, ctype: Any, opts: Any, ds: DatasetRef, line: int) -> DatasetRef:
+        """A write to a staging table that ``postactions`` merge (or insert) into the real
+        table and then drop — what Glue Studio generates for a Redshift MERGE target: the
+        real table is the dataset written."""
+        if not isinstance(opts, dict):
+            return ds
+        post, staging = opts.get("postactions"), opts.get("dbtable") or opts.get("dbTable")
+        if not isinstance(post, str) or not isinstance(staging, str):
+            return ds
+        try:
+            statements = sqlglot.parse(post, read="redshift")
+        except Exception:  # noqa: BLE001 - unreadable post-actions leave the write as it is
+            self.warn("the postactions SQL cannot be parsed; the staging table is reported as "
+                      "the target", line)
+            return ds
+        last = staging.replace('"', "").split(".")[-1].lower()
+        target: str | None = None
+        dropped = False
+        for st in statements:
+            if st is None:
+                continue
+            if isinstance(st, sqlglot.exp.Merge):
+                using = st.args.get("using")
+                if isinstance(using, sqlglot.exp.Table) and using.name.lower() == last and \
+                        isinstance(st.this, sqlglot.exp.Table):
+                    target = ".".join(p for p in (st.this.db, st.this.name) if p)
+            elif isinstance(st, sqlglot.exp.Insert) and st.expression is not None and any(
+                    t.name.lower() == last for t in st.expression.find_all(sqlglot.exp.Table)):
+                table = st.this.this if isinstance(st.this, sqlglot.exp.Schema) else st.this
+                if isinstance(table, sqlglot.exp.Table):
+                    target = ".".join(p for p in (table.db, table.name) if p)
+            elif isinstance(st, sqlglot.exp.Drop) and any(
+                    t.name.lower() == last for t in st.find_all(sqlglot.exp.Table)):
+                dropped = True
+        if target is None or not dropped:
+            return ds
+        final = self.options_dataset(ctype, {**opts, "dbtable": target}, line)
+        return final if final is not None else ds
 
     def sink_write(self, sink: Obj, frame: Any, line: int) -> None:
         data = sink.data
