@@ -852,3 +852,23 @@ def test_redshift_staging_table_merged_by_postactions_is_the_real_target() -> No
     assert [o.dataset.key for o in r.outputs] == ["redshift://rs.example:5439/dev.mart.fact",
                                                   "glue-connection://rs/dev.mart.keep"]
     assert not [w for w in r.warnings if w.line == 3]
+
+
+def test_python2_scripts_tabs_and_format_with_job_arguments() -> None:
+    source = ("import sys\n"
+              "args = getResolvedOptions(sys.argv, ['db', 'table'])\n"
+              "q = 'select order_id from {db}.{table}'.format(**args)\n"
+              "df = spark.sql(q)\n"
+              "print 'rows', df.count()\n"
+              "try:\n"
+              "\tdf.write.parquet('s3://out/{}'.format(args['table']))\n"
+              "except Exception, e:\n"
+              "    print e\n")
+    r = analyze_source(source, catalog=CATALOG,
+                       arguments={"db": "sales", "table": "orders_parquet"})
+    assert direct(r) == {("s3://out/orders_parquet", "order_id", ORDERS, "order_id",
+                          "IDENTITY")}
+    assert any("Python 2" in w.message for w in r.warnings)
+    r = analyze_source(source)
+    assert [o.dataset.key for o in r.outputs] == ["s3://out/{?table}"]
+    assert any("format field db has no value" in w.message for w in r.warnings)

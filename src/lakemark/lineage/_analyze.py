@@ -15,6 +15,7 @@ columns carry UNKNOWN edges or the dataset is marked dynamic.
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -53,7 +54,7 @@ def analyze_script(source: str, *, job: str, namespace: str, resolver: DatasetRe
     interp = _Interpreter(resolver, dict(arguments or {}), dict(modules or {}), file)
     resolver.warn = interp.warn
     try:
-        tree = ast.parse(source, filename=file)
+        tree = _parse(source, file, interp.warn)
     except SyntaxError as exc:
         interp.warn(f"the script is not valid Python: {exc.msg}", exc.lineno or 0)
         return interp.result(job, namespace, source)
@@ -69,6 +70,37 @@ def analyze_script(source: str, *, job: str, namespace: str, resolver: DatasetRe
                     f"({type(exc).__name__}: {exc}); the rest of the script is not analysed",
                     0)
     return interp.result(job, namespace, source)
+
+
+_PRINT = re.compile(r"^(\s*)print(?:\s+(?![\s(=.])(.*?)|\s*)(\s*#.*)?$")
+_EXCEPT = re.compile(r"^(\s*except\s+[\w.()\s,]*?)\s*,\s*(\w+)\s*:")
+
+
+def _parse(source: str, file: str, warn: Any) -> ast.Module:
+    """The script's syntax tree. Scripts of Glue 0.9/1.0 are Python 2: when the text is not
+    Python 3, ``print x`` and ``except E, e:`` are rewritten (in memory) and the parse
+    retried, as are tabs mixed with spaces; either is reported."""
+    try:
+        return ast.parse(source, filename=file)
+    except TabError:
+        tree = ast.parse(source.expandtabs(8), filename=file)
+        warn("the script mixes tabs and spaces; read with tabs expanded", 0)
+        return tree
+    except SyntaxError as first:
+        lines = []
+        for text in source.expandtabs(8).splitlines():
+            m = _PRINT.match(text)
+            if m:
+                text = f"{m.group(1)}print({m.group(2) or ''}){m.group(3) or ''}"
+            text = _EXCEPT.sub(r"\1 as \2:", text)
+            lines.append(text)
+        try:
+            tree = ast.parse("\n".join(lines) + "\n", filename=file)
+        except SyntaxError:
+            raise first from None
+        warn("the script is Python 2 (Glue 0.9/1.0); read after rewriting its print "
+             "statements and except clauses", 0)
+        return tree
 
 
 class _Interpreter(ApiModel):
@@ -669,6 +701,8 @@ class _Interpreter(ApiModel):
         for kw in node.keywords:
             value = self.eval(kw.value, env)
             if kw.arg is None:
+                if isinstance(value, Obj) and value.kind == "args":  # f(**args)
+                    value = {**self.arguments, **value.data.get("set", {})}
                 if isinstance(value, dict):
                     kwargs.update({str(k): v for k, v in value.items()})
             else:

@@ -9,6 +9,7 @@ Frame-level operations (transforms, DataFrame methods, column functions) are in
 from __future__ import annotations
 
 import re
+import string
 from collections.abc import Mapping
 
 import sqlglot
@@ -447,13 +448,13 @@ class ApiModel(FrameOps):
                     t = _text(a)
                     values.append(t.text if isinstance(t, DynStr) else "{?}")
                     reasons.append(t.reason if isinstance(t, DynStr) else "unknown value")
-            named = {k: (str(v) if isinstance(v, (str, int, float)) else "{?}")
-                     for k, v in kwargs.items()}
+            named = {k: (str(v) if isinstance(v, (str, int, float)) else
+                         getattr(_text(v), "text", "{?}")) for k, v in kwargs.items()}
             reasons += [f"{k} unknown" for k, v in kwargs.items()
                         if not isinstance(v, (str, int, float))]
             try:
-                out = text.format(*values, **named)
-            except (IndexError, KeyError, ValueError):
+                out = _Placeholders(reasons).vformat(text, values, named)
+            except (IndexError, KeyError, ValueError, AttributeError):
                 return Unknown("str.format", line)
             return DynStr(out, "; ".join(reasons)) if reasons else out
         if name in ("lower", "upper", "strip", "lstrip", "rstrip"):
@@ -1141,6 +1142,27 @@ class ApiModel(FrameOps):
             self.write(path_dataset(path), frame, line)
             return None
         return self.unknown_call(f"write.{name}", args, kwargs, line)
+
+
+class _Placeholders(string.Formatter):
+    """``str.format`` that shows a field it has no value for as ``{?name}`` (e.g.
+    ``sql.format(**args)`` where ``args`` are job arguments) and notes why."""
+
+    def __init__(self, reasons: list[str]) -> None:
+        super().__init__()
+        self.reasons = reasons
+
+    def get_value(self, key: int | str, args: Any, kwargs: Any) -> Any:
+        try:
+            return super().get_value(key, args, kwargs)
+        except (IndexError, KeyError):
+            self.reasons.append(f"format field {key} has no value")
+            return "{?" + str(key) + "}"
+
+    def format_field(self, value: Any, format_spec: str) -> Any:
+        if isinstance(value, str) and value.startswith("{?"):
+            return value
+        return super().format_field(value, format_spec)
 
 
 def _schema_names(schema: Any) -> list[tuple[str, str]]:
