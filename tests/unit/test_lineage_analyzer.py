@@ -872,3 +872,13 @@ def test_python2_scripts_tabs_and_format_with_job_arguments() -> None:
     r = analyze_source(source)
     assert [o.dataset.key for o in r.outputs] == ["s3://out/{?table}"]
     assert any("format field db has no value" in w.message for w in r.warnings)
+
+
+def test_unknown_calls_receiving_rows_of_a_frame_pass_it_through() -> None:
+    r = analyze_source(READ +
+                       "d = glueContext.create_dynamic_frame.from_rdd(df.rdd, 'x')\n"
+                       "glueContext.write_dynamic_frame.from_options(frame=d, "
+                       "connection_type='s3', connection_options={'path': 's3://out/t'})\n")
+    assert direct(r) == {("s3://out/t", "a", "s3://in/t", "a", "UNKNOWN"),
+                         ("s3://out/t", "b", "s3://in/t", "b", "UNKNOWN")}
+    assert any(w.line == 2 and "from_rdd" in w.message for w in r.warnings)

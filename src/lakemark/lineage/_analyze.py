@@ -762,6 +762,9 @@ class _Interpreter(ApiModel):
                 yield from self.walk_frames(list(v))
             elif isinstance(v, dict):
                 yield from self.walk_frames(list(v.values()))
+            elif isinstance(v, Obj) and v.kind in ("rdd", "pandas", "rows") and \
+                    isinstance(v.data.get("frame"), Frame):
+                yield v.data["frame"]  # the rows of a frame, as an RDD, pandas or a list
 
     def unknown_call(self, label: str, args: list[Any], kwargs: dict[str, Any],
                      line: int) -> Any:
