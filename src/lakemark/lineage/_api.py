@@ -1000,13 +1000,7 @@ class ApiModel(FrameOps):
         self.write(ds, written.frame, line)
 
     def _in_catalog(self, db: str, table: str) -> bool:
-        try:
-            if self.resolver.catalog is None:
-                return False
-            self.resolver.catalog.get_table(db, table)
-            return True
-        except Exception:  # noqa: BLE001 - absent is the answer
-            return False
+        return self.resolver.in_catalog(db, table)
 
     # -- readers and writers ----------------------------------------------------------------
     def reader_method(self, reader: Obj, name: str, args: list[Any], kwargs: dict[str, Any],

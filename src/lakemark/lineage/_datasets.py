@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 import urllib.parse
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ..catalog import CatalogTable, FolderCatalog
 from ..errors import LakemarkError
@@ -101,6 +101,8 @@ class DatasetResolver:
     region: str
     account: str
     warn: Callable[[str, int], None]
+    _tables: dict[tuple[str, str], CatalogTable | None] = field(default_factory=dict,
+                                                                 repr=False)
 
     @property
     def glue_namespace(self) -> str:
@@ -109,10 +111,19 @@ class DatasetResolver:
     def _lookup(self, database: str, table: str) -> CatalogTable | None:
         if self.catalog is None:
             return None
+        key = (database.lower(), table.lower())
+        if key in self._tables:  # a script names the same tables many times
+            return self._tables[key]
         try:
-            return self.catalog.get_table(database, table)
+            found: CatalogTable | None = self.catalog.get_table(database, table)
         except LakemarkError:
-            return None
+            found = None
+        self._tables[key] = found
+        return found
+
+    def in_catalog(self, database: str, table: str) -> bool:
+        """Whether the catalog has ``database.table``."""
+        return self._lookup(database, table) is not None
 
     def table(self, database: str | DynStr, table: str | DynStr, line: int,
               ) -> tuple[DatasetRef, tuple[tuple[str, str], ...], CatalogTable | None]:
