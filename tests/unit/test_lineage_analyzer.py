@@ -882,3 +882,17 @@ def test_unknown_calls_receiving_rows_of_a_frame_pass_it_through() -> None:
     assert direct(r) == {("s3://out/t", "a", "s3://in/t", "a", "UNKNOWN"),
                          ("s3://out/t", "b", "s3://in/t", "b", "UNKNOWN")}
     assert any(w.line == 2 and "from_rdd" in w.message for w in r.warnings)
+
+
+def test_sql_unqualified_column_of_two_schemaless_tables_is_uncertain() -> None:
+    r = analyze_source(
+        "spark.read.json('s3://in/a').createOrReplaceTempView('a')\n"
+        "spark.read.json('s3://in/b').createOrReplaceTempView('b')\n"
+        "spark.sql('SELECT a.id, model FROM a JOIN b ON a.id = b.id')"
+        ".write.parquet('s3://out/j')\n")
+    model = [e for _, c, e in r.edges() if c == "model"]
+    assert sorted(e.dataset.key for e in model) == ["s3://in/a", "s3://in/b"]
+    assert all(e.description.startswith("uncertain:") for e in model)
+    [ident] = [e for _, c, e in r.edges() if c == "id"]
+    assert ident.dataset.key == "s3://in/a" and not ident.description
+    assert any("(model) is in one of them" in w.message for w in r.warnings)

@@ -30,7 +30,7 @@ from ._graph import (
     TRANSFORMATION,
     ColumnEdge,
 )
-from ._values import Col, ColExpr, Frame, combine, derive, merge_frames
+from ._values import UNCERTAIN, Col, ColExpr, Frame, combine, derive, merge_frames
 
 __all__ = ["SqlError", "SqlWrite", "expression_lineage", "query_lineage",
            "statement_lineage"]
@@ -257,11 +257,19 @@ class _Tracer:
             return self.named(sub, col.name)
         # unknown source: try every source frame of the scope
         found: list[Any] = []
+        sources = 0
         for source in scope.sources.values():
             if isinstance(source, exp.Table):
                 f = self.frames.get(_table_key(source))
-                if f is not None:
-                    found.extend(f.lookup(col.name) or ())
+                edges = f.lookup(col.name) if f is not None else None
+                if edges:
+                    found.extend(edges)
+                    sources += 1
+        if sources > 1:  # an unqualified column of one of several schema-less tables
+            either = ", ".join(sorted({e.dataset.key for e in found}))
+            found = [replace(e, description=f"{UNCERTAIN} in one of {either}, not all "
+                                            "(their columns are not known)")
+                     if not e.description.startswith(UNCERTAIN) else e for e in found]
         return found, IDENTITY
 
     def named(self, scope: Scope, name: str, index: int | None = None,
