@@ -896,3 +896,29 @@ def test_sql_unqualified_column_of_two_schemaless_tables_is_uncertain() -> None:
     [ident] = [e for _, c, e in r.edges() if c == "id"]
     assert ident.dataset.key == "s3://in/a" and not ident.description
     assert any("(model) is in one of them" in w.message for w in r.warnings)
+
+
+def test_argparse_reads_job_arguments_and_dtypes_of_known_frames() -> None:
+    source = (
+        "import argparse\n"
+        "from pyspark.sql.functions import col\n"
+        "parser = argparse.ArgumentParser()\n"
+        "parser.add_argument('--INPUT_PATH', required=True)\n"
+        "parser.add_argument('--OUTPUT_PATH', default='s3://out/default')\n"
+        "args, _ = parser.parse_known_args()\n"
+        "d = glueContext.create_dynamic_frame.from_options(connection_type='s3', format='csv', "
+        "connection_options={'paths': [args.INPUT_PATH]})\n"
+        "m = ApplyMapping.apply(frame=d, mappings=[('a', 'string', 'Index', 'string'), "
+        "('b', 'string', 'Name', 'string')])\n"
+        "df = m.toDF()\n"
+        "for c, t in df.dtypes:\n"
+        "    if c in ['Index']:\n"
+        "        df = df.withColumn(c, col(c).cast('int'))\n"
+        "df.write.parquet(args.OUTPUT_PATH)\n")
+    r = analyze_source(source, arguments={"INPUT_PATH": "s3://in/csv"})
+    assert direct(r) == {("s3://out/default", "Index", "s3://in/csv", "a", "TRANSFORMATION"),
+                         ("s3://out/default", "Name", "s3://in/csv", "b", "IDENTITY")}
+    assert r.warnings == ()
+    r = analyze_source(source)
+    assert [i.dataset.key for i in r.inputs] == ["s3://{?INPUT_PATH}/"]
+    assert any("--INPUT_PATH has no value" in w.message for w in r.warnings)

@@ -132,7 +132,10 @@ class ApiModel(FrameOps):
             if not texts:
                 self.warn("S3 path is not a string the analyser can know", line)
                 return None
-            return path_dataset(texts[0])
+            first = texts[0]
+            if kind == "s3" and isinstance(first, DynStr) and first.text.startswith("{?"):
+                first = DynStr(f"s3://{first.text}", first.reason)  # a whole path from args
+            return path_dataset(first)
         if kind in _JDBC:
             url: Any = opts.get("url")
             if opts.get("connectionName"):
@@ -271,6 +274,16 @@ class ApiModel(FrameOps):
                     return [Obj("field", n, {"type": t}) for n, t in types.items()]
                 if attr == "names":
                     return list(types)
+            elif kind == "argns":
+                # argparse in a Glue script reads the job arguments (--X value)
+                if attr in value.data.get("set", {}):
+                    return value.data["set"][attr]
+                if attr in self.arguments:
+                    return self.arguments[attr]
+                default = value.data.get("defaults", {}).get(attr)
+                if isinstance(default, (str, int, float)) and not isinstance(default, bool):
+                    return default
+                return self.arg_value(attr, line)
             elif kind == "field":
                 if attr == "name":
                     return value.name
@@ -298,6 +311,8 @@ class ApiModel(FrameOps):
                 return self.schema_of(value, line)
             if attr == "sparkSession":
                 return Obj("spark")
+            if attr == "dtypes" and not (value.open or value.unknown):
+                return [(k, c.type or "string") for k, c in value.cols.items()]
             if attr in ("schema", "dtypes", "storageLevel", "isStreaming"):
                 return Unknown(f"DataFrame.{attr}", line)
             if attr in _FRAME_METHODS or attr.startswith("_"):
@@ -362,6 +377,8 @@ class ApiModel(FrameOps):
                 return Obj("sc")
             if name in ("SparkSession", "SQLContext", "HiveContext"):
                 return Obj("spark")  # the legacy contexts have the same read/sql/table
+            if name == "ArgumentParser":
+                return Obj("argparser", data={"defaults": {}})
             if name in ("ThreadPoolExecutor", "ProcessPoolExecutor"):
                 return Obj("executor")
             if name == "Thread":
@@ -542,6 +559,20 @@ class ApiModel(FrameOps):
             return self.writer_method(obj, name, args, kwargs, line)
         if kind in ("delta", "delta_merge"):
             return self.delta_method(obj, name, args, kwargs, line)
+        if kind == "argparser":
+            if name == "add_argument":
+                flags = [a for a in args if isinstance(a, str)]
+                dest = kwargs.get("dest")
+                if not isinstance(dest, str):
+                    longs = [f for f in flags if f.startswith("--")] or flags
+                    dest = longs[0].lstrip("-").replace("-", "_") if longs else None
+                if isinstance(dest, str):
+                    obj.data["defaults"][dest] = kwargs.get("default")
+                return None
+            if name in ("parse_args", "parse_known_args"):
+                ns = Obj("argns", data={"defaults": dict(obj.data["defaults"])})
+                return ns if name == "parse_args" else (ns, [])
+            return None
         if kind == "rdd":
             if name.startswith("saveAs"):
                 path = _text(args[0] if args else kwargs.get("path"))

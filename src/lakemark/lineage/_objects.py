@@ -119,6 +119,7 @@ _CLASSES = {
     "concurrent.futures.ProcessPoolExecutor": "ProcessPoolExecutor",
     "threading.Thread": "Thread",
     "delta.tables.DeltaTable": "DeltaTable",
+    "argparse.ArgumentParser": "ArgumentParser",
     "delta.DeltaTable": "DeltaTable",
     "awsgluedq.transforms.EvaluateDataQuality": "transform:EvaluateDataQuality",
 }
