@@ -922,3 +922,20 @@ def test_argparse_reads_job_arguments_and_dtypes_of_known_frames() -> None:
     r = analyze_source(source)
     assert [i.dataset.key for i in r.inputs] == ["s3://{?INPUT_PATH}/"]
     assert any("--INPUT_PATH has no value" in w.message for w in r.warnings)
+
+
+def test_select_of_columns_chosen_at_run_time_passes_the_frame_through() -> None:
+    r = analyze_source(
+        "from pyspark.sql.functions import when, col\n"
+        "df = spark.read.option('header', True).csv('s3://in/c')\n"
+        "df = df.select([when(col(c) == '', None).otherwise(col(c)).alias(c) "
+        "for c in df.columns])\n"
+        "df.withColumnRenamed('Person ID', 'personid').select('personid', 'class')"
+        ".write.parquet('s3://out/c')\n"
+        "k = spark.read.schema('a string, b int').parquet('s3://in/k')\n"
+        "k.select([col(c) for c in k.columns if c.startswith('a')]).write.parquet('s3://out/k')\n")
+    got = {(o, c, f) for o, c, _, f, _ in direct(r)}
+    assert got == {("s3://out/c", "personid", "Person ID"), ("s3://out/c", "class", "class"),
+                   ("s3://out/k", "a", "a")}
+    assert all(c != "?" for o in r.outputs for c, _ in o.columns)
+    assert {w.line for w in r.warnings if "pass through" in w.message} == {3}

@@ -486,6 +486,13 @@ class ApiModel(FrameOps):
             out = text.join(parts)
             bad = [p for p in args[0] if not isinstance(p, str)]
             return DynStr(out, "unknown parts") if bad or reason else out
+        if name in ("startswith", "endswith") and not reason and args and (
+                isinstance(args[0], str) or isinstance(args[0], tuple) and
+                all(isinstance(a, str) for a in args[0])):
+            return getattr(text, name)(args[0])
+        if name in ("isdigit", "isalpha", "isalnum", "islower", "isupper", "isspace") and \
+                not reason:
+            return getattr(text, name)()
         if name == "split" and not reason:
             seps = [a for a in args if isinstance(a, str)]
             return text.split(seps[0]) if seps else text.split()

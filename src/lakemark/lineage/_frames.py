@@ -667,7 +667,8 @@ class FrameOps:
         if expr is None:
             if isinstance(value, (int, float, bool)) or value is None:
                 return []
-            self.warn("a column expression the analyser cannot know", line)
+            self.warn("a column expression the analyser cannot know; the frame's columns pass "
+                      "through", line)
             return [("?", Col((), None))]
         if expr.star or (len(expr.refs) == 1 and (expr.refs[0][1] == "*" or
                                                   expr.refs[0][1].endswith(".*"))):
@@ -730,6 +731,15 @@ class FrameOps:
         cols = dict(self.resolve_all(frame, values, line))
         star = any((isinstance(v, str) and v == "*") or (isinstance(v, ColExpr) and v.star)
                    for v in values)
+        if "?" in cols:
+            # columns chosen at run time ([f(c) for c in df.columns] of unknown columns): the
+            # frame goes on as "columns unknown, passed through" (reported by resolve)
+            del cols["?"]
+            passed = {k: Col(tuple(ColumnEdge(e.dataset, e.field, e.type, UNKNOWN,
+                                              "column chosen at run time", line)
+                                   for e in c.edges), c.type)
+                      for k, c in frame.cols.items() if k not in cols}
+            return frame.with_cols({**cols, **passed}, keep_aliases=True)
         return frame.with_cols(cols, open=frame.open if star else (), keep_aliases=True)
 
     def with_columns(self, frame: Frame, mapping: dict[Any, Any], line: int) -> Frame:
