@@ -939,3 +939,18 @@ def test_select_of_columns_chosen_at_run_time_passes_the_frame_through() -> None
                    ("s3://out/k", "a", "a")}
     assert all(c != "?" for o in r.outputs for c, _ in o.columns)
     assert {w.line for w in r.warnings if "pass through" in w.message} == {3}
+
+
+def test_columns_of_schemaless_frames_after_unknown_code_are_unknown_edges() -> None:
+    r = analyze_source(
+        "import vendor\n"
+        "a = vendor.clean(spark.read.json('s3://in/a'))\n"
+        "a.select('x').write.parquet('s3://out/a')\n"
+        "b = Map.apply(frame=glueContext.create_dynamic_frame.from_options("
+        "connection_type='s3', connection_options={'paths': ['s3://in/b']}, format='json'), "
+        "f=lambda r: r)\n"
+        "b.toDF().select('y').write.parquet('s3://out/b')\n"
+        "spark.read.json('s3://in/c').select('z').write.parquet('s3://out/c')\n")
+    assert {(o, c, s) for o, c, _, _, s in direct(r)} == {
+        ("s3://out/a", "x", "UNKNOWN"), ("s3://out/b", "y", "UNKNOWN"),
+        ("s3://out/c", "z", "IDENTITY")}

@@ -798,7 +798,8 @@ class _Interpreter(ApiModel):
                                                for e in c.edges), c.type)
                           for k, c in merged.cols.items()},
                          merged.indirect, merged.open, {}, merged.dynamic,
-                         f"result of unknown call {label}() at line {line}")
+                         f"result of unknown call {label}() at line {line}", merged.line,
+                         f"through {label}()")
         exprs = [v for v in args + list(kwargs.values()) if isinstance(v, ColExpr)]
         if exprs:
             return combine_exprs(exprs, TRANSFORMATION, None)

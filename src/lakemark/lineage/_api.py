@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 import string
+from dataclasses import replace
 from collections.abc import Mapping
 
 import sqlglot
@@ -846,9 +847,7 @@ class ApiModel(FrameOps):
                 alias = data.get("alias")
                 if isinstance(alias, str):  # t.col in the clauses: the target's old value
                     target = self.read(ds, data.get("fields", ()), line, False)
-                    source = Frame(source.cols, source.indirect, source.open,
-                                   {**source.aliases, alias: target}, source.dynamic,
-                                   source.unknown, source.line)
+                    source = replace(source, aliases={**source.aliases, alias: target})
                 return Obj("delta_merge", data={**data, "source": source, "clauses": []})
             if name in ("update", "updateExpr"):
                 kw = _bind(["condition", "set"], args, kwargs)

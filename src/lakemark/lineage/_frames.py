@@ -9,6 +9,7 @@ SparkSession, readers and writers); the interpreter in :mod:`._analyze` provides
 from __future__ import annotations
 
 import ast
+from dataclasses import replace
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -206,7 +207,7 @@ class FrameOps:
                   line)
         cols = {k: Col(tuple(ColumnEdge(e.dataset, e.field, e.type, UNKNOWN, what, line)
                              for e in c.edges), c.type) for k, c in frame.cols.items()}
-        return frame.with_cols(cols)
+        return replace(frame.with_cols(cols), through=what)
 
     def _edges(self, frame: Frame, path: Any, line: int, what: str = "") -> tuple[ColumnEdge, ...]:
         if not isinstance(path, str):
@@ -543,9 +544,7 @@ class FrameOps:
         if name == "alias":
             alias = args[0] if args else kwargs.get("alias")
             if isinstance(alias, str):
-                return Frame(frame.cols, frame.indirect, frame.open,
-                             {**frame.aliases, alias: frame}, frame.dynamic, frame.unknown,
-                             frame.line)
+                return replace(frame, aliases={**frame.aliases, alias: frame})
             return frame
         if name in ("createOrReplaceTempView", "createTempView", "createGlobalTempView",
                     "createOrReplaceGlobalTempView", "registerTempTable"):
@@ -619,7 +618,8 @@ class FrameOps:
                              for e in col.edges), col.type)
 
         if not names:
-            return frame.with_cols({k: through(c) for k, c in frame.cols.items()}).as_kind(False)
+            out = frame.with_cols({k: through(c) for k, c in frame.cols.items()}).as_kind(False)
+            return replace(out, through=opaque) if opaque else out
         if len(names) == len(frame.cols) and not frame.open:
             return frame.with_cols({n: through(c) for n, c in zip(names, frame.cols.values())}
                                    ).as_kind(False)
@@ -739,7 +739,8 @@ class FrameOps:
                                               "column chosen at run time", line)
                                    for e in c.edges), c.type)
                       for k, c in frame.cols.items() if k not in cols}
-            return frame.with_cols({**cols, **passed}, keep_aliases=True)
+            return replace(frame.with_cols({**cols, **passed}, keep_aliases=True),
+                           through=frame.through or "columns chosen at run time")
         return frame.with_cols(cols, open=frame.open if star else (), keep_aliases=True)
 
     def with_columns(self, frame: Frame, mapping: dict[Any, Any], line: int) -> Frame:
@@ -808,7 +809,8 @@ class FrameOps:
         return Frame(cols, left.indirect | right.indirect | frozenset(indirect),
                      tuple(dict.fromkeys(left.open + right.open)), aliases, False,
                      "; ".join(u for u in (left.unknown, right.unknown) if u),
-                     max(left.line, right.line))
+                     max(left.line, right.line),
+                     "; ".join(t for t in (left.through, right.through) if t))
 
     def df_union(self, frame: Frame, other: Any, *, by_name: bool, line: int) -> Any:
         if not isinstance(other, Frame):

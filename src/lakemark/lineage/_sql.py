@@ -193,8 +193,9 @@ def _query_frame(tree: exp.Query, resolve: Callable[[str], Frame | None], line: 
     inputs = list(frames.values())
     base_indirect = frozenset().union(*(f.indirect for f in inputs)) if inputs else frozenset()
     unknown = "; ".join(f.unknown for f in inputs if f.unknown)
+    through = "; ".join(dict.fromkeys(f.through for f in inputs if f.through))
     return Frame(cols, base_indirect | frozenset(indirect), tuple(dict.fromkeys(opened)), {},
-                 False, unknown)
+                 False, unknown, 0, through)
 
 
 class _Tracer:
