@@ -954,3 +954,13 @@ def test_columns_of_schemaless_frames_after_unknown_code_are_unknown_edges() -> 
     assert {(o, c, s) for o, c, _, _, s in direct(r)} == {
         ("s3://out/a", "x", "UNKNOWN"), ("s3://out/b", "y", "UNKNOWN"),
         ("s3://out/c", "z", "IDENTITY")}
+
+
+def test_sql_writes_that_cannot_be_parsed_are_reported_and_directories_are_sinks() -> None:
+    r = _retail("CREATE TABLE retail.vip USING parquet AS SELEC customerId FROM retail.customers",
+                "spark.sql(\"INSERT OVERWRITE DIRECTORY 's3://exports/emails' "
+                "SELECT email FROM retail.customers\")\n"
+                "spark.sql('MSCK REPAIR TABLE retail.orders')\n")
+    assert direct(r) == {("s3://exports/emails", "email", f"{LAKE}/customers", "email",
+                          "IDENTITY")}
+    assert [(w.line, "CREATE statement" in w.message) for w in r.warnings] == [(3, True)]

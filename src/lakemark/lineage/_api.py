@@ -1024,6 +1024,9 @@ class ApiModel(FrameOps):
     def sql_write(self, written: SqlWrite, line: int) -> None:
         """The sink of an INSERT / CREATE TABLE AS SELECT / MERGE INTO statement: the
         catalog table (its storage, or the ``LOCATION`` given), else the Glue table name."""
+        if not written.table and written.location is not None:
+            self.write(path_dataset(written.location), written.frame, line)
+            return
         db, _, table = written.table.rpartition(".")
         db = db.rpartition(".")[2] or "default"
         link = Symlink(self.resolver.glue_namespace, f"table/{db}/{table}")

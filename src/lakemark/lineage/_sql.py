@@ -9,6 +9,7 @@ dataset-level INDIRECT edges. Nothing is executed.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -141,13 +142,24 @@ def query_lineage(query: str, resolve: Callable[[str], Frame | None], line: int,
     return _query_frame(tree, resolve, line, warn)
 
 
+_WRITES = ("INSERT", "MERGE", "UPDATE", "DELETE", "CREATE", "REPLACE", "COPY", "UPSERT")
+
+
 def _parse(text: str) -> exp.Expr:
+    quiet = logging.getLogger("sqlglot")
+    level = quiet.level
+    quiet.setLevel(logging.ERROR)  # "falling back to a Command" is reported below instead
     try:
         tree = sqlglot.parse_one(text, read="spark")
     except SqlglotError as exc:
         raise SqlError(f"cannot parse SQL: {_first_line(exc)}") from None
+    finally:
+        quiet.setLevel(level)
     if tree is None:
         raise SqlError("empty SQL statement")
+    if isinstance(tree, exp.Command) and str(tree.this).upper() in _WRITES:
+        raise SqlError(f"cannot parse this {str(tree.this).upper()} statement; what it "
+                       "writes is not traced")
     return tree
 
 
@@ -533,6 +545,13 @@ def _insert(tree: exp.Insert, resolve: Callable[[str], Frame | None],
             warn: Callable[[str, int], None]) -> SqlWrite:
     target = tree.this
     listed: list[str] = []
+    if isinstance(target, exp.Directory):  # INSERT OVERWRITE DIRECTORY 's3://…'
+        path = target.this.name if isinstance(target.this, exp.Literal) else None
+        query = tree.expression
+        if path is None or not isinstance(query, exp.Query):
+            raise SqlError("INSERT OVERWRITE DIRECTORY without a known path and query")
+        frame = _query_frame(_with_ctes(tree, query), resolve, line, warn)
+        return SqlWrite("", path, frame, "INSERT OVERWRITE DIRECTORY")
     if isinstance(target, exp.Schema):
         listed = [c.name for c in target.expressions]
         target = target.this
