@@ -964,3 +964,14 @@ def test_sql_writes_that_cannot_be_parsed_are_reported_and_directories_are_sinks
     assert direct(r) == {("s3://exports/emails", "email", f"{LAKE}/customers", "email",
                           "IDENTITY")}
     assert [(w.line, "CREATE statement" in w.message) for w in r.warnings] == [(3, True)]
+
+
+def test_count_star_is_a_row_count_not_a_star() -> None:
+    r = analyze_source(
+        "from pyspark.sql import functions as F\n"
+        "d = spark.read.schema('k string, v double').parquet('s3://in/t')\n"
+        "d.groupBy('k').agg(F.count('*').alias('n'), F.count('*'), F.sum('v'))"
+        ".write.parquet('s3://out/x')\n")
+    [out] = r.outputs
+    assert [(n, [e.field for e in es]) for n, es in out.columns] == [
+        ("k", ["k"]), ("n", []), ("count(1)", []), ("sum(v)", ["v"])]

@@ -670,8 +670,8 @@ class FrameOps:
             self.warn("a column expression the analyser cannot know; the frame's columns pass "
                       "through", line)
             return [("?", Col((), None))]
-        if expr.star or (len(expr.refs) == 1 and (expr.refs[0][1] == "*" or
-                                                  expr.refs[0][1].endswith(".*"))):
+        if expr.star or (expr.subtype == IDENTITY and len(expr.refs) == 1 and (
+                expr.refs[0][1] == "*" or expr.refs[0][1].endswith(".*"))):
             return self.resolve_star(frame, expr, line)
         edges: list[ColumnEdge] = []
         for bound, ref in expr.refs:
@@ -891,6 +891,9 @@ class FrameOps:
         if name in ("asc", "desc"):
             return self.as_expr(args[0]) if args else None
         columns: list[ColExpr] = []
+        if name == "count" and args and (args[0] == "*" or isinstance(args[0], ColExpr) and
+                                         args[0].star):
+            return ColExpr((), AGGREGATION, "count(1)", "count(1)")  # count("*"): rows
         for i, a in enumerate(args):
             if isinstance(a, ColExpr):
                 columns.append(a)
