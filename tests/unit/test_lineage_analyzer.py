@@ -975,3 +975,11 @@ def test_count_star_is_a_row_count_not_a_star() -> None:
     [out] = r.outputs
     assert [(n, [e.field for e in es]) for n, es in out.columns] == [
         ("k", ["k"]), ("n", []), ("count(1)", []), ("sum(v)", ["v"])]
+
+
+def test_unaliased_arithmetic_is_named_as_spark_names_it() -> None:
+    r = analyze_source(
+        "from pyspark.sql import functions as F\n"
+        "d = spark.read.schema('k string, v double').parquet('s3://in/t')\n"
+        "d.select(d.v * 2, F.col('v') + 1, (d.v * 3).alias('t')).write.parquet('s3://out/x')\n")
+    assert [n for n, _ in r.outputs[0].columns] == ["(v * 2)", "(v + 1)", "t"]

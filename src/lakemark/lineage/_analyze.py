@@ -662,7 +662,12 @@ class _Interpreter(ApiModel):
     def binop(self, op: ast.operator, left: Any, right: Any, line: int) -> Any:
         if isinstance(left, ColExpr) or isinstance(right, ColExpr):
             exprs = [v for v in (left, right) if isinstance(v, ColExpr)]
-            return combine_exprs(exprs, TRANSFORMATION, None)
+            symbol = _OPERATORS.get(type(op))
+            parts = [v.name if isinstance(v, ColExpr) else
+                     (str(v) if isinstance(v, (int, float)) and not isinstance(v, bool)
+                      else None) for v in (left, right)]
+            shown = f"({parts[0]} {symbol} {parts[1]})" if symbol and all(parts) else None
+            return combine_exprs(exprs, TRANSFORMATION, shown, shown or "")
         if isinstance(op, ast.Add) and _stringish(left) and _stringish(right):
             (lt, lr), (rt, rr) = _as_text(left), _as_text(right)
             reasons = "; ".join(r for r in (lr, rr) if r)
@@ -821,6 +826,11 @@ class _Scope(dict[str, Any]):
 
     def get(self, key: str, default: Any = None) -> Any:  # type: ignore[override]
         return self[key] if key in self else default
+
+
+#: how Spark names ``col + 1``: ``(col + 1)``
+_OPERATORS: dict[type, str] = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/",
+                               ast.Mod: "%"}
 
 
 def _defining_class(owner: Any, method: Any) -> UserClass | None:
