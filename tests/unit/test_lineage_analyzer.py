@@ -983,3 +983,23 @@ def test_unaliased_arithmetic_is_named_as_spark_names_it() -> None:
         "d = spark.read.schema('k string, v double').parquet('s3://in/t')\n"
         "d.select(d.v * 2, F.col('v') + 1, (d.v * 3).alias('t')).write.parquet('s3://out/x')\n")
     assert [n for n, _ in r.outputs[0].columns] == ["(v * 2)", "(v + 1)", "t"]
+
+
+def test_jdbc_reads_of_a_query_trace_to_the_tables_it_reads() -> None:
+    r = analyze_source(
+        "a = glueContext.create_dynamic_frame.from_options(connection_type='postgresql', "
+        "connection_options={'url': 'jdbc:postgresql://db:5432/shop', 'query': "
+        "'select o.id, c.email from sales.orders o join sales.customers c on o.cid = c.id "
+        "where o.total > 10'})\n"
+        "a.toDF().write.parquet('s3://out/a')\n"
+        "b = (spark.read.format('jdbc').option('url', 'jdbc:mysql://my:3306/crm')\n"
+        "     .option('dbtable', '(select id, upper(name) as name from users) t').load())\n"
+        "b.write.parquet('s3://out/b')\n")
+    assert direct(r) == {
+        ("s3://out/a", "id", "postgres://db:5432/shop.sales.orders", "id", "IDENTITY"),
+        ("s3://out/a", "email", "postgres://db:5432/shop.sales.customers", "email", "IDENTITY"),
+        ("s3://out/b", "id", "mysql://my:3306/crm.users", "id", "IDENTITY"),
+        ("s3://out/b", "name", "mysql://my:3306/crm.users", "name", "TRANSFORMATION")}
+    assert ("s3://out/a", "postgres://db:5432/shop.sales.orders", "total",
+            "FILTER") in indirect(r)
+    assert not [w for w in r.warnings if "named after" in w.message]

@@ -29,7 +29,7 @@ from ._graph import (
     Symlink,
 )
 from ._objects import Lambda, Method, Obj, UserFunc, import_value
-from ._sql import SqlError, SqlWrite, expression_lineage, statement_lineage
+from ._sql import SqlError, SqlWrite, expression_lineage, query_lineage, statement_lineage
 from ._values import (
     UNCERTAIN,
     Col,
@@ -206,11 +206,38 @@ class ApiModel(FrameOps):
                       for t in (_text(p) for p in _names(opts["paths"])) if t is not None]
             if frames:
                 return merge_frames(frames)
+        if kind in _JDBC:
+            return self.jdbc_read(kind, opts, line, dynamic)
         ds = self.options_dataset(ctype, opts, line)
         if ds is None:
             return Frame(unknown=f"read of connection type {ctype!r} at line {line}",
                          dynamic=dynamic)
         return self.read(ds, (), line, dynamic)
+
+    def jdbc_read(self, kind: str, opts: dict[str, Any], line: int, dynamic: bool) -> Frame:
+        """A JDBC read: of ``dbtable``, or of the tables a ``query`` (or a ``dbtable`` that is
+        a sub-query, ``(select …) t``) reads — its columns traced to theirs."""
+        table = opts.get("dbtable") or opts.get("dbTable")
+        query = opts.get("query")
+        if isinstance(table, str) and table.strip().startswith("("):
+            query = table.strip()[1:].rsplit(")", 1)[0]
+        if not isinstance(query, str) or (isinstance(table, str) and
+                                          not table.strip().startswith("(")):
+            ds = self.options_dataset(kind, opts, line)
+            return self.read(ds, (), line, dynamic) if ds else \
+                Frame(unknown=f"{kind} read at line {line}", dynamic=dynamic)
+
+        def resolve(key: str) -> Frame | None:
+            ds = self.options_dataset(kind, {**opts, "dbtable": key, "query": None}, line)
+            return self.read(ds, (), line, dynamic) if ds is not None else None
+
+        try:
+            return query_lineage(query, resolve, line, self.warn).as_kind(dynamic)
+        except SqlError as exc:
+            self.warn(f"JDBC query: {exc}; the read is named after the query", line)
+            ds = self.options_dataset(kind, {**opts, "dbtable": "query", "query": None}, line)
+            return self.read(ds, (), line, dynamic) if ds else \
+                Frame(unknown=f"{kind} read at line {line}", dynamic=dynamic)
 
     def read_catalog(self, kw: Mapping[str, Any], line: int, dynamic: bool) -> Frame:
         db = _text(kw.get("database"))
@@ -1068,9 +1095,8 @@ class ApiModel(FrameOps):
             return self.read_table(args[0] if args else kwargs.get("tableName"), line)
         if name == "jdbc":
             kw = _bind(["url", "table"], args, kwargs)
-            ds = self.options_dataset("jdbc", {"url": kw.get("url"), "dbtable": kw.get("table")},
-                                      line)
-            return self.read(ds, (), line, False) if ds else Frame(unknown="jdbc read")
+            return self.jdbc_read("jdbc", {**opts, "url": kw.get("url"),
+                                           "dbtable": kw.get("table")}, line, False)
         fmt = data.get("format")
         path: Any = None
         if name == "load":
@@ -1084,8 +1110,7 @@ class ApiModel(FrameOps):
         else:
             return self.unknown_call(f"spark.read.{name}", args, kwargs, line)
         if isinstance(fmt, str) and fmt.lower() in ("jdbc", "postgresql", "mysql"):
-            ds = self.options_dataset("jdbc", opts, line)
-            return self.read(ds, (), line, False) if ds else Frame(unknown="jdbc read")
+            return self.jdbc_read("jdbc", opts, line, False)
         if isinstance(fmt, str) and fmt.lower() in ("kafka", "kinesis") and path is None:
             stream_ds = self.options_dataset(fmt, {**opts, "topicName": opts.get(
                 "topicName", opts.get("subscribe"))}, line)
