@@ -1003,3 +1003,17 @@ def test_jdbc_reads_of_a_query_trace_to_the_tables_it_reads() -> None:
     assert ("s3://out/a", "postgres://db:5432/shop.sales.orders", "total",
             "FILTER") in indirect(r)
     assert not [w for w in r.warnings if "named after" in w.message]
+
+
+def test_redshift_and_snowflake_spark_connectors() -> None:
+    r = analyze_source(
+        "sf = {'sfURL': 'acme.snowflakecomputing.com', 'sfDatabase': 'DW', 'sfSchema': 'PUBLIC',"
+        " 'sfUser': 'etl'}\n"
+        "src = spark.read.format('net.snowflake.spark.snowflake').options(**sf)"
+        ".option('dbtable', 'ORDERS').load()\n"
+        "(src.select('ID').write.format('io.github.spark_redshift_community.spark.redshift')\n"
+        "    .option('url', 'jdbc:redshift://rs:5439/dev').option('dbtable', 'public.ids')"
+        ".mode('append').save())\n")
+    assert direct(r) == {("redshift://rs:5439/dev.public.ids", "ID",
+                          "snowflake://acme.snowflakecomputing.com/DW.PUBLIC.ORDERS", "ID",
+                          "IDENTITY")}

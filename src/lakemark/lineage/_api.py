@@ -198,6 +198,23 @@ class ApiModel(FrameOps):
                   "traced", line)
         return None
 
+    def snowflake_dataset(self, opts: Mapping[str, Any], line: int) -> DatasetRef | None:
+        """``snowflake://<account url>`` / ``<database>.<schema>.<table>`` of the Snowflake
+        Spark connector's options (``sfURL``, ``sfDatabase``, ``sfSchema``, ``dbtable``)."""
+        low = {str(k).lower(): v for k, v in opts.items()}
+        url, table = _text(low.get("sfurl")), _text(low.get("dbtable"))
+        if url is None or table is None:
+            self.warn("Snowflake options without a known sfURL and dbtable (a query read is "
+                      "not analysed)", line)
+            return None
+        parts = [getattr(_text(low.get(k)), "text", low.get(k)) for k in ("sfdatabase",
+                                                                            "sfschema")]
+        table_text = table.text if isinstance(table, DynStr) else table
+        name = ".".join([str(p) for p in parts if isinstance(p, str) and p] + [table_text])
+        host = (url.text if isinstance(url, DynStr) else url).split("://")[-1].rstrip("/")
+        return DatasetRef(f"snowflake://{host}", name,
+                          dynamic=isinstance(url, DynStr) or isinstance(table, DynStr))
+
     def read_options(self, ctype: Any, opts: Any, line: int, dynamic: bool) -> Any:
         opts = opts if isinstance(opts, dict) else {}
         kind = ctype.lower() if isinstance(ctype, str) else ""
@@ -1109,8 +1126,13 @@ class ApiModel(FrameOps):
             fmt = name
         else:
             return self.unknown_call(f"spark.read.{name}", args, kwargs, line)
-        if isinstance(fmt, str) and fmt.lower() in ("jdbc", "postgresql", "mysql"):
+        if isinstance(fmt, str) and (fmt.lower() in ("jdbc", "postgresql", "mysql") or
+                                     "redshift" in fmt.lower()):
             return self.jdbc_read("jdbc", opts, line, False)
+        if isinstance(fmt, str) and "snowflake" in fmt.lower():
+            sf = self.snowflake_dataset(opts, line)
+            return self.read(sf, (), line, False) if sf else \
+                Frame(unknown=f"snowflake read at line {line}", dynamic=False)
         if isinstance(fmt, str) and fmt.lower() in ("kafka", "kinesis") and path is None:
             stream_ds = self.options_dataset(fmt, {**opts, "topicName": opts.get(
                 "topicName", opts.get("subscribe"))}, line)
@@ -1183,8 +1205,13 @@ class ApiModel(FrameOps):
             return None
         if name in ("save", "start", "json", "csv", "parquet", "orc", "text", "avro", "xml"):
             kw = _bind(["path"], args, kwargs)
-            if isinstance(fmt, str) and fmt.lower() == "jdbc":
+            if isinstance(fmt, str) and (fmt.lower() == "jdbc" or "redshift" in fmt.lower()):
                 sink_ds = self.options_dataset("jdbc", opts, line)
+                if sink_ds is not None:
+                    self.write(sink_ds, frame, line)
+                return None
+            if isinstance(fmt, str) and "snowflake" in fmt.lower():
+                sink_ds = self.snowflake_dataset(opts, line)
                 if sink_ds is not None:
                     self.write(sink_ds, frame, line)
                 return None
