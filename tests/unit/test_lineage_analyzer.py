@@ -1017,3 +1017,14 @@ def test_redshift_and_snowflake_spark_connectors() -> None:
     assert direct(r) == {("redshift://rs:5439/dev.public.ids", "ID",
                           "snowflake://acme.snowflakecomputing.com/DW.PUBLIC.ORDERS", "ID",
                           "IDENTITY")}
+
+
+def test_secrets_in_urls_never_reach_the_warnings() -> None:
+    r = analyze_source(
+        "import os\n"
+        "db = os.environ['DB']\n"
+        "url = f'jdbc:postgresql://etl:Hunter2@pg:5432/{db}?password=S3cret&ssl=true'\n"
+        "spark.read.jdbc(url, 'public.t').write.parquet('s3://out/t')\n")
+    text = " ".join(w.message for w in r.warnings) + repr(r.inputs) + repr(r.outputs)
+    assert r.warnings and "Hunter2" not in text and "S3cret" not in text
+    assert r.inputs[0].dataset.key == "postgres://pg:5432/{?}.public.t"

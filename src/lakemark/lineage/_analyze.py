@@ -125,7 +125,7 @@ class _Interpreter(ApiModel):
 
     # -- results ------------------------------------------------------------------------------
     def warn(self, message: str, line: int) -> None:
-        w = LineageWarning(message, line, self.current_file)
+        w = LineageWarning(_mask(message), line, self.current_file)
         if w not in self.warnings:
             self.warnings.append(w)
 
@@ -826,6 +826,17 @@ class _Scope(dict[str, Any]):
 
     def get(self, key: str, default: Any = None) -> Any:  # type: ignore[override]
         return self[key] if key in self else default
+
+
+_SECRET_PARAM = re.compile(r"(?i)\b(password|passwd|pwd|secret|token|sfPassword|"
+                           r"aws_secret_access_key)(\s*[=:]\s*)[^&;,\s'\"}]+")
+_URL_CREDENTIALS = re.compile(r"(//[^/:@\s'\"]+):[^@/\s'\"]+@")
+
+
+def _mask(message: str) -> str:
+    """A warning without the secrets a script may have put in a URL or an option
+    (``password=…``, ``//user:pass@host``): they are never written to lineage output."""
+    return _URL_CREDENTIALS.sub(r"\1:***@", _SECRET_PARAM.sub(r"\1\2***", message))
 
 
 #: how Spark names ``col + 1``: ``(col + 1)``

@@ -61,6 +61,8 @@ def jdbc_dataset(url: str | DynStr, table: str | DynStr, database: str | None = 
     """The dataset of ``table`` behind a JDBC URL (``jdbc:postgresql://h:5432/db``)."""
     url_text, dyn1 = _text(url)
     table_text, dyn2 = _text(table)
+    # a "{?name}" placeholder holds a "?", which would start the URL's query string
+    url_text = url_text.replace("{?", "{\x1f")
     rest = url_text[5:] if url_text.lower().startswith("jdbc:") else url_text
     engine, _, tail = rest.partition(":")
     scheme = _SCHEMES.get(engine.lower(), engine.lower() or "jdbc")
@@ -90,7 +92,8 @@ def jdbc_dataset(url: str | DynStr, table: str | DynStr, database: str | None = 
         pieces = [_DEFAULT_SCHEMA[scheme], *pieces]
     if db and (len(pieces) < 3 or scheme == "mysql" and len(pieces) < 2):
         pieces = [db, *pieces]
-    return DatasetRef(f"{scheme}://{host}", ".".join(pieces), dynamic=dyn1 or dyn2)
+    return DatasetRef(f"{scheme}://{host}".replace("{\x1f", "{?"),
+                      ".".join(pieces).replace("{\x1f", "{?"), dynamic=dyn1 or dyn2)
 
 
 @dataclass
