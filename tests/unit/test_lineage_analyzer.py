@@ -1028,3 +1028,14 @@ def test_secrets_in_urls_never_reach_the_warnings() -> None:
     text = " ".join(w.message for w in r.warnings) + repr(r.inputs) + repr(r.outputs)
     assert r.warnings and "Hunter2" not in text and "S3cret" not in text
     assert r.inputs[0].dataset.key == "postgres://pg:5432/{?}.public.t"
+
+
+def test_hard_coded_secrets_are_masked_in_the_source_code_kept_for_output() -> None:
+    r = analyze_source(
+        "opts = {'user': 'etl', 'password': 'Hunter2'}\n"
+        "PASSWORD = 'abc123'\n"
+        "url = 'jdbc:postgresql://etl:pw1@h:5432/db?password=S3cret'\n"
+        "pw = args['password']\n")
+    assert "Hunter2" not in r.source_code and "abc123" not in r.source_code
+    assert "pw1" not in r.source_code and "S3cret" not in r.source_code
+    assert "args['password']" in r.source_code

@@ -131,7 +131,7 @@ class _Interpreter(ApiModel):
 
     def result(self, job: str, namespace: str, source: str) -> JobLineage:
         return JobLineage(job, namespace, self.file, tuple(self.inputs.values()),
-                          tuple(self.outputs), tuple(self.warnings), source)
+                          tuple(self.outputs), tuple(self.warnings), mask_source(source))
 
     # -- statements ---------------------------------------------------------------------------
     def run_module(self, tree: ast.Module, env: dict[str, Any]) -> None:
@@ -837,6 +837,20 @@ def _mask(message: str) -> str:
     """A warning without the secrets a script may have put in a URL or an option
     (``password=…``, ``//user:pass@host``): they are never written to lineage output."""
     return _URL_CREDENTIALS.sub(r"\1:***@", _SECRET_PARAM.sub(r"\1\2***", message))
+
+
+_SECRET_NAMES = r"(?:password|passwd|pwd|secret|secret_key|token|api_key|sfPassword|" \
+    r"aws_secret_access_key)"
+_SECRET_LITERAL = re.compile(
+    r"(?i)([\"']?\b" + _SECRET_NAMES + r"\b[\"']?\s*[=:]\s*)([\"'])([^\"'\n]*)\2")
+
+
+def mask_source(source: str) -> str:
+    """The script as it may be shown in lineage output (the OpenLineage ``sourceCode``
+    facet): string literals given to a password/secret/token name, and credentials inside
+    URLs, become ``***``."""
+    masked = _SECRET_LITERAL.sub(lambda m: f"{m.group(1)}{m.group(2)}***{m.group(2)}", source)
+    return _mask(masked)
 
 
 #: how Spark names ``col + 1``: ``(col + 1)``
