@@ -1039,3 +1039,16 @@ def test_hard_coded_secrets_are_masked_in_the_source_code_kept_for_output() -> N
     assert "Hunter2" not in r.source_code and "abc123" not in r.source_code
     assert "pw1" not in r.source_code and "S3cret" not in r.source_code
     assert "args['password']" in r.source_code
+
+
+def test_partition_directories_built_at_run_time_write_the_table_root() -> None:
+    r = analyze_source(
+        "import datetime\n"
+        "now = datetime.datetime.now()\n"
+        "df = spark.read.schema('a string').parquet('s3://in/t')\n"
+        "df.write.parquet('s3://bucket/orders' + '/ingest_year=' + "
+        "'{:0>4}'.format(str(now.year)) + '/ingest_month=' + str(now.month) + '/')\n"
+        "df.write.parquet('s3://bucket/x/' + str(now.year) + '/')\n")
+    assert [(o.dataset.key, o.dataset.dynamic) for o in r.outputs] == [
+        ("s3://bucket/orders", False), ("s3://bucket/x/{?}", True)]
+    assert any("datetime.datetime.now" in w.message for w in r.warnings)

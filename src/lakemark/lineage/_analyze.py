@@ -908,7 +908,8 @@ def _callee_name(node: ast.expr) -> str:
 def _builtin(name: str) -> Any:
     funcs: dict[str, Any] = {
         "str": lambda *a: _as_text(a[0])[0] if a and isinstance(a[0], (str, int, float))
-        else (a[0] if a and isinstance(a[0], DynStr) else Unknown("str()")),
+        else (a[0] if a and isinstance(a[0], DynStr) else
+              Unknown(f"str({a[0].reason})" if a and isinstance(a[0], Unknown) else "str()")),
         "print": lambda *a: None,
         "len": lambda *a: len(a[0]) if a and isinstance(a[0], (list, tuple, dict, str))
         else Unknown("len()"),

@@ -16,7 +16,8 @@ from collections.abc import Mapping
 import sqlglot
 from typing import Any
 
-from ._datasets import DatasetResolver, frame_of, jdbc_dataset, path_dataset
+from ._datasets import DatasetResolver, frame_of, jdbc_dataset
+from ._datasets import path_dataset as _path_dataset
 from ._frames import _FRAME_METHODS, FrameOps, _bind, _names, _text
 from ._graph import (
     IDENTITY,
@@ -1249,6 +1250,23 @@ class _Placeholders(string.Formatter):
         if isinstance(value, str) and value.startswith("{?"):
             return value
         return super().format_field(value, format_spec)
+
+
+_PARTITION = re.compile(r"^[^/=]+=[^/]*\{\?[^/]*$")
+
+
+def path_dataset(path: str | DynStr) -> DatasetRef:
+    """The dataset of a path; a Hive-style partition directory built at run time
+    (``…/orders/ingest_year={?}/ingest_month={?}/``) is part of the table at its root, so
+    the dataset is the root (``…/orders``), no longer dynamic when the rest is known."""
+    if isinstance(path, DynStr):
+        parts = path.text.rstrip("/").split("/")
+        while len(parts) > 3 and _PARTITION.match(parts[-1]):
+            parts.pop()
+        root = "/".join(parts)
+        if root != path.text.rstrip("/"):
+            return _path_dataset(DynStr(root, path.reason) if "{?" in root else root)
+    return _path_dataset(path)
 
 
 def _schema_names(schema: Any) -> list[tuple[str, str]]:
