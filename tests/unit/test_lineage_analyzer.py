@@ -1052,3 +1052,20 @@ def test_partition_directories_built_at_run_time_write_the_table_root() -> None:
     assert [(o.dataset.key, o.dataset.dynamic) for o in r.outputs] == [
         ("s3://bucket/orders", False), ("s3://bucket/x/{?}", True)]
     assert any("datetime.datetime.now" in w.message for w in r.warnings)
+
+
+def test_glue_streaming_from_a_kinesis_arn_through_for_each_batch() -> None:
+    r = analyze_source(
+        "src = glueContext.create_data_frame.from_options(connection_type='kinesis', "
+        "connection_options={'typeOfData': 'kinesis', 'streamARN': "
+        "'arn:aws:kinesis:eu-west-1:123456789012:stream/clicks', 'classification': 'json'})\n"
+        "def processBatch(data_frame, batchId):\n"
+        "    if data_frame.count() > 0:\n"
+        "        d = DynamicFrame.fromDF(data_frame, glueContext, 'from_data_frame')\n"
+        "        m = ApplyMapping.apply(frame=d, mappings=[('url', 'string', 'page', 'string')])\n"
+        "        sink = glueContext.getSink(path='s3://lake/clicks/', connection_type='s3')\n"
+        "        sink.writeFrame(m)\n"
+        "glueContext.forEachBatch(frame=src, batch_function=processBatch, "
+        "options={'windowSize': '100 seconds'})\n")
+    assert direct(r) == {("s3://lake/clicks", "page", "kinesis://eu-west-1/clicks", "url",
+                          "IDENTITY")}

@@ -193,8 +193,13 @@ class ApiModel(FrameOps):
         if kind == "kinesis":
             stream = _text(opts.get("streamName") or opts.get("streamARN"))
             if stream is not None:
-                return DatasetRef(f"kinesis://{self.resolver.region}",
-                                  str(getattr(stream, "text", stream)))
+                text = str(getattr(stream, "text", stream))
+                region = self.resolver.region
+                arn = re.match(r"^arn:aws[\w-]*:kinesis:([\w-]+):\d+:stream/(.+)$", text)
+                if arn:  # streamARN: the region and the stream's name
+                    region, text = arn.group(1), arn.group(2)
+                return DatasetRef(f"kinesis://{region}", text,
+                                  dynamic=isinstance(stream, DynStr))
         self.warn(f"connection type {ctype!r} is not modelled; this read or write is not "
                   "traced", line)
         return None
