@@ -2,9 +2,12 @@
 ``selectExpr``, ``F.expr``, string filters), parsed with sqlglot's Spark dialect.
 
 The query is qualified against the columns of the frames it reads (temp views the script
-registered, or catalog tables), then each output column is traced through CTEs, sub-queries
-and set operations down to those frames. WHERE / JOIN / GROUP BY / ORDER BY columns become
-dataset-level INDIRECT edges. Nothing is executed.
+registered, or catalog tables) — sqlglot expands ``*`` there, and the spelling of the names is
+restored afterwards — then each output column is traced through CTEs, sub-queries, set
+operations and ``LATERAL VIEW`` down to those frames. WHERE / JOIN / GROUP BY / ORDER BY
+columns become dataset-level INDIRECT edges. Statements that write (INSERT, CTAS, MERGE,
+UPDATE, DELETE) become :class:`SqlWrite` values for the caller to record as sinks. Nothing is
+executed.
 """
 
 from __future__ import annotations
