@@ -1069,3 +1069,37 @@ def test_glue_streaming_from_a_kinesis_arn_through_for_each_batch() -> None:
         "options={'windowSize': '100 seconds'})\n")
     assert direct(r) == {("s3://lake/clicks", "page", "kinesis://eu-west-1/clicks", "url",
                           "IDENTITY")}
+
+
+def test_glue_studio_conditional_router_with_a_thread_pool() -> None:
+    r = analyze_source(
+        "import concurrent.futures\n"
+        "class GroupFilter:\n"
+        "    def __init__(self, name, filters):\n"
+        "        self.name = name\n"
+        "        self.filters = filters\n"
+        "def apply_group_filter(source_DyF, group):\n"
+        "    return Filter.apply(frame=source_DyF, f=group.filters)\n"
+        "def threadedRoute(glue_ctx, source_DyF, group_filters):\n"
+        "    dynamic_frames = {}\n"
+        "    with concurrent.futures.ThreadPoolExecutor(max_workers=4) as executor:\n"
+        "        future_to_filter = {executor.submit(apply_group_filter, source_DyF, gf): gf "
+        "for gf in group_filters}\n"
+        "        for future in concurrent.futures.as_completed(future_to_filter):\n"
+        "            gf = future_to_filter[future]\n"
+        "            if future.exception() is not None:\n"
+        "                print('failed')\n"
+        "            else:\n"
+        "                dynamic_frames[gf.name] = future.result()\n"
+        "    return DynamicFrameCollection(dynamic_frames, glue_ctx)\n"
+        "src = glueContext.create_dynamic_frame.from_catalog(database='sales', "
+        "table_name='orders_parquet')\n"
+        "routed = threadedRoute(glueContext, source_DyF=src, group_filters=[\n"
+        "    GroupFilter(name='big', filters=lambda row: row['amount'] > 100),\n"
+        "    GroupFilter(name='default_group', filters=lambda row: not row['amount'] > 100)])\n"
+        "big = SelectFromCollection.apply(dfc=routed, key='big')\n"
+        "glueContext.write_dynamic_frame.from_options(frame=big, connection_type='s3', "
+        "connection_options={'path': 's3://out/big'})\n", catalog=CATALOG)
+    assert ("s3://out/big", "order_id", ORDERS, "order_id", "IDENTITY") in direct(r)
+    assert ("s3://out/big", ORDERS, "amount", "FILTER") in indirect(r)
+    assert not [w for w in r.warnings if "collection" in w.message]

@@ -593,10 +593,8 @@ class _Interpreter(ApiModel):
             return self.either(a, b, line)
         if isinstance(node, ast.Lambda):
             return Lambda(node, env)
-        if isinstance(node, (ast.ListComp, ast.GeneratorExp, ast.SetComp)):
+        if isinstance(node, (ast.ListComp, ast.GeneratorExp, ast.SetComp, ast.DictComp)):
             return self.comprehension(node, env)
-        if isinstance(node, ast.DictComp):
-            return Unknown("dict comprehension", line)
         if isinstance(node, ast.Starred):
             return self.eval(node.value, env)
         if isinstance(node, ast.NamedExpr):
@@ -622,16 +620,26 @@ class _Interpreter(ApiModel):
             return b
         return a
 
-    def comprehension(self, node: ast.ListComp | ast.GeneratorExp | ast.SetComp,
-                      env: dict[str, Any]) -> Any:
+    def comprehension(self, node: ast.ListComp | ast.GeneratorExp | ast.SetComp |
+                      ast.DictComp, env: dict[str, Any]) -> Any:
+        """A comprehension over a known sequence, item by item (``{k: v for …}`` too); over
+        an unknown one, the element is evaluated once so calls in it (a pool's ``submit``)
+        are still followed."""
         if len(node.generators) != 1:
             return Unknown("nested comprehension", node.lineno)
         gen = node.generators[0]
         items = self.iterate(self.eval(gen.iter, env))
+        local = _Scope({}, env)
         if items is None:
+            self.assign(gen.target, Unknown("comprehension variable", node.lineno), local)
+            if isinstance(node, ast.DictComp):
+                self.eval(node.key, local)
+                self.eval(node.value, local)
+            else:
+                self.eval(node.elt, local)
             return Unknown("comprehension over an unknown sequence", node.lineno)
         out: list[Any] = []
-        local = _Scope({}, env)
+        pairs: dict[Any, Any] = {}
         for item in items[:_MAX_UNROLL * 16]:
             self.assign(gen.target, item, local)
             keep = True
@@ -639,9 +647,15 @@ class _Interpreter(ApiModel):
                 test = self.eval(cond, local)
                 if test is False:
                     keep = False
-            if keep:
+            if not keep:
+                continue
+            if isinstance(node, ast.DictComp):
+                key = self.eval(node.key, local)
+                if _hashable(key):
+                    pairs[key] = self.eval(node.value, local)
+            else:
                 out.append(self.eval(node.elt, local))
-        return out
+        return pairs if isinstance(node, ast.DictComp) else out
 
     def fstring(self, node: ast.JoinedStr, env: dict[str, Any]) -> Any:
         parts: list[str] = []
@@ -773,6 +787,10 @@ class _Interpreter(ApiModel):
 
     def unknown_call(self, label: str, args: list[Any], kwargs: dict[str, Any],
                      line: int) -> Any:
+        if label.split(".")[-1] in ("as_completed", "wait") and args:
+            futures = self.iterate(args[0])  # concurrent.futures: the same futures
+            if futures is not None:
+                return futures if label.endswith("as_completed") else (futures, [])
         if label.split(".")[-1] == "reduce" and len(args) >= 2:
             items = self.iterate(args[1])
             if items and all(isinstance(v, Frame) for v in items):
