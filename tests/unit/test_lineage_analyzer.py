@@ -743,14 +743,17 @@ def test_glue_studio_visual_transforms_gs_methods() -> None:
         "d = d.gs_array_to_cols(colName='parts', colList=['y', 'm'])\n"
         "d = d.gs_now(colName='loaded')\n"
         "d = d.gs_flatten(maxLevels=1, separator='_')\n"
-        "d.toDF().select('total', 'name', 'when', 'y', 's_a', 'loaded')"
+        "d = d.gs_explode(colName='parts', newCol='part')\n"
+        "d = d.gs_regex_extract(colName='first', regex='^(.)', newCols='initial')\n"
+        "d.toDF().select('total', 'name', 'when', 'y', 's_a', 'loaded', 'part', 'initial')"
         ".write.parquet('s3://out/p')\n")
     [out] = r.outputs
     assert [(n, sorted((e.field, e.subtype) for e in es)) for n, es in out.columns] == [
         ("total", [("price", "TRANSFORMATION"), ("qty", "TRANSFORMATION")]),
         ("name", [("first", "TRANSFORMATION"), ("last", "TRANSFORMATION")]),
         ("when", [("ts", "TRANSFORMATION")]), ("y", [("ts", "TRANSFORMATION")]),
-        ("s_a", [("s.a", "IDENTITY")]), ("loaded", [])]
+        ("s_a", [("s.a", "IDENTITY")]), ("loaded", []), ("part", [("ts", "TRANSFORMATION")]),
+        ("initial", [("first", "TRANSFORMATION")])]
     assert r.warnings == ()
 
 

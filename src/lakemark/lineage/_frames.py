@@ -59,7 +59,8 @@ _STUDIO = {
     "gs_uuid": ["colName"], "gs_identifier": ["colName"], "gs_flatten": ["maxLevels", "separator"],
     "gs_format_number": ["colName", "decimalPrecision", "newColName"],
     "gs_hash": ["colName", "newColName"], "gs_encrypt": ["colName", "newColName"],
-    "gs_decrypt": ["colName", "newColName"],
+    "gs_decrypt": ["colName", "newColName"], "gs_explode": ["colName", "newCol", "outer"],
+    "gs_regex_extract": ["colName", "regex", "newCols"],
 }
 _PASSTHROUGH_FRAME = {
     "repartition", "coalesce", "cache", "persist", "unpersist", "checkpoint",
@@ -370,6 +371,21 @@ class FrameOps:
                 return self.unknown_call(name, [frame], {}, line)
             return self.with_columns(frame, {target: source.then(TRANSFORMATION, target,
                                                                  name[3:])}, line)
+        if name == "gs_explode":
+            new_col = kw.get("newCol")
+            out = new_col if isinstance(new_col, str) else col
+            if not isinstance(col, str) or not isinstance(out, str):
+                return self.unknown_call(name, [frame], {}, line)
+            return self.with_columns(frame, {out: ColExpr(((None, col),), TRANSFORMATION, out,
+                                                          "explode")}, line)
+        if name == "gs_regex_extract":
+            news = kw.get("newCols")
+            outs = [c.strip() for c in news.split(",") if c.strip()] if isinstance(news, str) \
+                else [c for c in _names(news) if isinstance(c, str)]
+            if not isinstance(col, str) or not outs:
+                return self.unknown_call(name, [frame], {}, line)
+            return self.with_columns(frame, {c: ColExpr(((None, col),), TRANSFORMATION, c,
+                                                        "regex extract") for c in outs}, line)
         if name == "gs_array_to_cols":
             source = ColExpr(((None, col),), IDENTITY, col) if isinstance(col, str) else None
             outs = [c for c in _names(kw.get("colList")) if isinstance(c, str)]
