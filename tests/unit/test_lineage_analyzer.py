@@ -1106,3 +1106,13 @@ def test_glue_studio_conditional_router_with_a_thread_pool() -> None:
     assert ("s3://out/big", "order_id", ORDERS, "order_id", "IDENTITY") in direct(r)
     assert ("s3://out/big", ORDERS, "amount", "FILTER") in indirect(r)
     assert not [w for w in r.warnings if "collection" in w.message]
+
+
+def test_indexing_a_column_expression() -> None:
+    r = analyze_source(
+        "from pyspark.sql import functions as F\n"
+        "d = spark.read.schema('a string, s struct<k:int>').parquet('s3://in/t')\n"
+        "d.select(F.split('a', ',')[0].alias('first'), F.col('s')['k'].alias('k'))"
+        ".write.parquet('s3://out/x')\n")
+    assert direct(r) == {("s3://out/x", "first", "s3://in/t", "a", "TRANSFORMATION"),
+                         ("s3://out/x", "k", "s3://in/t", "s.k", "IDENTITY")}

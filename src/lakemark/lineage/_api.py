@@ -378,6 +378,8 @@ class ApiModel(FrameOps):
         return Unknown(f".{attr}", line)
 
     def subscript(self, value: Any, key: Any, line: int) -> Any:
+        if isinstance(value, ColExpr):  # F.split(c, ",")[0], F.col("m")["k"]
+            return self.col_method(value, "__getitem__", [key], {}, line)
         if isinstance(value, dict):
             try:
                 return value.get(key, Unknown(f"key {key!r}", line))
