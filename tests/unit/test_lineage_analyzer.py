@@ -1116,3 +1116,11 @@ def test_indexing_a_column_expression() -> None:
         ".write.parquet('s3://out/x')\n")
     assert direct(r) == {("s3://out/x", "first", "s3://in/t", "a", "TRANSFORMATION"),
                          ("s3://out/x", "k", "s3://in/t", "s.k", "IDENTITY")}
+
+
+def test_struct_fields_by_attribute() -> None:
+    r = analyze_source(
+        "d = spark.read.schema('a string, s struct<k:int>').parquet('s3://in/t')\n"
+        "d.select(d.s.k, d.a).write.parquet('s3://out/x')\n")
+    assert direct(r) == {("s3://out/x", "k", "s3://in/t", "s.k", "IDENTITY"),
+                         ("s3://out/x", "a", "s3://in/t", "a", "IDENTITY")}

@@ -26,7 +26,7 @@ from ._graph import (
     UNKNOWN,
     ColumnEdge,
 )
-from ._objects import Lambda, Obj, UserFunc
+from ._objects import Lambda, Method, Obj, UserFunc
 from ._sql import SqlError, expression_lineage
 from ._values import Col, ColExpr, DynStr, Frame, Unknown, combine_exprs, derive, merge_frames
 
@@ -675,6 +675,11 @@ class FrameOps:
             if value == "*":
                 return ColExpr((), IDENTITY, "*", star=True)
             return ColExpr(((None, value),), IDENTITY, value.split(".")[-1])
+        if isinstance(value, Method) and isinstance(value.target, ColExpr):
+            inner = value.target  # df.payload.field: a struct field, not a method
+            if inner.subtype == IDENTITY and len(inner.refs) == 1:
+                bound, ref = inner.refs[0]
+                return ColExpr(((bound, f"{ref}.{value.name}"),), IDENTITY, value.name)
         return None
 
     def resolve(self, frame: Frame, value: Any, line: int) -> list[tuple[str, Col]]:
