@@ -1124,3 +1124,10 @@ def test_struct_fields_by_attribute() -> None:
         "d.select(d.s.k, d.a).write.parquet('s3://out/x')\n")
     assert direct(r) == {("s3://out/x", "k", "s3://in/t", "s.k", "IDENTITY"),
                          ("s3://out/x", "a", "s3://in/t", "a", "IDENTITY")}
+
+
+def test_write_from_options_with_frame_or_dfc() -> None:
+    r = analyze_source(READ + "glueContext.write_from_options(frame_or_dfc="
+                       "DynamicFrame.fromDF(df, glueContext, 'x'), connection_type='s3', "
+                       "connection_options={'path': 's3://out/w'}, format='parquet')\n")
+    assert {(o, c) for o, c, _, _, _ in direct(r)} == {("s3://out/w", "a"), ("s3://out/w", "b")}

@@ -753,7 +753,7 @@ class ApiModel(FrameOps):
             name = name[len("from_"):]
         if name == "catalog":
             kw = _bind(["frame", "database", "table_name"], args, kwargs)
-            self.write_catalog(kw.get("frame", kw.get("dataframe")), kw, line)
+            self.write_catalog(kw.get("frame", kw.get("dataframe", kw.get("frame_or_dfc"))), kw, line)
         elif name == "options":
             kw = _bind(["frame", "connection_type", "connection_options", "format"], args,
                        kwargs)
@@ -762,7 +762,7 @@ class ApiModel(FrameOps):
             if ds is not None:
                 ds = self.staged(kw.get("connection_type"), kw.get("connection_options"), ds,
                                  line)
-                self.write(ds, kw.get("frame", kw.get("dataframe")), line)
+                self.write(ds, kw.get("frame", kw.get("dataframe", kw.get("frame_or_dfc"))), line)
         elif name == "jdbc_conf":
             kw = _bind(["frame", "catalog_connection", "connection_options"], args, kwargs)
             opts = dict(kw.get("connection_options") or {})
