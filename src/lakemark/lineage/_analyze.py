@@ -4,7 +4,7 @@ The script is parsed with :mod:`ast` and interpreted abstractly — never execut
 imported. Values are constants, strings with unknown parts (:class:`DynStr`), frames
 (:class:`Frame`), column expressions, API objects and user functions. Both branches of an
 ``if`` are followed and their frames merged; a loop over a known list is unrolled, any other
-loop body is followed once; helper functions (in the script or its extra py files) are
+loop body is followed once; helper functions and classes (in the script or its extra py files) are
 followed at each call. The Glue and Spark API calls themselves are modelled in :mod:`._api`.
 
 What cannot be known is kept: an unknown call that receives a frame, a UDF, a dynamic table
@@ -15,13 +15,24 @@ columns carry UNKNOWN edges or the dataset is marked dynamic.
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterator
 from typing import Any
 
 from ._api import ApiModel
 from ._datasets import DatasetResolver
-from ._graph import TRANSFORMATION, JobLineage, LineageWarning
-from ._objects import Lambda, Method, Obj, UserFunc, import_value, predefined
+from ._graph import IDENTITY, TRANSFORMATION, JobLineage, LineageWarning
+from ._objects import (
+    Bound,
+    Instance,
+    Lambda,
+    Method,
+    Obj,
+    UserClass,
+    UserFunc,
+    import_value,
+    predefined,
+)
 from ._values import ColExpr, DynStr, Frame, Unknown, combine_exprs, merge_frames
 
 __all__ = ["analyze_script"]
@@ -43,7 +54,7 @@ def analyze_script(source: str, *, job: str, namespace: str, resolver: DatasetRe
     interp = _Interpreter(resolver, dict(arguments or {}), dict(modules or {}), file)
     resolver.warn = interp.warn
     try:
-        tree = ast.parse(source, filename=file)
+        tree = _parse(source, file, interp.warn)
     except SyntaxError as exc:
         interp.warn(f"the script is not valid Python: {exc.msg}", exc.lineno or 0)
         return interp.result(job, namespace, source)
@@ -54,7 +65,42 @@ def analyze_script(source: str, *, job: str, namespace: str, resolver: DatasetRe
         interp.run_module(tree, interp.globals)
     except RecursionError:
         interp.warn("the script is nested too deeply to analyse completely", 0)
+    except Exception as exc:  # noqa: BLE001 - one odd construct never stops a scan
+        interp.warn(f"the analyser stopped on a construct it cannot handle "
+                    f"({type(exc).__name__}: {exc}); the rest of the script is not analysed",
+                    0)
     return interp.result(job, namespace, source)
+
+
+_PRINT = re.compile(r"^(\s*)print(?:\s+(?![\s(=.])(.*?)|\s*)(\s*#.*)?$")
+_EXCEPT = re.compile(r"^(\s*except\s+[\w.()\s,]*?)\s*,\s*(\w+)\s*:")
+
+
+def _parse(source: str, file: str, warn: Any) -> ast.Module:
+    """The script's syntax tree. Scripts of Glue 0.9/1.0 are Python 2: when the text is not
+    Python 3, ``print x`` and ``except E, e:`` are rewritten (in memory) and the parse
+    retried, as are tabs mixed with spaces; either is reported."""
+    try:
+        return ast.parse(source, filename=file)
+    except TabError:
+        tree = ast.parse(source.expandtabs(8), filename=file)
+        warn("the script mixes tabs and spaces; read with tabs expanded", 0)
+        return tree
+    except SyntaxError as first:
+        lines = []
+        for text in source.expandtabs(8).splitlines():
+            m = _PRINT.match(text)
+            if m:
+                text = f"{m.group(1)}print({m.group(2) or ''}){m.group(3) or ''}"
+            text = _EXCEPT.sub(r"\1 as \2:", text)
+            lines.append(text)
+        try:
+            tree = ast.parse("\n".join(lines) + "\n", filename=file)
+        except SyntaxError:
+            raise first from None
+        warn("the script is Python 2 (Glue 0.9/1.0); read after rewriting its print "
+             "statements and except clauses", 0)
+        return tree
 
 
 class _Interpreter(ApiModel):
@@ -70,16 +116,22 @@ class _Interpreter(ApiModel):
         self.active: set[int] = set()
         self.returns: list[list[Any]] = []
         self.star_functions = False
+        #: inside a loop over values the analyser cannot know (its body is followed once)
+        self.unknown_loops = 0
+        #: lists filled in such a loop: their length is not known
+        self.uncertain: set[int] = set()
+        #: (class defining the running method, its self) — for super()
+        self.classes: list[tuple[UserClass | None, Any]] = []
 
     # -- results ------------------------------------------------------------------------------
     def warn(self, message: str, line: int) -> None:
-        w = LineageWarning(message, line, self.current_file)
+        w = LineageWarning(_mask(message), line, self.current_file)
         if w not in self.warnings:
             self.warnings.append(w)
 
     def result(self, job: str, namespace: str, source: str) -> JobLineage:
         return JobLineage(job, namespace, self.file, tuple(self.inputs.values()),
-                          tuple(self.outputs), tuple(self.warnings), source)
+                          tuple(self.outputs), tuple(self.warnings), mask_source(source))
 
     # -- statements ---------------------------------------------------------------------------
     def run_module(self, tree: ast.Module, env: dict[str, Any]) -> None:
@@ -111,7 +163,7 @@ class _Interpreter(ApiModel):
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             env[node.name] = self.define(node, env)
         elif isinstance(node, ast.ClassDef):
-            env[node.name] = Unknown(f"class {node.name} defined in the script", line)
+            env[node.name] = self.define_class(node, env)
         elif isinstance(node, ast.Import):
             for alias in node.names:
                 self.do_import(alias.name, alias.asname, env, line, whole=alias.asname is None)
@@ -172,6 +224,11 @@ class _Interpreter(ApiModel):
                 continue
             if isinstance(a, Frame) and isinstance(b, Frame):
                 env[key] = merge_frames([a, b])
+            elif isinstance(a, (str, DynStr)) and isinstance(b, (str, DynStr)) and a != b:
+                env[key] = self.either(a, b, node.lineno)
+            elif isinstance(a, dict) and isinstance(b, dict) and a != b:
+                env[key] = {k: self.either(a.get(k), b.get(k), node.lineno)
+                            for k in dict.fromkeys([*a, *b])}
             elif key not in env or (b is before.get(key) and a is not before.get(key)):
                 env[key] = a
 
@@ -179,7 +236,11 @@ class _Interpreter(ApiModel):
         items = self.iterate(self.eval(node.iter, env))
         if items is None:
             self.assign(node.target, Unknown("loop variable", node.lineno), env)
-            self.run_branch(node.body, env)
+            self.unknown_loops += 1
+            try:
+                self.run_branch(node.body, env)
+            finally:
+                self.unknown_loops -= 1
         else:
             for item in items[:_MAX_UNROLL]:
                 self.assign(node.target, item, env)
@@ -214,9 +275,20 @@ class _Interpreter(ApiModel):
             key = self.eval(target.slice, env)
             if isinstance(container, dict) and _hashable(key):
                 container[key] = value
+            elif isinstance(container, Obj) and container.kind == "args" and \
+                    isinstance(key, str):
+                container.data.setdefault("set", {})[key] = value  # args["x"] = "…"
+            elif isinstance(container, Obj) and container.kind == "pandas":
+                ops = container.data.get("opaque", "")
+                container.data["opaque"] = f"{ops}, column assignment" if ops \
+                    else "column assignment"
         elif isinstance(target, ast.Starred):
             self.assign(target.value, value, env)
-        # attributes (self.x = …) are not tracked
+        elif isinstance(target, ast.Attribute):
+            owner = self.eval(target.value, env)
+            if isinstance(owner, (Instance, UserClass)):
+                owner.attrs[target.attr] = value  # self.x = …
+        # other attributes (module.x = …) are not tracked
 
     # -- functions and imports ------------------------------------------------------------------
     def define(self, node: ast.FunctionDef | ast.AsyncFunctionDef, env: dict[str, Any]) -> Any:
@@ -235,6 +307,67 @@ class _Interpreter(ApiModel):
             if kw_default is not None:
                 defaults[arg.arg] = self.eval(kw_default, env)
         return UserFunc(node, env, defaults, self.current_file)
+
+    def define_class(self, node: ast.ClassDef, env: dict[str, Any]) -> UserClass:
+        """A class of the script: methods are analysed when called (``self`` is an
+        :class:`Instance` whose attributes the methods set), base classes of the script
+        contribute theirs."""
+        cls = UserClass(node.name, {}, {})
+        for base in node.bases:
+            parent = self.eval(base, env)
+            if isinstance(parent, UserClass):
+                cls.bases.append(parent)
+                cls.methods.update(parent.methods)
+                cls.attrs.update(parent.attrs)
+                cls.kinds.update(parent.kinds)
+        for stmt in node.body:
+            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                cls.methods[stmt.name] = self.define(stmt, env)
+                cls.own.add(stmt.name)
+                decorators = {d.id for d in stmt.decorator_list if isinstance(d, ast.Name)}
+                if "staticmethod" in decorators:
+                    cls.kinds[stmt.name] = "static"
+                elif "classmethod" in decorators:
+                    cls.kinds[stmt.name] = "class"
+                elif "property" in decorators:
+                    cls.kinds[stmt.name] = "property"
+            elif isinstance(stmt, ast.Assign):
+                value = self.eval(stmt.value, env)
+                for target in stmt.targets:
+                    if isinstance(target, ast.Name):
+                        cls.attrs[target.id] = value
+        return cls
+
+    def member(self, owner: Instance | UserClass, attr: str, line: int) -> Any:
+        cls = owner.cls if isinstance(owner, Instance) else owner
+        if attr in owner.attrs:
+            return owner.attrs[attr]
+        if attr in cls.attrs:
+            return cls.attrs[attr]
+        if attr in cls.methods:
+            kind = cls.kinds.get(attr, "")
+            func = cls.methods[attr]
+            if kind == "static":
+                return func
+            if kind == "class":
+                return Bound(func, cls)
+            if kind == "property" and isinstance(owner, Instance):
+                return self.call(func, [owner], {}, line, f"{cls.name}.{attr}")
+            return Bound(func, owner) if isinstance(owner, Instance) else func
+        return Unknown(f"{cls.name}.{attr}", line)
+
+    def super_member(self, proxy: Obj, attr: str, line: int) -> Any:
+        """``super().attr`` inside a method: the next class after the defining one."""
+        after: UserClass = proxy.data["after"]
+        self_value = proxy.data["self"]
+        owner = self_value.cls if isinstance(self_value, Instance) else self_value
+        chain = owner.mro() if isinstance(owner, UserClass) else []
+        rest = chain[chain.index(after) + 1:] if after in chain else []
+        for cls in rest:
+            if attr in cls.own:
+                func = cls.methods[attr]
+                return func if cls.kinds.get(attr) == "static" else Bound(func, self_value)
+        return Unknown(f"super().{attr}", line)
 
     def call_user(self, func: UserFunc, args: list[Any], kwargs: dict[str, Any],
                   line: int) -> Any:
@@ -277,6 +410,11 @@ class _Interpreter(ApiModel):
         if frames:
             return merge_frames(frames) if len(frames) > 1 else frames[0]
         known = [r for r in results if r is not None]
+        if len(known) > 1 and all(isinstance(r, (str, DynStr)) for r in known):
+            out = known[0]
+            for r in known[1:]:
+                out = self.either(out, r, line)
+            return out
         return known[-1] if known else None
 
     def do_import(self, name: str, asname: str | None, env: dict[str, Any], line: int,
@@ -363,7 +501,12 @@ class _Interpreter(ApiModel):
         if isinstance(node, ast.Name):
             return self.lookup(node.id, env, line)
         if isinstance(node, ast.Attribute):
-            return self.attribute(self.eval(node.value, env), node.attr, line)
+            owner = self.eval(node.value, env)
+            if isinstance(owner, (Instance, UserClass)):
+                return self.member(owner, node.attr, line)
+            if isinstance(owner, Obj) and owner.kind == "super":
+                return self.super_member(owner, node.attr, line)
+            return self.attribute(owner, node.attr, line)
         if isinstance(node, ast.Call):
             return self.call_node(node, env)
         if isinstance(node, ast.Subscript):
@@ -415,6 +558,25 @@ class _Interpreter(ApiModel):
                     isinstance(v, (str, int, float, bool)) for v in values):
                 equal = values[0] == values[1]
                 return equal if isinstance(node.ops[0], ast.Eq) else not equal
+            if len(values) == 2 and isinstance(node.ops[0], (ast.In, ast.NotIn)) and \
+                    isinstance(values[0], (str, int, float)) and \
+                    isinstance(values[1], (list, tuple, dict, str)) and \
+                    not any(isinstance(v, (Unknown, DynStr)) for v in (
+                        values[1] if isinstance(values[1], (list, tuple)) else [])) and \
+                    id(values[1]) not in self.uncertain:
+                found = values[0] in values[1]
+                return found if isinstance(node.ops[0], ast.In) else not found
+            if len(values) == 2 and all(isinstance(v, (int, float)) for v in values):
+                left, right = values
+                op = node.ops[0]
+                if isinstance(op, ast.Lt):
+                    return left < right
+                if isinstance(op, ast.LtE):
+                    return left <= right
+                if isinstance(op, ast.Gt):
+                    return left > right
+                if isinstance(op, ast.GtE):
+                    return left >= right
             return Unknown("comparison", line)
         if isinstance(node, ast.UnaryOp):
             operand = self.eval(node.operand, env)
@@ -424,18 +586,15 @@ class _Interpreter(ApiModel):
                 return not operand
             return Unknown("unary expression", line)
         if isinstance(node, ast.IfExp):
+            test = self.eval(node.test, env)
+            if isinstance(test, (bool, int, str)) and not isinstance(test, DynStr):
+                return self.eval(node.body if test else node.orelse, env)
             a, b = self.eval(node.body, env), self.eval(node.orelse, env)
-            if isinstance(a, Frame) and isinstance(b, Frame):
-                return merge_frames([a, b])
-            if isinstance(a, ColExpr) and isinstance(b, ColExpr):
-                return combine_exprs([a, b], TRANSFORMATION, a.name)
-            return a
+            return self.either(a, b, line)
         if isinstance(node, ast.Lambda):
             return Lambda(node, env)
-        if isinstance(node, (ast.ListComp, ast.GeneratorExp, ast.SetComp)):
+        if isinstance(node, (ast.ListComp, ast.GeneratorExp, ast.SetComp, ast.DictComp)):
             return self.comprehension(node, env)
-        if isinstance(node, ast.DictComp):
-            return Unknown("dict comprehension", line)
         if isinstance(node, ast.Starred):
             return self.eval(node.value, env)
         if isinstance(node, ast.NamedExpr):
@@ -446,16 +605,41 @@ class _Interpreter(ApiModel):
             return self.eval(node.value, env)
         return Unknown(type(node).__name__, line)
 
-    def comprehension(self, node: ast.ListComp | ast.GeneratorExp | ast.SetComp,
-                      env: dict[str, Any]) -> Any:
+    def either(self, a: Any, b: Any, line: int) -> Any:
+        """One value standing for ``a`` or ``b`` (chosen at run time): frames merged, column
+        expressions combined, different strings a dynamic string (reported where used)."""
+        if isinstance(a, Frame) and isinstance(b, Frame):
+            return merge_frames([a, b])
+        if isinstance(a, ColExpr) and isinstance(b, ColExpr):
+            return combine_exprs([a, b], TRANSFORMATION, a.name)
+        if isinstance(a, (str, DynStr)) and isinstance(b, (str, DynStr)) and a != b:
+            shown = [v if isinstance(v, str) else v.text for v in (a, b)]
+            return DynStr("{?}", f"{shown[0]!r} or {shown[1]!r}, decided at run time "
+                                 f"(line {line})")
+        if a is None or isinstance(a, Unknown):
+            return b
+        return a
+
+    def comprehension(self, node: ast.ListComp | ast.GeneratorExp | ast.SetComp |
+                      ast.DictComp, env: dict[str, Any]) -> Any:
+        """A comprehension over a known sequence, item by item (``{k: v for …}`` too); over
+        an unknown one, the element is evaluated once so calls in it (a pool's ``submit``)
+        are still followed."""
         if len(node.generators) != 1:
             return Unknown("nested comprehension", node.lineno)
         gen = node.generators[0]
         items = self.iterate(self.eval(gen.iter, env))
+        local = _Scope({}, env)
         if items is None:
+            self.assign(gen.target, Unknown("comprehension variable", node.lineno), local)
+            if isinstance(node, ast.DictComp):
+                self.eval(node.key, local)
+                self.eval(node.value, local)
+            else:
+                self.eval(node.elt, local)
             return Unknown("comprehension over an unknown sequence", node.lineno)
         out: list[Any] = []
-        local = _Scope({}, env)
+        pairs: dict[Any, Any] = {}
         for item in items[:_MAX_UNROLL * 16]:
             self.assign(gen.target, item, local)
             keep = True
@@ -463,9 +647,15 @@ class _Interpreter(ApiModel):
                 test = self.eval(cond, local)
                 if test is False:
                     keep = False
-            if keep:
+            if not keep:
+                continue
+            if isinstance(node, ast.DictComp):
+                key = self.eval(node.key, local)
+                if _hashable(key):
+                    pairs[key] = self.eval(node.value, local)
+            else:
                 out.append(self.eval(node.elt, local))
-        return out
+        return pairs if isinstance(node, ast.DictComp) else out
 
     def fstring(self, node: ast.JoinedStr, env: dict[str, Any]) -> Any:
         parts: list[str] = []
@@ -486,7 +676,12 @@ class _Interpreter(ApiModel):
     def binop(self, op: ast.operator, left: Any, right: Any, line: int) -> Any:
         if isinstance(left, ColExpr) or isinstance(right, ColExpr):
             exprs = [v for v in (left, right) if isinstance(v, ColExpr)]
-            return combine_exprs(exprs, TRANSFORMATION, None)
+            symbol = _OPERATORS.get(type(op))
+            parts = [v.name if isinstance(v, ColExpr) else
+                     (str(v) if isinstance(v, (int, float)) and not isinstance(v, bool)
+                      else None) for v in (left, right)]
+            shown = f"({parts[0]} {symbol} {parts[1]})" if symbol and all(parts) else None
+            return combine_exprs(exprs, TRANSFORMATION, shown, shown or "")
         if isinstance(op, ast.Add) and _stringish(left) and _stringish(right):
             (lt, lr), (rt, rr) = _as_text(left), _as_text(right)
             reasons = "; ".join(r for r in (lr, rr) if r)
@@ -525,6 +720,8 @@ class _Interpreter(ApiModel):
         for kw in node.keywords:
             value = self.eval(kw.value, env)
             if kw.arg is None:
+                if isinstance(value, Obj) and value.kind == "args":  # f(**args)
+                    value = {**self.arguments, **value.data.get("set", {})}
                 if isinstance(value, dict):
                     kwargs.update({str(k): v for k, v in value.items()})
             else:
@@ -535,6 +732,24 @@ class _Interpreter(ApiModel):
              label: str) -> Any:
         if isinstance(func, UserFunc):
             return self.call_user(func, args, kwargs, line)
+        if isinstance(func, Bound):
+            owner = func.self_value.cls if isinstance(func.self_value, Instance) else \
+                func.self_value
+            defining = _defining_class(owner, func.func)
+            self.classes.append((defining, func.self_value))
+            try:
+                return self.call(func.func, [func.self_value, *args], kwargs, line, label)
+            finally:
+                self.classes.pop()
+        if label == "super" and self.classes and self.classes[-1][0] is not None:
+            defining, self_value = self.classes[-1]
+            return Obj("super", data={"after": defining, "self": self_value})
+        if isinstance(func, UserClass):
+            instance = Instance(func, {})
+            init = func.methods.get("__init__")
+            if init is not None:
+                self.call(Bound(init, instance), list(args), kwargs, line, f"{func.name}()")
+            return instance
         if isinstance(func, Lambda):
             local = _Scope({}, func.scope)
             for a, v in zip(func.node.args.args, args):
@@ -544,7 +759,17 @@ class _Interpreter(ApiModel):
             return self.call_method(func.target, func.name, args, kwargs, line, label)
         if isinstance(func, Obj):
             return self.call_object(func, args, kwargs, line, label)
+        if isinstance(func, ColExpr) and len(func.refs) == 1 and \
+                isinstance(func.refs[0][0], Frame) and func.subtype == IDENTITY:
+            # df.someMethod(...): a frame method the analyser does not model
+            return self.frame_method(func.refs[0][0], func.refs[0][1], args, kwargs, line,
+                                     label)
+        if label == "getattr" and len(args) >= 2 and isinstance(args[1], str):
+            # getattr(SqlFuncs, func) in Glue Studio's sparkAggregate
+            return self.attribute(args[0], args[1], line)
         if callable(func) and getattr(func, "_lineage_builtin", False):
+            if label in ("len", "bool") and args and id(args[0]) in self.uncertain:
+                return Unknown(f"the length of a list filled at run time (line {line})", line)
             return func(*args)
         return self.unknown_call(label, args, kwargs, line)
 
@@ -556,9 +781,36 @@ class _Interpreter(ApiModel):
                 yield from self.walk_frames(list(v))
             elif isinstance(v, dict):
                 yield from self.walk_frames(list(v.values()))
+            elif isinstance(v, Obj) and v.kind in ("rdd", "pandas", "rows") and \
+                    isinstance(v.data.get("frame"), Frame):
+                yield v.data["frame"]  # the rows of a frame, as an RDD, pandas or a list
 
     def unknown_call(self, label: str, args: list[Any], kwargs: dict[str, Any],
                      line: int) -> Any:
+        if label.split(".")[-1] in ("as_completed", "wait") and args:
+            futures = self.iterate(args[0])  # concurrent.futures: the same futures
+            if futures is not None:
+                return futures if label.endswith("as_completed") else (futures, [])
+        if label.split(".")[-1] == "reduce" and len(args) >= 2:
+            items = self.iterate(args[1])
+            if items and all(isinstance(v, Frame) for v in items):
+                if not isinstance(args[0], (UserFunc, Lambda)):
+                    return merge_frames(items)  # reduce(DataFrame.unionByName, frames)
+                acc = items[0]
+                for item in items[1:]:
+                    acc = self.call(args[0], [acc, item], {}, line, "reduce function")
+                return acc
+        funcs = [i for i, a in enumerate(args) if isinstance(a, (UserFunc, Lambda))]
+        if funcs and label.split(".")[-1] not in ("udf", "pandas_udf", "register"):
+            # a script function handed to code the analyser does not know (a pool, a
+            # retry helper, a callback): analysed as if called with the arguments after it
+            i = funcs[0]
+            name = args[i].node.name if isinstance(args[i], UserFunc) else "lambda"
+            self.warn(f"{name} is passed to {label}(), which the analyser does not know; it "
+                      "is analysed as if called with the arguments that follow it", line)
+            result = self.call(args[i], list(args[i + 1:]), kwargs, line, name)
+            return result if isinstance(result, Frame) else Unknown(f"result of {label}()",
+                                                                   line)
         frames = list(self.walk_frames(args + list(kwargs.values())))
         if frames:
             self.warn(f"{label}() is not known to the analyser and receives a frame; lineage "
@@ -569,7 +821,8 @@ class _Interpreter(ApiModel):
                                                for e in c.edges), c.type)
                           for k, c in merged.cols.items()},
                          merged.indirect, merged.open, {}, merged.dynamic,
-                         f"result of unknown call {label}() at line {line}")
+                         f"result of unknown call {label}() at line {line}", merged.line,
+                         f"through {label}()")
         exprs = [v for v in args + list(kwargs.values()) if isinstance(v, ColExpr)]
         if exprs:
             return combine_exprs(exprs, TRANSFORMATION, None)
@@ -591,6 +844,47 @@ class _Scope(dict[str, Any]):
 
     def get(self, key: str, default: Any = None) -> Any:  # type: ignore[override]
         return self[key] if key in self else default
+
+
+_SECRET_PARAM = re.compile(r"(?i)\b(password|passwd|pwd|secret|token|sfPassword|"
+                           r"aws_secret_access_key)(\s*[=:]\s*)[^&;,\s'\"}]+")
+_URL_CREDENTIALS = re.compile(r"(//[^/:@\s'\"]+):[^@/\s'\"]+@")
+
+
+def _mask(message: str) -> str:
+    """A warning without the secrets a script may have put in a URL or an option
+    (``password=…``, ``//user:pass@host``): they are never written to lineage output."""
+    return _URL_CREDENTIALS.sub(r"\1:***@", _SECRET_PARAM.sub(r"\1\2***", message))
+
+
+_SECRET_NAMES = r"(?:password|passwd|pwd|secret|secret_key|token|api_key|sfPassword|" \
+    r"aws_secret_access_key)"
+_SECRET_LITERAL = re.compile(
+    r"(?i)([\"']?\b" + _SECRET_NAMES + r"\b[\"']?\s*[=:]\s*)([\"'])([^\"'\n]*)\2")
+
+
+def mask_source(source: str) -> str:
+    """The script as it may be shown in lineage output (the OpenLineage ``sourceCode``
+    facet): string literals given to a password/secret/token name, and credentials inside
+    URLs, become ``***``."""
+    masked = _SECRET_LITERAL.sub(lambda m: f"{m.group(1)}{m.group(2)}***{m.group(2)}", source)
+    return _mask(masked)
+
+
+#: how Spark names ``col + 1``: ``(col + 1)``
+_OPERATORS: dict[type, str] = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/",
+                               ast.Mod: "%"}
+
+
+def _defining_class(owner: Any, method: Any) -> UserClass | None:
+    """The script class whose body defines ``method`` (for ``super()`` inside it)."""
+    if not isinstance(owner, UserClass) or not isinstance(method, UserFunc):
+        return None
+    name = method.node.name
+    for cls in owner.mro():
+        if name in cls.own and cls.methods.get(name) is method:
+            return cls
+    return None
 
 
 def _hashable(value: Any) -> bool:
@@ -632,7 +926,8 @@ def _callee_name(node: ast.expr) -> str:
 def _builtin(name: str) -> Any:
     funcs: dict[str, Any] = {
         "str": lambda *a: _as_text(a[0])[0] if a and isinstance(a[0], (str, int, float))
-        else (a[0] if a and isinstance(a[0], DynStr) else Unknown("str()")),
+        else (a[0] if a and isinstance(a[0], DynStr) else
+              Unknown(f"str({a[0].reason})" if a and isinstance(a[0], Unknown) else "str()")),
         "print": lambda *a: None,
         "len": lambda *a: len(a[0]) if a and isinstance(a[0], (list, tuple, dict, str))
         else Unknown("len()"),

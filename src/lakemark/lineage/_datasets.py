@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 import urllib.parse
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ..catalog import CatalogTable, FolderCatalog
 from ..errors import LakemarkError
@@ -36,6 +36,10 @@ def _text(value: str | DynStr) -> tuple[str, bool]:
 def path_dataset(path: str | DynStr) -> DatasetRef:
     """The dataset of a file or folder path (``s3://b/k/``, ``/data/x``, ``file:///x``)."""
     text, dynamic = _text(path)
+    if text.startswith("arn:"):  # a catalog table over DynamoDB: arn:aws:dynamodb:r:a:table/x
+        head = text.split(":", 5)
+        if len(head) == 6:
+            return DatasetRef(":".join(head[:5]), head[5], dynamic=dynamic)
     m = re.match(r"^(s3[an]?)://([^/]*)/*(.*)$", text, re.IGNORECASE)
     if m:
         return DatasetRef(f"s3://{m.group(2)}", m.group(3).rstrip("/") or "/", dynamic=dynamic)
@@ -57,6 +61,8 @@ def jdbc_dataset(url: str | DynStr, table: str | DynStr, database: str | None = 
     """The dataset of ``table`` behind a JDBC URL (``jdbc:postgresql://h:5432/db``)."""
     url_text, dyn1 = _text(url)
     table_text, dyn2 = _text(table)
+    # a "{?name}" placeholder holds a "?", which would start the URL's query string
+    url_text = url_text.replace("{?", "{\x1f")
     rest = url_text[5:] if url_text.lower().startswith("jdbc:") else url_text
     engine, _, tail = rest.partition(":")
     scheme = _SCHEMES.get(engine.lower(), engine.lower() or "jdbc")
@@ -86,7 +92,8 @@ def jdbc_dataset(url: str | DynStr, table: str | DynStr, database: str | None = 
         pieces = [_DEFAULT_SCHEMA[scheme], *pieces]
     if db and (len(pieces) < 3 or scheme == "mysql" and len(pieces) < 2):
         pieces = [db, *pieces]
-    return DatasetRef(f"{scheme}://{host}", ".".join(pieces), dynamic=dyn1 or dyn2)
+    return DatasetRef(f"{scheme}://{host}".replace("{\x1f", "{?"),
+                      ".".join(pieces).replace("{\x1f", "{?"), dynamic=dyn1 or dyn2)
 
 
 @dataclass
@@ -97,6 +104,8 @@ class DatasetResolver:
     region: str
     account: str
     warn: Callable[[str, int], None]
+    _tables: dict[tuple[str, str], CatalogTable | None] = field(default_factory=dict,
+                                                                 repr=False)
 
     @property
     def glue_namespace(self) -> str:
@@ -105,10 +114,19 @@ class DatasetResolver:
     def _lookup(self, database: str, table: str) -> CatalogTable | None:
         if self.catalog is None:
             return None
+        key = (database.lower(), table.lower())
+        if key in self._tables:  # a script names the same tables many times
+            return self._tables[key]
         try:
-            return self.catalog.get_table(database, table)
+            found: CatalogTable | None = self.catalog.get_table(database, table)
         except LakemarkError:
-            return None
+            found = None
+        self._tables[key] = found
+        return found
+
+    def in_catalog(self, database: str, table: str) -> bool:
+        """Whether the catalog has ``database.table``."""
+        return self._lookup(database, table) is not None
 
     def table(self, database: str | DynStr, table: str | DynStr, line: int,
               ) -> tuple[DatasetRef, tuple[tuple[str, str], ...], CatalogTable | None]:

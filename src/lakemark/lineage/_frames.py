@@ -9,6 +9,7 @@ SparkSession, readers and writers); the interpreter in :mod:`._analyze` provides
 from __future__ import annotations
 
 import ast
+from dataclasses import replace
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -25,7 +26,7 @@ from ._graph import (
     UNKNOWN,
     ColumnEdge,
 )
-from ._objects import Lambda, Obj, UserFunc
+from ._objects import Lambda, Method, Obj, UserFunc
 from ._sql import SqlError, expression_lineage
 from ._values import Col, ColExpr, DynStr, Frame, Unknown, combine_exprs, derive, merge_frames
 
@@ -42,6 +43,25 @@ _AGGREGATES = {
 }
 _MULTI_COLUMN = {"concat", "struct", "array", "coalesce", "greatest", "least", "countDistinct",
                  "count_distinct", "hash", "xxhash64", "create_map", "map_concat", "arrays_zip"}
+#: how Spark names the column of a function whose SQL name differs from its Python name
+_SPARK_NAMES = {
+    "countDistinct": "count(DISTINCT {})", "count_distinct": "count(DISTINCT {})",
+    "sumDistinct": "sum(DISTINCT {})", "sum_distinct": "sum(DISTINCT {})",
+    "mean": "avg({})", "approxCountDistinct": "approx_count_distinct({})",
+}
+#: Glue Studio transforms generated as DynamicFrame methods, with their positional parameters
+_STUDIO = {
+    "gs_derived": ["colName", "expr"], "gs_concat": ["colName", "colList", "spacer"],
+    "gs_to_timestamp": ["colName", "colType", "newColName"],
+    "gs_format_timestamp": ["colName", "dateFormat", "extractFormat", "newColName"],
+    "gs_split": ["colName", "pattern", "newColName"],
+    "gs_array_to_cols": ["colName", "colList"], "gs_now": ["colName", "dateFormat"],
+    "gs_uuid": ["colName"], "gs_identifier": ["colName"], "gs_flatten": ["maxLevels", "separator"],
+    "gs_format_number": ["colName", "decimalPrecision", "newColName"],
+    "gs_hash": ["colName", "newColName"], "gs_encrypt": ["colName", "newColName"],
+    "gs_decrypt": ["colName", "newColName"], "gs_explode": ["colName", "newCol", "outer"],
+    "gs_regex_extract": ["colName", "regex", "newCols"],
+}
 _PASSTHROUGH_FRAME = {
     "repartition", "coalesce", "cache", "persist", "unpersist", "checkpoint",
     "localCheckpoint", "hint", "sample", "limit", "distinct", "dropDuplicates",
@@ -115,6 +135,9 @@ class FrameOps:
     def collection_get(self, coll: Obj, key: Any, line: int) -> Any:
         raise NotImplementedError
 
+    def schema_of(self, frame: Frame, line: int) -> Any:
+        raise NotImplementedError
+
     # -- Glue transforms ------------------------------------------------------------------------
     def transform(self, name: str, args: list[Any], kwargs: dict[str, Any], line: int) -> Any:
         if name == "ApplyMapping":
@@ -138,7 +161,7 @@ class FrameOps:
             return self.glue_filter(kw.get("frame"), kw.get("f"), line)
         if name == "Relationalize":
             kw = _bind(["frame", "staging_path", "name"], args, kwargs)
-            return self.relationalize(kw.get("frame"), kw.get("name") or "roottable")
+            return self.relationalize(kw.get("frame"), kw.get("name") or "roottable", line)
         if name == "SplitFields":
             kw = _bind(["frame", "paths", "name1", "name2"], args, kwargs)
             return self.split_fields(kw.get("frame"), kw.get("paths"), kw.get("name1") or
@@ -162,8 +185,10 @@ class FrameOps:
                     "ErrorsAsDynamicFrame", "DropDuplicates", "FillMissingValues"):
             kw = _bind(["frame"], args, kwargs)
             frame = kw.get("frame")
+            if name == "UnnestFrame" and isinstance(frame, Frame):
+                return self.unnest(frame, line)
             if name == "ResolveChoice" and isinstance(frame, Frame):
-                return self.resolve_choice(frame, kw.get("specs"), line)
+                return self.resolve_choice(frame, kw.get("specs"), line, kw.get("choice"))
             return frame
         if name in ("Map", "FlatMap"):
             kw = _bind(["frame", "f"], args, kwargs)
@@ -183,7 +208,7 @@ class FrameOps:
                   line)
         cols = {k: Col(tuple(ColumnEdge(e.dataset, e.field, e.type, UNKNOWN, what, line)
                              for e in c.edges), c.type) for k, c in frame.cols.items()}
-        return frame.with_cols(cols)
+        return replace(frame.with_cols(cols), through=what)
 
     def _edges(self, frame: Frame, path: Any, line: int, what: str = "") -> tuple[ColumnEdge, ...]:
         if not isinstance(path, str):
@@ -220,11 +245,12 @@ class FrameOps:
             edges = self._edges(frame, src if isinstance(src, str) else None, line,
                                 "ApplyMapping source")
             same = isinstance(src_type, str) and isinstance(dst_type, str) and \
-                src_type.lower() == dst_type.lower()
+                _same_type(src_type, dst_type)
             desc = "" if same else f"cast {src_type} to {dst_type}"
-            cols[dst.replace("`", "")] = Col(derive(edges, IDENTITY if same else TRANSFORMATION,
-                                                    line, desc),
-                                             dst_type if isinstance(dst_type, str) else None)
+            out = derive(edges, IDENTITY if same else TRANSFORMATION, line, desc)
+            if same and isinstance(src, str) and src.replace("`", "") != dst.replace("`", ""):
+                out = _renamed_at(out, line, src)
+            cols[dst.replace("`", "")] = Col(out, dst_type if isinstance(dst_type, str) else None)
         return frame.with_cols(cols, open=())
 
     def select_fields(self, frame: Any, paths: Any, line: int) -> Any:
@@ -259,7 +285,8 @@ class FrameOps:
             cols[new] = Col(edges or ())
             return frame.with_cols(cols, keep_aliases=True)
         for k, v in frame.cols.items():
-            cols[new if k == key else k] = v
+            cols[new if k == key else k] = Col(_renamed_at(v.edges, line, k), v.type) \
+                if k == key and new != k else v
         return frame.with_cols(cols, keep_aliases=True)
 
     def glue_join(self, left: Any, right: Any, keys1: Any, keys2: Any, line: int) -> Any:
@@ -282,11 +309,120 @@ class FrameOps:
                  for n in names for e in self._edges(frame, n, line)]
         return frame.add_indirect(edges)
 
-    def relationalize(self, frame: Any, root: Any) -> Any:
+    def relationalize(self, frame: Any, root: Any, line: int = 0) -> Any:
+        """Glue's Relationalize: the root table with structs flattened (``a.b``) and each
+        array replaced by a key, plus one table per array, ``<root>_<path>``, with ``id``
+        (the key), ``index`` and the element's columns (``path.val`` or ``path.val.f``)."""
         if not isinstance(frame, Frame):
             return frame
         name = root if isinstance(root, str) else "roottable"
-        return Obj("collection", data={"frames": {name: frame}, "root": name})
+        frames: dict[str, Frame] = {}
+        root_cols: dict[str, Col] = {}
+        for column, col in frame.cols.items():
+            self._flatten(frame, name, column, column, col, root_cols, frames, line)
+        frames = {name: frame.with_cols(root_cols), **frames}
+        return Obj("collection", data={"frames": frames, "root": name})
+
+    def _flatten(self, frame: Frame, root: str, path: str, out: str, col: Col,
+                 into: dict[str, Col], tables: dict[str, Frame], line: int) -> None:
+        kind, inner = _split_type(col.type)
+        if kind == "struct":
+            for field, ftype in inner:
+                edges = frame.lookup(f"{path}.{field}") or ()
+                self._flatten(frame, root, f"{path}.{field}", f"{out}.{field}",
+                              Col(edges, ftype), into, tables, line)
+            return
+        if kind != "array":
+            into[out] = col
+            return
+        key = Col(derive(col.edges, TRANSFORMATION, line, f"Relationalize key of {out}"),
+                  "bigint")
+        into[out] = key
+        child: dict[str, Col] = {"id": key, "index": Col((), "int")}
+        element = inner[0][1] if inner else None
+        self._flatten(frame, root, path, f"{out}.val", Col(col.edges, element), child, tables,
+                      line)
+        tables[f"{root}_{out}"] = frame.with_cols(child, open=())
+
+    def studio_node(self, frame: Frame, name: str, kw: dict[str, Any], line: int) -> Any:
+        """Glue Studio's visual transforms (``dyf.gs_derived(colName=…, expr=…)`` and the
+        others its generated scripts call)."""
+        col = kw.get("colName")
+        col = col.replace("`", "") if isinstance(col, str) else col
+        new = kw.get("newColName")
+        target = new if isinstance(new, str) else col
+        if name == "gs_derived":
+            expr = kw.get("expr")
+            if isinstance(expr, str):
+                try:
+                    return self.with_columns(frame, {col: expression_lineage(expr)}, line)
+                except SqlError as exc:
+                    self.warn(f"gs_derived: {exc}", line)
+            return self.unknown_call(name, [frame], {}, line)
+        if name == "gs_concat":
+            parts = [ColExpr(((None, c),), IDENTITY, c) for c in _names(kw.get("colList"))
+                     if isinstance(c, str)]
+            return self.with_columns(frame, {col: combine_exprs(parts, TRANSFORMATION, col,
+                                                                "concat")}, line)
+        if name in ("gs_to_timestamp", "gs_format_timestamp", "gs_split", "gs_format_number",
+                    "gs_hash", "gs_encrypt", "gs_decrypt"):
+            source = ColExpr(((None, col),), IDENTITY, col) if isinstance(col, str) else None
+            if source is None or not isinstance(target, str):
+                return self.unknown_call(name, [frame], {}, line)
+            return self.with_columns(frame, {target: source.then(TRANSFORMATION, target,
+                                                                 name[3:])}, line)
+        if name == "gs_explode":
+            new_col = kw.get("newCol")
+            out = new_col if isinstance(new_col, str) else col
+            if not isinstance(col, str) or not isinstance(out, str):
+                return self.unknown_call(name, [frame], {}, line)
+            return self.with_columns(frame, {out: ColExpr(((None, col),), TRANSFORMATION, out,
+                                                          "explode")}, line)
+        if name == "gs_regex_extract":
+            news = kw.get("newCols")
+            outs = [c.strip() for c in news.split(",") if c.strip()] if isinstance(news, str) \
+                else [c for c in _names(news) if isinstance(c, str)]
+            if not isinstance(col, str) or not outs:
+                return self.unknown_call(name, [frame], {}, line)
+            return self.with_columns(frame, {c: ColExpr(((None, col),), TRANSFORMATION, c,
+                                                        "regex extract") for c in outs}, line)
+        if name == "gs_array_to_cols":
+            source = ColExpr(((None, col),), IDENTITY, col) if isinstance(col, str) else None
+            outs = [c for c in _names(kw.get("colList")) if isinstance(c, str)]
+            if source is None or not outs:
+                return self.unknown_call(name, [frame], {}, line)
+            return self.with_columns(frame, {c: source.then(TRANSFORMATION, c, "array item")
+                                             for c in outs}, line)
+        if name in ("gs_now", "gs_uuid", "gs_identifier"):
+            if not isinstance(col, str):
+                return self.unknown_call(name, [frame], {}, line)
+            return self.with_columns(frame, {col: ColExpr((), TRANSFORMATION, col, name[3:])},
+                                     line)
+        if name == "gs_flatten":
+            sep = kw.get("separator")
+            flat = self.unnest(frame, line)
+            if isinstance(sep, str) and sep != ".":
+                flat = flat.with_cols({k.replace(".", sep) if k not in frame.cols else k: v
+                                       for k, v in flat.cols.items()}, keep_aliases=True)
+            return flat
+        return self.unknown_call(name, [frame], {}, line)
+
+    def unnest(self, frame: Frame, line: int) -> Frame:
+        """DynamicFrame ``unnest()``: struct columns (of known type) become ``a.b`` columns;
+        arrays stay as they are."""
+        cols: dict[str, Col] = {}
+
+        def flatten(path: str, col: Col) -> None:
+            kind, fields = _split_type(col.type)
+            if kind != "struct":
+                cols[path] = col
+                return
+            for field, ftype in fields:
+                flatten(f"{path}.{field}", Col(frame.lookup(f"{path}.{field}") or (), ftype))
+
+        for name, col in frame.cols.items():
+            flatten(name, col)
+        return frame.with_cols(cols, keep_aliases=True)
 
     def split_fields(self, frame: Any, paths: Any, name1: Any, name2: Any, line: int) -> Any:
         if not isinstance(frame, Frame):
@@ -295,14 +431,23 @@ class FrameOps:
             str(name1): self.select_fields(frame, paths, line),
             str(name2): self.drop_fields(frame, paths, line)}})
 
-    def resolve_choice(self, frame: Frame, specs: Any, line: int) -> Frame:
+    def resolve_choice(self, frame: Frame, specs: Any, line: int, choice: Any = None) -> Frame:
         cols = dict(frame.cols)
+        if isinstance(choice, str) and choice.startswith("make_cols"):
+            self.warn("ResolveChoice make_cols splits each choice column into <column>_<type> "
+                      "columns whose types are only known at run time; the columns keep "
+                      "their names here", line)
         for spec in _names(specs) if not isinstance(specs, list) else specs:
             if isinstance(spec, (list, tuple)) and len(spec) == 2 and isinstance(spec[0], str):
                 key = frame.find(spec[0])
-                if key is not None and isinstance(spec[1], str) and spec[1].startswith("cast:"):
-                    cols[key] = Col(derive(cols[key].edges, TRANSFORMATION, line, spec[1]),
-                                    spec[1][5:])
+                action = spec[1] if isinstance(spec[1], str) else ""
+                if key is not None and action.startswith(("cast:", "project:")):
+                    to = action.split(":", 1)[1]
+                    cols[key] = Col(derive(cols[key].edges, TRANSFORMATION, line, action), to)
+                elif action == "make_cols":
+                    self.warn(f"ResolveChoice make_cols on {spec[0]!r} makes "
+                              f"{spec[0]}_<type> columns whose types are only known at run "
+                              "time; the column keeps its name here", line)
         return frame.with_cols(cols, keep_aliases=True)
 
     # -- DataFrame / DynamicFrame methods -------------------------------------------------------
@@ -339,7 +484,7 @@ class FrameOps:
             return self.df_filter(frame, args[0] if args else kwargs.get("condition"), line)
         if name == "relationalize":
             kw = _bind(["root_table_name", "staging_path"], args, kwargs)
-            return self.relationalize(frame, kw.get("root_table_name"))
+            return self.relationalize(frame, kw.get("root_table_name"), line)
         if name == "split_fields":
             kw = _bind(["paths", "name1", "name2"], args, kwargs)
             return self.split_fields(frame, kw.get("paths"), kw.get("name1") or "frame1",
@@ -415,9 +560,7 @@ class FrameOps:
         if name == "alias":
             alias = args[0] if args else kwargs.get("alias")
             if isinstance(alias, str):
-                return Frame(frame.cols, frame.indirect, frame.open,
-                             {**frame.aliases, alias: frame}, frame.dynamic, frame.unknown,
-                             frame.line)
+                return replace(frame, aliases={**frame.aliases, alias: frame})
             return frame
         if name in ("createOrReplaceTempView", "createTempView", "createGlobalTempView",
                     "createOrReplaceGlobalTempView", "registerTempTable"):
@@ -429,9 +572,28 @@ class FrameOps:
                 self.warn("temp view with a name the analyser cannot know", line)
             return None
         if name in ("resolveChoice", "resolve_choice"):
-            return self.resolve_choice(frame, args[0] if args else kwargs.get("specs"), line)
+            return self.resolve_choice(frame, args[0] if args else kwargs.get("specs"), line,
+                                       args[1] if len(args) > 1 else kwargs.get("choice"))
+        if name == "unnest" and frame.dynamic:
+            return self.unnest(frame, line)
+        if name.startswith("gs_") and name in _STUDIO:
+            return self.studio_node(frame, name, _bind(_STUDIO[name], args, kwargs), line)
         if name in _PASSTHROUGH_FRAME:
             return frame
+        if name == "schema":
+            return self.schema_of(frame, line)
+        if name in ("describe", "summary"):
+            return self.statistics(frame, name, args, line)
+        if name == "toPandas":
+            return Obj("pandas", data={"frame": frame})
+        if name == "toJSON":
+            return Obj("rdd", data={"frame": frame, "opaque": "toJSON"})
+        if name in ("collect", "take", "tail", "toLocalIterator"):
+            return Obj("rows", data={"frame": frame})  # rows on the driver
+        if name in ("foreach", "foreachPartition"):
+            self.warn(f"{name}(): each row is handed to a function; what it writes (a database, "
+                      "an API) is not analysed", line)
+            return None
         if name in _NO_VALUE:
             return Unknown(f"the data of a frame ({name})", line)
         if name == "writeTo":
@@ -440,6 +602,72 @@ class FrameOps:
                 return Obj("df_writer", data={"frame": frame, "opts": {}, "table": target})
         return self.unknown_call(label or name, [frame, *args], kwargs, line)
 
+    def statistics(self, frame: Frame, name: str, args: list[Any], line: int) -> Frame:
+        """``describe(*cols)`` / ``summary(*stats)``: a ``summary`` column (the statistic's
+        name) and one aggregated column per input column (``describe``: those named, else
+        all)."""
+        names = [a for a in _names(list(args)) if isinstance(a, str)] \
+            if name == "describe" else []
+        chosen = [(n, frame.lookup(n) or ()) for n in names] or \
+            [(k, c.edges) for k, c in frame.cols.items()]
+        cols = {"summary": Col((), "string")}
+        for column, edges in chosen:
+            cols[column] = Col(derive(edges, AGGREGATION, line, f"{name}() statistics"),
+                               "string")
+        open_inputs = frame.open if not names else ()
+        return Frame(cols, frame.indirect, open_inputs, {}, False, frame.unknown, frame.line)
+
+    def rdd_frame(self, rdd: Obj, schema: Any, line: int) -> Frame:
+        """A DataFrame made back from an RDD (``rdd.toDF(names)``, ``createDataFrame(rdd,
+        schema)``): columns by position from the frame the RDD came from, UNKNOWN when a
+        function the analyser does not read (``rdd.map``) ran in between."""
+        frame: Frame = rdd.data["frame"]
+        opaque = rdd.data.get("opaque", "")
+        names = [n for n in _names(schema) if isinstance(n, str)] if isinstance(
+            schema, (list, tuple)) else (list(schema.data.get("names", []))
+                                         if isinstance(schema, Obj) else [])
+
+        def through(col: Col) -> Col:
+            if not opaque:
+                return col
+            return Col(tuple(ColumnEdge(e.dataset, e.field, e.type, UNKNOWN, opaque, line)
+                             for e in col.edges), col.type)
+
+        if not names:
+            out = frame.with_cols({k: through(c) for k, c in frame.cols.items()}).as_kind(False)
+            return replace(out, through=opaque) if opaque else out
+        if len(names) == len(frame.cols) and not frame.open:
+            return frame.with_cols({n: through(c) for n, c in zip(names, frame.cols.values())}
+                                   ).as_kind(False)
+        self.warn(f"the RDD made into a frame with columns {', '.join(names)} does not match "
+                  "the frame it came from column for column; same-named columns are assumed",
+                  line)
+        cols = {n: through(Col(frame.lookup(n) or ())) for n in names}
+        return frame.with_cols(cols, open=()).as_kind(False)
+
+    def rdd_method(self, rdd: Obj, name: str, args: list[Any], kwargs: dict[str, Any],
+                   line: int) -> Any:
+        """An RDD taken from a frame (``df.rdd``): functions applied to its rows are not
+        analysed (reported once per call); ``toDF`` makes it a frame again."""
+        if name == "toDF":
+            return self.rdd_frame(rdd, args[0] if args else kwargs.get("schema"), line)
+        if name in ("map", "flatMap", "mapPartitions", "mapValues", "flatMapValues",
+                    "mapPartitionsWithIndex", "reduceByKey", "groupByKey", "aggregateByKey",
+                    "combineByKey", "foldByKey", "zipWithIndex", "zipWithUniqueId",
+                    "keyBy", "glom", "pipe"):
+            self.warn(f"rdd.{name}(): the function applied to the rows is not analysed; the "
+                      "columns made from its result are UNKNOWN edges of the frame it came "
+                      "from", line)
+            return Obj("rdd", data={"frame": rdd.data["frame"],
+                                    "opaque": f"rdd.{name} function"})
+        if name in ("filter", "distinct", "repartition", "coalesce", "cache", "persist",
+                    "sample", "sortBy", "union", "unpersist", "setName"):
+            return rdd
+        if name in ("saveAsTextFile", "saveAsPickleFile", "saveAsSequenceFile",
+                    "saveAsHadoopFile", "saveAsNewAPIHadoopFile"):
+            return Obj("rdd_save", data={"rdd": rdd})
+        return Unknown(f"rdd.{name}()", line)
+
     def as_expr(self, value: Any) -> ColExpr | None:
         if isinstance(value, ColExpr):
             return value
@@ -447,6 +675,11 @@ class FrameOps:
             if value == "*":
                 return ColExpr((), IDENTITY, "*", star=True)
             return ColExpr(((None, value),), IDENTITY, value.split(".")[-1])
+        if isinstance(value, Method) and isinstance(value.target, ColExpr):
+            inner = value.target  # df.payload.field: a struct field, not a method
+            if inner.subtype == IDENTITY and len(inner.refs) == 1:
+                bound, ref = inner.refs[0]
+                return ColExpr(((bound, f"{ref}.{value.name}"),), IDENTITY, value.name)
         return None
 
     def resolve(self, frame: Frame, value: Any, line: int) -> list[tuple[str, Col]]:
@@ -455,10 +688,12 @@ class FrameOps:
         if expr is None:
             if isinstance(value, (int, float, bool)) or value is None:
                 return []
-            self.warn("a column expression the analyser cannot know", line)
+            self.warn("a column expression the analyser cannot know; the frame's columns pass "
+                      "through", line)
             return [("?", Col((), None))]
-        if expr.star:
-            return list(frame.cols.items())
+        if expr.star or (expr.subtype == IDENTITY and len(expr.refs) == 1 and (
+                expr.refs[0][1] == "*" or expr.refs[0][1].endswith(".*"))):
+            return self.resolve_star(frame, expr, line)
         edges: list[ColumnEdge] = []
         for bound, ref in expr.refs:
             source = bound if bound is not None else frame
@@ -477,8 +712,33 @@ class FrameOps:
             if key is not None and expr.name == expr.refs[0][1].split(".")[-1]:
                 col = frame.cols[key]
                 return [(key if expr.name.lower() == key.lower() else expr.name, col)]
+            ref = expr.refs[0][1].split(".")[-1]
+            if name.lower() != ref.lower():  # F.col("a").alias("b"): a rename, on this line
+                return [(name, Col(_renamed_at(edges, line, ref), expr.type))]
             return [(name, Col(tuple(edges), expr.type))]
         return [(name, Col(derive(edges, expr.subtype, line, expr.description), expr.type))]
+
+    def resolve_star(self, frame: Frame, expr: ColExpr, line: int) -> list[tuple[str, Col]]:
+        """``*``, ``df["*"]``, ``F.col("alias.*")``: every column of the frame, of the frame
+        ``df`` stands for, or of an alias; ``struct.*`` of a struct column when its type is
+        known."""
+        bound, ref = expr.refs[0] if expr.refs else (None, "*")
+        if bound is not None:
+            return list(bound.cols.items())
+        head = ref[:-2] if ref.endswith(".*") else ""
+        if not head:
+            return list(frame.cols.items())
+        alias = next((a for a in frame.aliases if a.lower() == head.lower()), None)
+        if alias is not None:
+            return list(frame.aliases[alias].cols.items())
+        key = frame.find(head)
+        if key is not None:
+            kind, fields = _split_type(frame.cols[key].type)
+            if kind == "struct":
+                return [(f, Col(frame.lookup(f"{key}.{f}") or (), t)) for f, t in fields]
+        self.warn(f"{ref}: the fields of {head!r} are not known; they pass through unlisted",
+                  line)
+        return []
 
     def resolve_all(self, frame: Frame, values: Iterable[Any], line: int,
                     ) -> list[tuple[str, Col]]:
@@ -492,6 +752,16 @@ class FrameOps:
         cols = dict(self.resolve_all(frame, values, line))
         star = any((isinstance(v, str) and v == "*") or (isinstance(v, ColExpr) and v.star)
                    for v in values)
+        if "?" in cols:
+            # columns chosen at run time ([f(c) for c in df.columns] of unknown columns): the
+            # frame goes on as "columns unknown, passed through" (reported by resolve)
+            del cols["?"]
+            passed = {k: Col(tuple(ColumnEdge(e.dataset, e.field, e.type, UNKNOWN,
+                                              "column chosen at run time", line)
+                                   for e in c.edges), c.type)
+                      for k, c in frame.cols.items() if k not in cols}
+            return replace(frame.with_cols({**cols, **passed}, keep_aliases=True),
+                           through=frame.through or "columns chosen at run time")
         return frame.with_cols(cols, open=frame.open if star else (), keep_aliases=True)
 
     def with_columns(self, frame: Frame, mapping: dict[Any, Any], line: int) -> Frame:
@@ -560,7 +830,8 @@ class FrameOps:
         return Frame(cols, left.indirect | right.indirect | frozenset(indirect),
                      tuple(dict.fromkeys(left.open + right.open)), aliases, False,
                      "; ".join(u for u in (left.unknown, right.unknown) if u),
-                     max(left.line, right.line))
+                     max(left.line, right.line),
+                     "; ".join(t for t in (left.through, right.through) if t))
 
     def df_union(self, frame: Frame, other: Any, *, by_name: bool, line: int) -> Any:
         if not isinstance(other, Frame):
@@ -641,6 +912,9 @@ class FrameOps:
         if name in ("asc", "desc"):
             return self.as_expr(args[0]) if args else None
         columns: list[ColExpr] = []
+        if name == "count" and args and (args[0] == "*" or isinstance(args[0], ColExpr) and
+                                         args[0].star):
+            return ColExpr((), AGGREGATION, "count(1)", "count(1)")  # count("*"): rows
         for i, a in enumerate(args):
             if isinstance(a, ColExpr):
                 columns.append(a)
@@ -653,7 +927,8 @@ class FrameOps:
                 columns.append(v)
         subtype = AGGREGATION if name in _AGGREGATES else TRANSFORMATION
         inner = ", ".join(c.name or "?" for c in columns)
-        return combine_exprs(columns, subtype, f"{name}({inner})", f"{name}({inner})")
+        shown = _SPARK_NAMES.get(name, name + "({})").format(inner)
+        return combine_exprs(columns, subtype, shown, shown)
 
     def col_method(self, expr: ColExpr, name: str, args: list[Any], kwargs: dict[str, Any],
                    line: int) -> Any:
@@ -677,6 +952,64 @@ class FrameOps:
             return ColExpr(((frame, f"{ref}.{args[0]}"),), IDENTITY, args[0])
         return combine_exprs(exprs, TRANSFORMATION, expr.name, expr.description)
 
+
+
+#: Glue/Hive/Spark spellings of one type (``long`` in a DynamicFrame is ``bigint`` in SQL)
+_TYPE_ALIASES = {"long": "bigint", "integer": "int", "short": "smallint", "byte": "tinyint",
+                 "real": "float", "varchar": "string", "text": "string", "bool": "boolean",
+                 "dec": "decimal", "numeric": "decimal"}
+
+
+def _same_type(a: str, b: str) -> bool:
+    """Whether two type names are the same type (so a mapping between them is no cast)."""
+    def norm(t: str) -> str:
+        t = t.lower().replace(" ", "")
+        head, paren, rest = t.partition("(")
+        return _TYPE_ALIASES.get(head, head) + paren + rest
+    return norm(a) == norm(b)
+
+
+def _renamed_at(edges: Iterable[ColumnEdge], line: int, old: str) -> tuple[ColumnEdge, ...]:
+    """IDENTITY edges of a renamed column carry the line of the rename."""
+    return tuple(ColumnEdge(e.dataset, e.field, e.type, e.subtype,
+                            e.description or f"renamed from {old}", line)
+                 if e.subtype == IDENTITY else e for e in edges)
+
+
+def _split_type(text: str | None) -> tuple[str, list[tuple[str, str]]]:
+    """A Hive/Glue type string: ``("struct", [(field, type)…])``, ``("array", [("", element
+    type)])`` or ``("", [])`` for anything else."""
+    if not text:
+        return "", []
+    t = text.strip()
+    low = t.lower()
+    if low.startswith("array<") and t.endswith(">"):
+        return "array", [("", t[6:-1])]
+    if low.startswith("struct<") and t.endswith(">"):
+        fields: list[tuple[str, str]] = []
+        for part in _top_level(t[7:-1]):
+            name, _, ftype = part.partition(":")
+            if name.strip():
+                fields.append((name.strip().strip("`"), ftype.strip()))
+        return "struct", fields
+    return "", []
+
+
+def _top_level(text: str) -> list[str]:
+    """``a:int,b:struct<c:int,d:int>`` split at the commas outside ``<…>``."""
+    parts: list[str] = []
+    depth = 0
+    start = 0
+    for i, ch in enumerate(text):
+        if ch in "<(":
+            depth += 1
+        elif ch in ">)":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            parts.append(text[start:i])
+            start = i + 1
+    parts.append(text[start:])
+    return parts
 
 
 def _referenced_fields(func: Any) -> list[str] | None:

@@ -8,7 +8,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["Lambda", "Method", "Obj", "UserFunc", "import_value"]
+__all__ = ["Bound", "Instance", "Lambda", "Method", "Obj", "UserClass", "UserFunc",
+           "import_value"]
 
 
 @dataclass(eq=False)
@@ -43,6 +44,43 @@ class UserFunc:
     file: str
 
 
+@dataclass(eq=False)
+class UserClass:
+    """A class defined in the script: its methods (analysed at each call) and attributes."""
+
+    name: str
+    methods: dict[str, Any]
+    attrs: dict[str, Any]
+    #: methods decorated @staticmethod / @classmethod
+    kinds: dict[str, str] = field(default_factory=dict)
+    #: base classes of the script, in order, and the methods this class defines itself
+    bases: list[UserClass] = field(default_factory=list)
+    own: set[str] = field(default_factory=set)
+
+    def mro(self) -> list[UserClass]:
+        """This class and its script base classes, depth first (enough for scripts)."""
+        out: list[UserClass] = [self]
+        for base in self.bases:
+            out.extend(c for c in base.mro() if c not in out)
+        return out
+
+
+@dataclass(eq=False)
+class Instance:
+    """An object of a script class; ``self.x = …`` lands in ``attrs``."""
+
+    cls: UserClass
+    attrs: dict[str, Any]
+
+
+@dataclass(frozen=True, eq=False)
+class Bound:
+    """A method of a script class with its ``self`` (or ``cls``)."""
+
+    func: Any
+    self_value: Any
+
+
 @dataclass(frozen=True, eq=False)
 class Lambda:
     node: ast.Lambda
@@ -72,6 +110,17 @@ _CLASSES = {
     "pyspark.sql.window.Window": "Window",
     "pyspark.sql.types.StructType": "StructType",
     "pyspark.sql.types.StructField": "StructField",
+    "pyspark.sql.SQLContext": "SQLContext",
+    "pyspark.sql.context.SQLContext": "SQLContext",
+    "pyspark.sql.HiveContext": "HiveContext",
+    "pyspark.sql.context.HiveContext": "HiveContext",
+    "concurrent.futures.ThreadPoolExecutor": "ThreadPoolExecutor",
+    "concurrent.futures.thread.ThreadPoolExecutor": "ThreadPoolExecutor",
+    "concurrent.futures.ProcessPoolExecutor": "ProcessPoolExecutor",
+    "threading.Thread": "Thread",
+    "delta.tables.DeltaTable": "DeltaTable",
+    "argparse.ArgumentParser": "ArgumentParser",
+    "delta.DeltaTable": "DeltaTable",
     "awsgluedq.transforms.EvaluateDataQuality": "transform:EvaluateDataQuality",
 }
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -31,10 +32,21 @@ def analyze_source(source: str, *, job: str = "script", catalog: FolderCatalog |
                           modules=dict(modules or {}), file=file)
 
 
+def _account(conn: ConnectionFolder, job: GlueJob) -> str:
+    """The connection's account, else the one in the job's role ARN
+    (``arn:aws:iam::123456789012:role/…``)."""
+    if conn.account != "unknown":
+        return conn.account
+    role = job.definition.get("Role") if isinstance(job.definition, Mapping) else None
+    m = re.match(r"^arn:aws[\w-]*:iam::(\d{12}):", role) if isinstance(role, str) else None
+    return m.group(1) if m else conn.account
+
+
 def analyze_job(conn: ConnectionFolder, job: GlueJob) -> JobLineage:
     """The lineage of one job of a connection folder; problems with its files become
     warnings (one job never stops a scan)."""
-    namespace = _namespace(conn, conn.account, conn.region)
+    account = _account(conn, job)
+    namespace = f"glue://{account}-{conn.region}"
     problems = [LineageWarning(p) for p in job.problems]
     if job.script is None:
         return JobLineage(job.name, namespace, "", warnings=tuple(problems))
@@ -48,7 +60,7 @@ def analyze_job(conn: ConnectionFolder, job: GlueJob) -> JobLineage:
     except LakemarkError as exc:
         problems.append(LineageWarning(str(exc)))
         return JobLineage(job.name, namespace, job.script.name, warnings=tuple(problems))
-    resolver = DatasetResolver(conn.catalog, conn.region, conn.account, lambda m, line: None)
+    resolver = DatasetResolver(conn.catalog, conn.region, account, lambda m, line: None)
     result = analyze_script(source, job=job.name, namespace=namespace, resolver=resolver,
                             arguments=dict(job.arguments), modules=modules,
                             file=job.script.name)

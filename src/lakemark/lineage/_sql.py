@@ -2,14 +2,19 @@
 ``selectExpr``, ``F.expr``, string filters), parsed with sqlglot's Spark dialect.
 
 The query is qualified against the columns of the frames it reads (temp views the script
-registered, or catalog tables), then each output column is traced through CTEs, sub-queries
-and set operations down to those frames. WHERE / JOIN / GROUP BY / ORDER BY columns become
-dataset-level INDIRECT edges. Nothing is executed.
+registered, or catalog tables) — sqlglot expands ``*`` there, and the spelling of the names is
+restored afterwards — then each output column is traced through CTEs, sub-queries, set
+operations and ``LATERAL VIEW`` down to those frames. WHERE / JOIN / GROUP BY / ORDER BY
+columns become dataset-level INDIRECT edges. Statements that write (INSERT, CTAS, MERGE,
+UPDATE, DELETE) become :class:`SqlWrite` values for the caller to record as sinks. Nothing is
+executed.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+import logging
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
 from typing import Any
 
 import sqlglot
@@ -29,9 +34,10 @@ from ._graph import (
     TRANSFORMATION,
     ColumnEdge,
 )
-from ._values import Col, ColExpr, Frame, combine, derive, merge_frames
+from ._values import UNCERTAIN, Col, ColExpr, Frame, combine, derive, merge_frames
 
-__all__ = ["SqlError", "expression_lineage", "query_lineage"]
+__all__ = ["SqlError", "SqlWrite", "expression_lineage", "query_lineage",
+           "statement_lineage"]
 
 
 class SqlError(Exception):
@@ -40,6 +46,8 @@ class SqlError(Exception):
 
 def _kind(node: exp.Expr) -> str:
     inner = node.this if isinstance(node, exp.Alias) else node
+    while isinstance(inner, exp.Dot):  # s.a.b: a field of a struct column
+        inner = inner.this
     if isinstance(inner, exp.Column) and not isinstance(inner.this, exp.Star):
         return IDENTITY
     if any(isinstance(n, exp.AggFunc) for n in inner.walk()) and not \
@@ -80,16 +88,46 @@ def _set_parts(scope: Scope) -> list[Scope]:
     return list(getattr(scope, "set_operation_scopes", None) or ())
 
 
-def _output_names(tree: exp.Expr) -> list[str]:
-    """The result's column names as Spark shows them (before sqlglot renames anything)."""
-    while isinstance(tree, exp.SetOperation):
-        tree = tree.this
-    while isinstance(tree, exp.Subquery):
-        tree = tree.this
-    if not isinstance(tree, exp.Select):
-        return []
-    return [n.alias_or_name if isinstance(n, (exp.Alias, exp.Column)) else n.sql("spark")
-            for n in tree.selects]
+def _case_map(tree: exp.Expr, frames: Mapping[str, Frame]) -> dict[str, str]:
+    """Lowercase name → the spelling to show. sqlglot lowercases Spark identifiers while it
+    qualifies a query (Spark compares them ignoring case), but Spark keeps the spelling of the
+    query or of the table: names written in the query win, then the input frames' columns."""
+    out: dict[str, str] = {}
+    for frame in frames.values():
+        for name in frame.cols:
+            out.setdefault(name.lower(), name)
+    written: dict[str, str] = {}
+    for node in tree.find_all(exp.Alias, exp.Column):
+        name = node.alias_or_name
+        if name and name != "*":
+            written.setdefault(name.lower(), name)
+    out.update(written)
+    return out
+
+
+def _spark_name(node: exp.Expr) -> str:
+    """The name Spark gives an unaliased expression: its text, without table qualifiers,
+    function names in lowercase (``upper(name)``)."""
+    copy = node.copy()
+    for col in copy.find_all(exp.Column):
+        col.set("table", None)
+        col.set("db", None)
+    return copy.sql(dialect="spark", normalize_functions="lower")
+
+
+def _dot_path(col: exp.Column) -> str:
+    """The struct fields read from a column (``s.a.b`` qualified as ``Dot(t.s, a).b``)."""
+    fields: list[str] = []
+    node: exp.Expr = col
+    while isinstance(node.parent, exp.Dot) and node.parent.this is node:
+        node = node.parent
+        fields.append(node.expression.name)
+    return ".".join(fields)
+
+
+def _is_star(node: exp.Expr) -> bool:
+    return isinstance(node, exp.Star) or (isinstance(node, exp.Column)
+                                          and isinstance(node.this, exp.Star))
 
 
 def _table_key(table: exp.Table) -> str:
@@ -101,17 +139,40 @@ def query_lineage(query: str, resolve: Callable[[str], Frame | None], line: int,
     """The frame a SQL query returns; ``resolve`` maps a table name (``view`` or ``db.t``,
     lowercase) to the frame it stands for (None: unknown — reported, read as an open frame
     without inputs)."""
-    try:
-        tree = sqlglot.parse_one(query, read="spark")
-    except SqlglotError as exc:
-        raise SqlError(f"cannot parse SQL query: {_first_line(exc)}") from None
+    tree = _parse(query)
     if not isinstance(tree, exp.Query):
         raise SqlError(f"not a query: {type(tree).__name__} statement")
+    return _query_frame(tree, resolve, line, warn)
+
+
+_WRITES = ("INSERT", "MERGE", "UPDATE", "DELETE", "CREATE", "REPLACE", "COPY", "UPSERT")
+
+
+def _parse(text: str) -> exp.Expr:
+    quiet = logging.getLogger("sqlglot")
+    level = quiet.level
+    quiet.setLevel(logging.ERROR)  # "falling back to a Command" is reported below instead
+    try:
+        tree = sqlglot.parse_one(text, read="spark")
+    except SqlglotError as exc:
+        raise SqlError(f"cannot parse SQL: {_first_line(exc)}") from None
+    finally:
+        quiet.setLevel(level)
+    if tree is None:
+        raise SqlError("empty SQL statement")
+    if isinstance(tree, exp.Command) and str(tree.this).upper() in _WRITES:
+        raise SqlError(f"cannot parse this {str(tree.this).upper()} statement; what it "
+                       "writes is not traced")
+    return tree
+
+
+def _query_frame(tree: exp.Query, resolve: Callable[[str], Frame | None], line: int,
+                 warn: Callable[[str, int], None]) -> Frame:
     ctes = {c.alias_or_name.lower() for c in tree.find_all(exp.CTE)}
     frames: dict[str, Frame] = {}
     for table in tree.find_all(exp.Table):
         key = _table_key(table)
-        if not key or key in ctes or key in frames:
+        if not key or key in ctes or key in frames or table.find_ancestor(exp.Hint):
             continue
         found = resolve(key)
         if found is None:
@@ -119,39 +180,50 @@ def query_lineage(query: str, resolve: Callable[[str], Frame | None], line: int,
                  "catalog table; its columns are unknown", line)
             found = Frame(unknown=f"unknown table {key}")
         frames[key] = found
+    # two levels everywhere (sqlglot wants one nesting depth): temp views and bare names
+    # are in database "default", as Spark resolves them; catalogs (glue_catalog.) dropped
     schema: dict[str, Any] = {}
-    for key, frame in frames.items():  # noqa: B007
+    for key, frame in frames.items():
         if frame.cols and not frame.open:
             db, _, name = key.rpartition(".")
-            types = {c: "string" for c in frame.cols}
-            if db:
-                schema.setdefault(db, {})[name] = types
-            else:
-                schema[name] = types
-    names = _output_names(tree)
+            schema.setdefault(db or "default", {})[name] = {c: "string" for c in frame.cols}
+    for table in tree.find_all(exp.Table):
+        if table.args.get("catalog") is not None:
+            table.set("catalog", None)
+    aliased = dict(frames)
+    aliased.update({f"default.{k}": f for k, f in frames.items() if "." not in k})
+    spelling = _case_map(tree, frames)
     try:
-        qualified = qualify(tree, schema=schema or None, dialect="spark",
+        qualified = qualify(tree, schema=schema or None, db="default", dialect="spark",
                             validate_qualify_columns=False, quote_identifiers=False,
                             identify=False)
         root = build_scope(qualified)
-    except SqlglotError as exc:
+    except Exception as exc:  # noqa: BLE001 - sqlglot may fail in odd ways on odd SQL
         raise SqlError(f"cannot resolve SQL query columns: {_first_line(exc)}") from None
     if root is None:
         raise SqlError("cannot build the query's scopes")
-    tracer = _Tracer(frames, line)
-    cols, opened = tracer.outputs(root, names)
+    tracer = _Tracer(aliased, line, spelling, warn)
+    cols, opened = tracer.outputs(root)
     indirect = tracer.indirect(qualified)
     inputs = list(frames.values())
     base_indirect = frozenset().union(*(f.indirect for f in inputs)) if inputs else frozenset()
     unknown = "; ".join(f.unknown for f in inputs if f.unknown)
+    through = "; ".join(dict.fromkeys(f.through for f in inputs if f.through))
     return Frame(cols, base_indirect | frozenset(indirect), tuple(dict.fromkeys(opened)), {},
-                 False, unknown)
+                 False, unknown, 0, through)
 
 
 class _Tracer:
-    def __init__(self, frames: Mapping[str, Frame], line: int) -> None:
+    def __init__(self, frames: Mapping[str, Frame], line: int,
+                 spelling: Mapping[str, str] | None = None,
+                 warn: Callable[[str, int], None] | None = None) -> None:
         self.frames = frames
         self.line = line
+        self.spelling = dict(spelling or {})
+        self.warn = warn or (lambda message, line: None)
+
+    def spell(self, name: str) -> str:
+        return self.spelling.get(name.lower(), name)
 
     def _source_frame(self, scope: Scope, table: str) -> tuple[Frame | None, Scope | None]:
         source = scope.sources.get(table)
@@ -165,21 +237,55 @@ class _Tracer:
             return None, source
         return None, None
 
+    def lateral(self, scope: Scope, col: exp.Column) -> tuple[list[Any], str] | None:
+        """A column of a ``LATERAL VIEW explode(items) t AS item`` (``item``, ``item.sku``,
+        ``t.item.sku``): the exploded expression's columns, with the field path."""
+        laterals = scope.expression.args.get("laterals") if isinstance(
+            scope.expression, exp.Select) else None
+        names = [p.name for p in col.parts]
+        for lat in laterals or ():
+            alias = lat.args.get("alias")
+            outs = [c.name for c in alias.columns] if alias is not None else []
+            hit = next((i for i, n in enumerate(names) if n.lower() in
+                        {o.lower() for o in outs}), None)
+            if hit is None:
+                continue
+            path = ".".join(names[hit + 1:] + ([_dot_path(col)] if _dot_path(col) else []))
+            edges: list[Any] = []
+            for inner in lat.this.find_all(exp.Column):
+                found, _ = self.column(scope, inner)
+                edges.extend(replace(e, field=f"{e.field}.{path}") if path else e
+                             for e in found)
+            return edges, IDENTITY if path else TRANSFORMATION
+        return None
+
     def column(self, scope: Scope, col: exp.Column) -> tuple[list[Any], str]:
         """Edges of a column read in ``scope`` and the subtype accumulated below it."""
+        exploded = self.lateral(scope, col)
+        if exploded is not None:
+            return exploded
         frame, sub = self._source_frame(scope, col.table)
         if frame is not None:
-            edges = frame.lookup(col.name)
+            path = _dot_path(col)
+            edges = frame.lookup(f"{col.name}.{path}" if path else col.name)
             return list(edges or ()), IDENTITY
         if sub is not None:
             return self.named(sub, col.name)
         # unknown source: try every source frame of the scope
         found: list[Any] = []
+        sources = 0
         for source in scope.sources.values():
             if isinstance(source, exp.Table):
                 f = self.frames.get(_table_key(source))
-                if f is not None:
-                    found.extend(f.lookup(col.name) or ())
+                edges = f.lookup(col.name) if f is not None else None
+                if edges:
+                    found.extend(edges)
+                    sources += 1
+        if sources > 1:  # an unqualified column of one of several schema-less tables
+            either = ", ".join(sorted({e.dataset.key for e in found}))
+            found = [replace(e, description=f"{UNCERTAIN} in one of {either}, not all "
+                                            "(their columns are not known)")
+                     if not e.description.startswith(UNCERTAIN) else e for e in found]
         return found, IDENTITY
 
     def named(self, scope: Scope, name: str, index: int | None = None,
@@ -190,14 +296,13 @@ class _Tracer:
             left = union[0]
             selects = left.expression.selects if isinstance(left.expression, exp.Query) else []
             if index is None:
-                index = next((i for i, s in enumerate(selects) if s.alias_or_name == name), None)
+                index = next((i for i, s in enumerate(selects)
+                              if s.alias_or_name.lower() == name.lower()), None)
             edges: list[Any] = []
-            sub = IDENTITY
-            for part in union:
+            for part in union:  # each branch keeps its own subtype
                 e, s = self.named(part, name, index)
-                edges.extend(e)
-                sub = combine(sub, s)
-            return edges, sub
+                edges.extend(derive(e, s, self.line))
+            return edges, IDENTITY
         expression = scope.expression
         if not isinstance(expression, exp.Select):
             return [], TRANSFORMATION
@@ -229,8 +334,9 @@ class _Tracer:
             sub = combine(sub, s)
         return edges, sub
 
-    def outputs(self, root: Scope, names: list[str]) -> tuple[dict[str, Col], list[Any]]:
-        """The columns of the query's result, and open inputs for an unexpanded star."""
+    def outputs(self, root: Scope) -> tuple[dict[str, Col], list[Any]]:
+        """The columns of the query's result (stars already expanded by sqlglot where the
+        inputs' columns are known), and the open inputs of a star that could not be."""
         union = _set_parts(root)
         first = root
         while union:
@@ -241,25 +347,47 @@ class _Tracer:
         cols: dict[str, Col] = {}
         opened: list[Any] = []
         for i, node in enumerate(selects):
-            if isinstance(node, exp.Star) or (isinstance(node, exp.Column)
-                                              and isinstance(node.this, exp.Star)):
-                table = node.table if isinstance(node, exp.Column) else ""
-                for name, source in first.sources.items():
-                    if table and name != table:
-                        continue
-                    frame, _ = self._source_frame(first, name)
-                    if frame is not None:
-                        cols.update(frame.cols)
-                        opened.extend(frame.open)
+            if _is_star(node):
+                self.star(first, node, cols, opened)
                 continue
-            name = names[i] if i < len(names) and not names[i].startswith("_col_") \
-                else node.alias_or_name
+            name = self.spell(node.alias_or_name)
+            if isinstance(node, exp.Alias) and node.alias.startswith("_col_"):
+                name = _spark_name(node.this)  # sqlglot named it; Spark shows the text
             edges, sub = self.named(root, name, i) if _set_parts(root) \
                 else self.projection(first, node)
             desc = "" if sub == IDENTITY else (node.this if isinstance(node, exp.Alias)
                                                else node).sql("spark")
-            cols[name] = Col(derive(edges, sub, self.line, desc))
+            out = derive(edges, sub, self.line, desc)
+            if sub == IDENTITY and isinstance(node, exp.Alias) and \
+                    isinstance(node.this, exp.Column) and node.this.name.lower() != name.lower():
+                out = tuple(replace(e, line=self.line) for e in out)  # a rename (AS)
+            cols[name] = Col(out)
         return cols, opened
+
+    def star(self, scope: Scope, node: exp.Expr, cols: dict[str, Col],
+             opened: list[Any]) -> None:
+        """A ``*`` / ``t.*`` sqlglot could not expand: an input whose columns are not (all)
+        known. Its known columns are listed, the rest pass through unlisted — with a
+        warning, never as a column named ``*``."""
+        table = node.table if isinstance(node, exp.Column) else ""
+        for name in list(scope.sources):
+            if table and name != table:
+                continue
+            frame, sub = self._source_frame(scope, name)
+            label = name
+            if frame is not None:
+                cols.update(frame.cols)
+                opened.extend(frame.open)
+                source = scope.sources.get(name)
+                if isinstance(source, exp.Table):
+                    label = _table_key(source)
+            elif sub is not None:
+                inner, inner_open = self.outputs(sub)
+                cols.update(inner)
+                opened.extend(inner_open)
+                continue
+            self.warn(f"SELECT {node.sql('spark')} over {label}, whose columns are not known: "
+                      "the query's columns pass through from its inputs unlisted", self.line)
 
     def indirect(self, tree: exp.Expr) -> list[ColumnEdge]:
         out: list[ColumnEdge] = []
@@ -287,6 +415,229 @@ class _Tracer:
                         out.append(ColumnEdge(e.dataset, e.field, INDIRECT, subtype,
                                               "", self.line))
         return out
+
+
+@dataclass(frozen=True)
+class SqlWrite:
+    """A SQL statement that writes (INSERT, CREATE TABLE AS SELECT, MERGE INTO): the target
+    table as written (``db.t``, maybe with a catalog), its ``LOCATION`` when the statement
+    gives one, and the frame written into it (columns named after the target's)."""
+
+    table: str
+    location: str | None
+    frame: Frame
+    kind: str
+
+
+def statement_lineage(text: str, resolve: Callable[[str], Frame | None],
+                      target_columns: Callable[[str], Sequence[str]], line: int,
+                      warn: Callable[[str, int], None]) -> Frame | SqlWrite:
+    """A ``spark.sql`` statement: the frame of a query, or the write of an INSERT / CTAS /
+    MERGE. ``target_columns`` gives a target table's columns in order (``[]``: unknown);
+    ``resolve`` is as in :func:`query_lineage`."""
+    tree = _parse(text)
+    if isinstance(tree, exp.Query):
+        return _query_frame(tree, resolve, line, warn)
+    if isinstance(tree, exp.Insert):
+        return _insert(tree, resolve, target_columns, line, warn)
+    if isinstance(tree, exp.Create) and tree.args.get("kind") == "TABLE" and \
+            isinstance(tree.expression, exp.Query):
+        table = tree.this.this if isinstance(tree.this, exp.Schema) else tree.this
+        location = None
+        for prop in tree.find_all(exp.LocationProperty):
+            value = prop.this
+            location = value.name if isinstance(value, exp.Literal) else None
+        frame = _query_frame(_with_ctes(tree, tree.expression), resolve, line, warn)
+        return SqlWrite(_table_name(table), location, frame, "CREATE TABLE AS SELECT")
+    if isinstance(tree, exp.Create) and tree.args.get("kind") == "VIEW" and \
+            isinstance(tree.expression, exp.Query):
+        table = tree.this.this if isinstance(tree.this, exp.Schema) else tree.this
+        frame = _query_frame(_with_ctes(tree, tree.expression), resolve, line, warn)
+        return SqlWrite(_table_name(table), None, frame, "VIEW")
+    if isinstance(tree, exp.Merge):
+        return _merge(tree, resolve, target_columns, line, warn)
+    if isinstance(tree, exp.Update):
+        return _update(tree, resolve, line, warn)
+    if isinstance(tree, (exp.Delete, exp.TruncateTable)):
+        target = tree.this if isinstance(tree, exp.Delete) else \
+            (tree.expressions[0] if tree.expressions else None)
+        if target is not None:
+            return SqlWrite(_table_name(target), None, Frame(dynamic=False),
+                            type(tree).__name__.upper())
+    if isinstance(tree, _NO_DATA):
+        return Frame(dynamic=False)  # DDL and session commands: no data flows
+    raise SqlError(f"not a query: {type(tree).__name__} statement")
+
+
+_NO_DATA = (exp.Drop, exp.Create, exp.Alter, exp.Use, exp.Set, exp.Cache, exp.Uncache,
+            exp.Describe, exp.Command, exp.Refresh)
+
+
+def _by_name(frame: Frame, columns: Sequence[str], table: str, line: int,
+             warn: Callable[[str, int], None]) -> Frame:
+    """``UPDATE SET *`` / ``INSERT *``: the source's columns written into the target's
+    same-named ones (all of them, as they are, when the target's columns are not known)."""
+    if not columns:
+        warn(f"MERGE INTO {table} with * and target columns that are not known: the "
+             "source's columns are taken as the target's", line)
+        return frame
+    if frame.open or frame.unknown:
+        return frame
+    out: dict[str, Col] = {}
+    missing: list[str] = []
+    for column in columns:
+        key = frame.find(column)
+        if key is None:
+            missing.append(column)
+        else:
+            out[column] = frame.cols[key]
+    if missing:
+        warn(f"MERGE INTO {table} with *: the source has no column {', '.join(missing)}",
+             line)
+    return frame.with_cols(out)
+
+
+def _update(tree: exp.Update, resolve: Callable[[str], Frame | None], line: int,
+            warn: Callable[[str, int], None]) -> SqlWrite:
+    """``UPDATE t SET a = expr WHERE …``: each set column from its expression over ``t``."""
+    target = tree.this
+    name = _table_name(target)
+    projections = [exp.alias_(eq.expression.copy(), eq.this.name) for eq in tree.expressions
+                   if isinstance(eq, exp.EQ) and isinstance(eq.this, exp.Column)]
+    if not projections:
+        return SqlWrite(name, None, Frame(dynamic=False), "UPDATE")
+    select = exp.select(*projections).from_(target.copy())
+    where = tree.args.get("where")
+    if where is not None:
+        select = select.where(where.this.copy())
+    return SqlWrite(name, None, _query_frame(select, resolve, line, warn), "UPDATE")
+
+
+def _table_name(table: exp.Expr) -> str:
+    if not isinstance(table, exp.Table):
+        raise SqlError(f"cannot tell the target table of {table.sql('spark')!r}")
+    return ".".join(p for p in (table.catalog, table.db, table.name) if p)
+
+
+def _with_ctes(statement: exp.Expr, query: exp.Expr) -> exp.Query:
+    """The statement's query, with a ``WITH`` written before INSERT/CREATE moved onto it."""
+    if not isinstance(query, exp.Query):
+        raise SqlError(f"{type(statement).__name__} without a query")
+    for key in ("with", "with_"):
+        ctes = statement.args.get(key)
+        if ctes is not None and not query.args.get(key):
+            query = query.copy()
+            query.set(key, ctes.copy())
+    return query
+
+
+def _renamed(frame: Frame, names: Sequence[str], table: str, line: int,
+             warn: Callable[[str, int], None]) -> Frame:
+    """A query's columns written by position into ``names`` (INSERT without BY NAME)."""
+    if not names or frame.open or frame.unknown:
+        return frame
+    if len(names) != len(frame.cols):
+        warn(f"INSERT into {table}: the query gives {len(frame.cols)} columns for "
+             f"{len(names)} target columns; the query's names are kept", line)
+        return frame
+    return frame.with_cols(dict(zip(names, frame.cols.values())))
+
+
+def _insert(tree: exp.Insert, resolve: Callable[[str], Frame | None],
+            target_columns: Callable[[str], Sequence[str]], line: int,
+            warn: Callable[[str, int], None]) -> SqlWrite:
+    target = tree.this
+    listed: list[str] = []
+    if isinstance(target, exp.Directory):  # INSERT OVERWRITE DIRECTORY 's3://…'
+        path = target.this.name if isinstance(target.this, exp.Literal) else None
+        query = tree.expression
+        if path is None or not isinstance(query, exp.Query):
+            raise SqlError("INSERT OVERWRITE DIRECTORY without a known path and query")
+        frame = _query_frame(_with_ctes(tree, query), resolve, line, warn)
+        return SqlWrite("", path, frame, "INSERT OVERWRITE DIRECTORY")
+    if isinstance(target, exp.Schema):
+        listed = [c.name for c in target.expressions]
+        target = target.this
+    name = _table_name(target)
+    query = tree.expression
+    if isinstance(query, exp.Values) or query is None:
+        return SqlWrite(name, None, Frame(dynamic=False), "INSERT")
+    frame = _query_frame(_with_ctes(tree, query), resolve, line, warn)
+    names = listed
+    if not names:
+        static = {eq.this.name.lower() for eq in target.find_all(exp.EQ)
+                  if isinstance(eq.this, exp.Column) and eq.find_ancestor(exp.Partition)}
+        names = [c for c in target_columns(name) if c.lower() not in static]
+    kind = "INSERT OVERWRITE" if tree.args.get("overwrite") else "INSERT"
+    return SqlWrite(name, None, _renamed(frame, names, name, line, warn), kind)
+
+
+def _merge(tree: exp.Merge, resolve: Callable[[str], Frame | None],
+           target_columns: Callable[[str], Sequence[str]], line: int,
+           warn: Callable[[str, int], None]) -> SqlWrite:
+    """MERGE INTO: every target column set by a WHEN clause comes from that clause's
+    expression over the source (and the target's old row); ``UPDATE SET *`` / ``INSERT *``
+    take the source's same-named columns. Each clause is traced as a SELECT over the source
+    joined with the target on the ON condition (JOIN edges), its condition as a filter."""
+    target = tree.this
+    name = _table_name(target)
+    using = tree.args.get("using")
+    on = tree.args.get("on")
+    whens = tree.args.get("whens")
+    if not isinstance(target, exp.Table) or using is None or whens is None:
+        raise SqlError("MERGE without a target, a source or WHEN clauses")
+    using = using.copy()
+    if not using.alias_or_name or (isinstance(using, exp.Subquery) and not using.alias):
+        # USING (SELECT … FROM src) without a name: Spark users write src.col for it
+        inner = next(iter(using.find_all(exp.Table)), None)
+        using = exp.alias_(using, inner.name if inner is not None else "merge_source",
+                           table=True)
+    s_alias = using.alias_or_name
+    joined_target: exp.Table | None = target.copy()
+    assert joined_target is not None
+    joined_target.set("catalog", None)
+    if resolve(_table_key(joined_target)) is None:
+        joined_target = None  # a target of unknown columns adds nothing but noise
+    columns = list(target_columns(name))
+    frames: list[Frame] = []
+    for when in whens.expressions:
+        then = when.args.get("then")
+        pairs: list[tuple[str, exp.Expr]] = []
+        star = False
+        if isinstance(then, exp.Update):
+            for eq in then.expressions:
+                if isinstance(eq, exp.Star):
+                    star = True
+                elif isinstance(eq, exp.EQ) and isinstance(eq.this, exp.Column):
+                    pairs.append((eq.this.name, eq.expression))
+        elif isinstance(then, exp.Insert):
+            if isinstance(then.this, exp.Star):
+                star = True
+            else:
+                cols = then.this.expressions if isinstance(then.this, exp.Tuple) else []
+                values = then.expression.expressions \
+                    if isinstance(then.expression, exp.Tuple) else []
+                pairs.extend((c.name, v) for c, v in zip(cols, values))
+        else:
+            continue  # DELETE: writes no column
+        projections: list[exp.Expr] = [exp.alias_(v.copy(), c) for c, v in pairs]
+        if star:
+            projections.append(exp.Column(this=exp.Star(), table=exp.to_identifier(s_alias)))
+        if not projections:
+            continue
+        select = exp.select(*projections).from_(using.copy())
+        if joined_target is not None:
+            select = select.join(joined_target.copy(),
+                                 on=on.copy() if on is not None else None)
+        condition = when.args.get("condition")
+        if condition is not None:
+            select = select.where(condition.copy())
+        frame = _query_frame(select, resolve, line, warn)
+        if star:
+            frame = _by_name(frame, columns, name, line, warn)
+        frames.append(frame)
+    frame = merge_frames(frames) if frames else Frame(dynamic=False)
+    return SqlWrite(name, None, frame, "MERGE")
 
 
 def union_frames(frames: list[Frame]) -> Frame:

@@ -24,7 +24,12 @@ from ._graph import (
     DatasetRef,
 )
 
+#: the start of the description of an edge the analyser is not sure of (a column of one of
+#: several inputs whose columns are not known)
+UNCERTAIN = "uncertain:"
+
 __all__ = [
+    "UNCERTAIN",
     "Col",
     "ColExpr",
     "Frame",
@@ -53,8 +58,11 @@ def derive(edges: Iterable[ColumnEdge], subtype: str, line: int, description: st
         if e.type != DIRECT:
             continue
         sub = combine(e.subtype, subtype)
+        desc = description or e.description
+        if e.description.startswith(UNCERTAIN) and not desc.startswith(UNCERTAIN):
+            desc = f"{e.description}; {desc}"
         new = e if sub == e.subtype and subtype == IDENTITY else ColumnEdge(
-            e.dataset, e.field, DIRECT, sub, description or e.description, line)
+            e.dataset, e.field, DIRECT, sub, desc, line)
         key = (new.dataset, new.field)
         old = out.get(key)
         if old is None or _rank(new.subtype) > _rank(old.subtype):
@@ -103,6 +111,9 @@ class Frame:
     unknown: str = ""
     #: the line reading the open inputs (for the edges of columns taken from them)
     line: int = 0
+    #: what the frame went through that the analyser does not read (an unknown function, a
+    #: Map): columns taken from its open inputs get UNKNOWN edges saying so
+    through: str = ""
 
     # -- lookups ----------------------------------------------------------------------------
     def find(self, name: str) -> str | None:
@@ -131,8 +142,15 @@ class Frame:
             if key is not None:
                 return tuple(replace(e, field=f"{e.field}.{rest}") if e.subtype == IDENTITY
                              else e for e in self.cols[key].edges)
+        subtype = UNKNOWN if self.through else IDENTITY
+        if len(self.open) > 1:
+            either = ", ".join(ds.key for ds in self.open)
+            note = f"{UNCERTAIN} in one of {either}, not all (their columns are not known)"
+            return tuple(ColumnEdge(ds, path, DIRECT, subtype, "; ".join(
+                d for d in (note, self.through) if d), line=self.line) for ds in self.open)
         if self.open:
-            return tuple(ColumnEdge(ds, path, line=self.line) for ds in self.open)
+            return tuple(ColumnEdge(ds, path, DIRECT, subtype, self.through, line=self.line)
+                         for ds in self.open)
         return None
 
     def names(self) -> list[str]:
@@ -144,7 +162,7 @@ class Frame:
         return Frame(dict(cols), self.indirect | frozenset(indirect),
                      self.open if open is None else open,
                      dict(self.aliases) if keep_aliases else {}, self.dynamic, self.unknown,
-                     self.line)
+                     self.line, self.through)
 
     def add_indirect(self, edges: Iterable[ColumnEdge]) -> Frame:
         return replace(self, indirect=self.indirect | frozenset(edges))
@@ -168,8 +186,9 @@ def merge_frames(frames: list[Frame]) -> Frame:
     indirect: frozenset[ColumnEdge] = frozenset().union(*(f.indirect for f in frames))
     opened = tuple(dict.fromkeys(ds for f in frames for ds in f.open))
     unknown = "; ".join(f.unknown for f in frames if f.unknown)
+    through = "; ".join(dict.fromkeys(f.through for f in frames if f.through))
     return Frame(cols, indirect, opened, {}, frames[0].dynamic if frames else True, unknown,
-                 max((f.line for f in frames), default=0))
+                 max((f.line for f in frames), default=0), through)
 
 
 @dataclass(frozen=True)
