@@ -19,6 +19,7 @@ password is never part of :attr:`PostgresStore.url`, of messages or of logs.
 from __future__ import annotations
 
 import re
+import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
@@ -26,7 +27,7 @@ from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from ..errors import ConfigError, EnvironmentProblem, StateError
-from ._sql import SqlStore
+from ._sql import LockedReads, SqlStore
 
 try:
     import psycopg
@@ -75,7 +76,8 @@ CREATE TABLE IF NOT EXISTS runs (
     ended_at TEXT,
     error TEXT,
     host TEXT,
-    pid BIGINT
+    pid BIGINT,
+    generation BIGINT
 );
 CREATE INDEX IF NOT EXISTS runs_by_job ON runs (job_name, seq);
 CREATE TABLE IF NOT EXISTS run_plans (
@@ -97,7 +99,12 @@ CREATE TABLE IF NOT EXISTS leases (
     run_id TEXT NOT NULL,
     host TEXT,
     pid BIGINT,
-    heartbeat_at DOUBLE PRECISION NOT NULL
+    heartbeat_at DOUBLE PRECISION NOT NULL,
+    generation BIGINT NOT NULL DEFAULT 0
+);
+CREATE TABLE IF NOT EXISTS lease_generations (
+    job_name TEXT PRIMARY KEY,
+    generation BIGINT NOT NULL
 )
 """
 
@@ -143,10 +150,11 @@ class PostgresStore(SqlStore):
         conninfo, self.schema = self._parse(url)
         self.url = _redacted(url)
         self._clock = clock
+        self._lock = threading.RLock()
         try:
             self._db: psycopg.Connection[Any] = psycopg.connect(conninfo, autocommit=True,
                                                                 connect_timeout=30)
-            self._q = _Qmark(self._db)
+            self._q = LockedReads(_Qmark(self._db), self._lock)
         except psycopg.Error as exc:
             raise StateError(f"cannot connect to state store {self.url}: "
                              f"{str(exc).strip().splitlines()[0] if str(exc).strip() else exc}") from None
@@ -197,15 +205,16 @@ class PostgresStore(SqlStore):
     def _tx(self) -> Iterator[_Qmark]:
         """One transaction holding the store's write lock (SQLite's BEGIN IMMEDIATE)."""
         db = self._db
-        try:
-            with db.transaction():
-                db.execute("SELECT pg_advisory_xact_lock(hashtext(%s))",
-                           (f"lakemark-state:{self.schema}",))
-                db.execute(pgsql.SQL("SET LOCAL search_path TO {}").format(
-                    pgsql.Identifier(self.schema)))
-                yield _Qmark(db)
-        except psycopg.Error as exc:
-            raise StateError(f"state store {self.url}: {str(exc).strip()}") from exc
+        with self._lock:
+            try:
+                with db.transaction():
+                    db.execute("SELECT pg_advisory_xact_lock(hashtext(%s))",
+                               (f"lakemark-state:{self.schema}",))
+                    db.execute(pgsql.SQL("SET LOCAL search_path TO {}").format(
+                        pgsql.Identifier(self.schema)))
+                    yield _Qmark(db)
+            except psycopg.Error as exc:
+                raise StateError(f"state store {self.url}: {str(exc).strip()}") from exc
 
     def _migrate(self) -> None:
         with self._tx() as db:

@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 from ..errors import ConfigError, StateError
-from ._sql import SCHEMA_VERSION, SqlStore, new_run_id  # noqa: F401 - re-exported
+from ._sql import SCHEMA_VERSION, LockedReads, SqlStore, new_run_id  # noqa: F401 - re-exported
 
 __all__ = ["SCHEMA_VERSION", "SQLiteStore", "new_run_id"]
 
@@ -61,7 +62,8 @@ CREATE TABLE IF NOT EXISTS runs (
     ended_at TEXT,
     error TEXT,
     host TEXT,
-    pid INTEGER
+    pid INTEGER,
+    generation INTEGER
 );
 CREATE INDEX IF NOT EXISTS runs_by_job ON runs (job_name, seq);
 CREATE TABLE IF NOT EXISTS run_plans (
@@ -83,7 +85,12 @@ CREATE TABLE IF NOT EXISTS leases (
     run_id TEXT NOT NULL,
     host TEXT,
     pid INTEGER,
-    heartbeat_at REAL NOT NULL
+    heartbeat_at REAL NOT NULL,
+    generation INTEGER NOT NULL DEFAULT 0
+);
+CREATE TABLE IF NOT EXISTS lease_generations (
+    job_name TEXT PRIMARY KEY,
+    generation INTEGER NOT NULL
 );
 """
 
@@ -95,6 +102,7 @@ class SQLiteStore(SqlStore):
         self.path = str(path)
         self.url = f"sqlite:///{self.path}"
         self._clock = clock
+        self._lock = threading.RLock()
         if self.path != ":memory:":
             file = Path(self.path)
             if file.is_dir():
@@ -106,7 +114,7 @@ class SQLiteStore(SqlStore):
         try:
             self._db = sqlite3.connect(self.path, timeout=30.0, isolation_level=None,
                                        check_same_thread=False)
-            self._q = self._db
+            self._q = LockedReads(self._db, self._lock)
         except sqlite3.Error as exc:
             raise StateError(f"cannot open state database {self.path}: {exc}") from exc
         try:
@@ -164,17 +172,18 @@ class SQLiteStore(SqlStore):
     @contextmanager
     def _tx(self) -> Iterator[sqlite3.Connection]:
         db = self._db
-        try:
-            db.execute("BEGIN IMMEDIATE")
-        except sqlite3.OperationalError as exc:
-            raise StateError(f"state database {self.path} is busy or read-only: {exc}") from exc
-        try:
-            yield db
-        except BaseException:
-            db.execute("ROLLBACK")
-            raise
-        else:
-            db.execute("COMMIT")
+        with self._lock:
+            try:
+                db.execute("BEGIN IMMEDIATE")
+            except sqlite3.OperationalError as exc:
+                raise StateError(f"state database {self.path} is busy or read-only: {exc}") from exc
+            try:
+                yield db
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
+            else:
+                db.execute("COMMIT")
 
     def _migrate(self) -> None:
         with self._tx() as db:
