@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
-from .errors import ConfigError, SourceError, StateError
+from .errors import CommitConflict, ConfigError, SourceError, StateError
 from .planning import (
     DEFAULT_FULL_LISTING_EVERY,
     DEFAULT_MAX_BAND_MS,
@@ -57,6 +57,8 @@ UNTRACKED = "<untracked>"
 
 #: Commit-info key of a Delta commit made by a job: the run id (attempt) that made it.
 RUN_ID_KEY = "lakemark.runId"
+#: Commit-info key: the lease generation of the attempt that made the commit (audit).
+GENERATION_KEY = "lakemark.leaseGeneration"
 
 
 @dataclass(frozen=True)
@@ -532,19 +534,13 @@ class Job:
         result = write_target(
             self.spark, df, target, format=format, mode=mode, partition_by=partition_by,
             options=user_options, token=None if folder else used,
-            commit_info={RUN_ID_KEY: record.run_id, "lakemark.job": self.name},
+            commit_info={RUN_ID_KEY: record.run_id, "lakemark.job": self.name,
+                         GENERATION_KEY: str(record.generation)},
             commit_token=used if folder else None,
         )
         fault_point("after-sink-commit")
-        if result.skipped and automatic is not None and not self._retried_sink(key):
-            # Only a failed attempt of this very run may have committed its token.
-            raise StateError(
-                f"target {result.target} already recorded app id {automatic.app_id!r} at "
-                f"version >= {automatic.version}, but no earlier attempt of run "
-                f"{record.run} of job {self.name!r} wrote it: the state store does not match "
-                "the table (was the state database replaced?). Nothing was written; give the "
-                "sink an explicit token or a new ctx"
-            )
+        if result.skipped:
+            self._check_skipped_write(key, result.target, automatic)
         self.results.append(result)
         entry.update(status="skipped" if result.skipped else "committed", rows=result.rows,
                      files=result.files, bytes=result.bytes, skipped=result.skipped,
@@ -697,6 +693,45 @@ class Job:
         return any(inputs.ctx == key for attempt in self._failed_attempts()
                    for inputs in self.store.run_inputs(attempt.run_id))
 
+    def _check_skipped_write(self, key: str, target: str,
+                             automatic: IdempotencyToken | None) -> None:
+        """Fencing of a write that its token skipped: the attempt of this run whose commit the
+        target holds must have read the same input as this attempt, or the bookmark would
+        move over input that was never written (an attempt that planned while the committer
+        was still writing, after a lease takeover). CommitConflict on a mismatch, so the run
+        fails without moving the bookmark and its next attempt replays the committer's input.
+        """
+        record = self._started()
+        committer = next((a.run_id for a in self._failed_attempts()
+                          for i in self.store.run_inputs(a.run_id)
+                          if i.ctx == key and i.plan.get("kind") == "sink"
+                          and _sink_committed(i.plan, a.run_id)), None)
+        if committer is None:
+            if automatic is not None and not self._retried_sink(key):
+                # Only a failed attempt of this very run may have committed its token.
+                raise StateError(
+                    f"target {target} already recorded app id {automatic.app_id!r} at "
+                    f"version >= {automatic.version}, but no earlier attempt of run "
+                    f"{record.run} of job {self.name!r} wrote it: the state store does not "
+                    "match the table (was the state database replaced?). Nothing was written; "
+                    "give the sink an explicit token or a new ctx"
+                )
+            return
+        theirs = _source_inputs(self.store.run_inputs(committer))
+        mine = _source_inputs(self.store.run_inputs(record.run_id))
+        differ = sorted(c for c in theirs.keys() & mine.keys() if theirs[c] != mine[c])
+        if differ:
+            shown = ", ".join(f"{c!r} ({len(theirs[c][0])} file(s) there, {len(mine[c][0])} "
+                              "here)" for c in differ)
+            raise CommitConflict(
+                f"target {target} already holds the write of run {record.run} of job "
+                f"{self.name!r} by attempt {committer}, which read other input than this "
+                f"attempt {record.run_id} for source(s) {shown}: this attempt planned while "
+                f"{committer} was still writing (its lease was taken over). The run fails "
+                "without moving the bookmark; its next attempt replays the input of "
+                f"{committer}"
+            )
+
     def _pinned_inputs(self) -> dict[str, tuple[str, Any]]:
         """Per source ctx, the recorded input to replay: that of the failed attempt of this run
         whose sink commit landed in a Delta table (found by the run id in the commit info).
@@ -802,6 +837,15 @@ def _sink_committed(plan: Mapping[str, Any], run_id: str) -> bool:
         if recorded is None or recorded < int(token["version"]):
             return False  # the token would be there had this attempt committed
     return any(entry.get(RUN_ID_KEY) == run_id for entry in table.history())
+
+
+def _source_inputs(inputs: Sequence[RunInputs]) -> dict[str, tuple[frozenset[Any], str]]:
+    """Per tracked source ctx of a run, what it read: its files and its key range (JDBC)."""
+    import json
+
+    return {i.ctx: (frozenset((f.path, f.mtime, f.size) for f in i.files),
+                    json.dumps(i.plan.get("range"), sort_keys=True))
+            for i in inputs if i.plan.get("kind") != "sink" and not i.ctx.startswith(UNTRACKED)}
 
 
 def _group_by_root(files: Sequence[FileEntry], roots: Sequence[str]) -> dict[str, list[FileEntry]]:

@@ -157,12 +157,10 @@ def _takeover_mid_write(race: Race) -> None:
     race.check()
 
 
-@pytest.mark.xfail(strict=True, reason="issue 17: the silent-loss takeover race (fixed next)")
 def test_takeover_mid_write_delta_never_loses_rows(tmp_path: Path, spark) -> None:  # type: ignore[no-untyped-def]
     _takeover_mid_write(Race(tmp_path, spark))
 
 
-@pytest.mark.xfail(strict=True, reason="issue 17: the silent-loss takeover race (fixed next)")
 def test_takeover_mid_write_parquet_folder_postgres(tmp_path: Path, spark,  # type: ignore[no-untyped-def]
                                                     pg_state: str) -> None:
     _takeover_mid_write(Race(tmp_path, spark, target_format="parquet", state=pg_state))
