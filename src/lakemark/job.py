@@ -24,7 +24,8 @@ from dataclasses import dataclass
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
-from .errors import CommitConflict, ConfigError, SourceError, StateError
+from ._heartbeat import Heartbeat, default_interval, held_runs
+from .errors import CommitConflict, ConfigError, LakemarkError, LeaseLost, SourceError, StateError
 from .planning import (
     DEFAULT_FULL_LISTING_EVERY,
     DEFAULT_MAX_BAND_MS,
@@ -77,6 +78,11 @@ class Job:
     ``sqlite:///~/.lakemark/state.db``). ``from_run_id``/``to_run_id`` go with ``pause`` only,
     both or neither (Glue's ``job-bookmark-from``/``-to``): the run then processes exactly the
     input that the successful runs after ``from`` up to and including ``to`` processed.
+
+    While the run holds the job's lease a daemon thread renews it every
+    ``heartbeat_interval_s`` (default a tenth of ``lease_timeout_s``, at most 60 s; 0: none);
+    a run whose lease was taken over is refused every state change (LeaseLost), and a commit
+    that fails ends the run as a failed attempt and releases the lease (docs/bookmarks.md).
     """
 
     def __init__(
@@ -91,6 +97,7 @@ class Job:
         lease_timeout_s: float = DEFAULT_LEASE_TIMEOUT_S,
         force: bool = False,
         on_event: Callable[[JobEvent], None] | None = None,
+        heartbeat_interval_s: float | None = None,
     ) -> None:
         if not isinstance(name, str) or not name.strip():
             raise ConfigError("job name must be a non-empty string")
@@ -106,6 +113,9 @@ class Job:
             )
         if lease_timeout_s < 0:
             raise ConfigError(f"lease timeout must not be negative, got {lease_timeout_s}")
+        if heartbeat_interval_s is not None and heartbeat_interval_s < 0:
+            raise ConfigError(
+                f"heartbeat interval must not be negative, got {heartbeat_interval_s}")
         self.name = name
         self.bookmark_option = bookmark
         self.from_run_id = from_run_id
@@ -116,6 +126,9 @@ class Job:
         self._spark = spark
         self._lease_timeout_s = lease_timeout_s
         self._force = force
+        self._heartbeat_interval_s = (default_interval(lease_timeout_s)
+                                      if heartbeat_interval_s is None else heartbeat_interval_s)
+        self._heartbeat: Heartbeat | None = None
         self.on_event = on_event
         self._record: RunRecord | None = None
         self._bookmark: Bookmark | None = None
@@ -180,7 +193,9 @@ class Job:
             pid=os.getpid(),
             lease_timeout_s=self._lease_timeout_s,
             force=self._force,
+            held=held_runs(),
         )
+        self._start_heartbeat(self._record.run_id)
         self._bookmark = self.store.get_bookmark(self.name)
         self._emit("started", None, {"run_id": self._record.run_id, "run": self._record.run,
                                      "attempt": self._record.attempt})
@@ -210,9 +225,14 @@ class Job:
         """End the run successfully: every state element and the run's end in one transaction."""
         record = self._started()
         fault_point("before-job-commit")
-        bookmark = self.store.commit_run(
-            record.run_id, self._pending, update_bookmark=self._updates_bookmark(record)
-        )
+        try:
+            self._stop_heartbeat(check=True)
+            bookmark = self.store.commit_run(
+                record.run_id, self._pending, update_bookmark=self._updates_bookmark(record)
+            )
+        except BaseException as exc:
+            self._fail_after_commit_error(record, exc)
+            raise
         self._record = self.store.get_run(record.run_id)
         self._emit("committed", None, {"version": bookmark.version, "run": bookmark.run})
         self._close()
@@ -224,7 +244,12 @@ class Job:
         What Glue does for a script that never calls ``job.commit()``.
         """
         record = self._started()
-        bookmark = self.store.commit_run(record.run_id, {}, update_bookmark=False)
+        try:
+            self._stop_heartbeat(check=True)
+            bookmark = self.store.commit_run(record.run_id, {}, update_bookmark=False)
+        except BaseException as exc:
+            self._fail_after_commit_error(record, exc)
+            raise
         self._record = self.store.get_run(record.run_id)
         self._emit("ended", None, {"version": bookmark.version})
         self._close()
@@ -240,7 +265,13 @@ class Job:
         message = error if isinstance(error, str) else f"{type(error).__name__}: {error}"
         if update_bookmark is None:
             update_bookmark = self._updates_bookmark(record)
-        bookmark = self.store.fail_run(record.run_id, message[:4000], update_bookmark=update_bookmark)
+        self._stop_heartbeat(check=False)
+        try:
+            bookmark = self.store.fail_run(record.run_id, message[:4000],
+                                           update_bookmark=update_bookmark)
+        except LeaseLost as exc:  # fenced off: the run that took over records the outcome
+            log.warning("run %s: %s", record.run_id, exc)
+            bookmark = self.store.get_bookmark(self.name)
         self._record = self.store.get_run(record.run_id)
         self._emit("failed", None, {"error": message})
         self._close()
@@ -805,7 +836,39 @@ class Job:
         if self._lineage is not None:
             self._lineage(JobEvent(stage, ctx, detail))
 
+    # -- lease: background heartbeat, fencing, failed commits ---------------------------------
+    def _start_heartbeat(self, run_id: str) -> None:
+        """Keep the lease of the run alive from a daemon thread (lakemark._heartbeat)."""
+        self._heartbeat = Heartbeat(self.store, run_id, self._heartbeat_interval_s)
+        self._heartbeat.start()
+
+    def _stop_heartbeat(self, *, check: bool) -> None:
+        """Stop the heartbeat; with ``check``, raise if a beat found the lease taken over (a
+        stale holder must not commit)."""
+        heartbeat, self._heartbeat = self._heartbeat, None
+        if heartbeat is not None:
+            heartbeat.stop()
+            if check:
+                heartbeat.check()
+
+    def _fail_after_commit_error(self, record: RunRecord, exc: BaseException) -> None:
+        """A commit that raised (a busy store, a conflict, an error inside it) ends the run as
+        a failed attempt and releases its lease, so this process is not locked out of the job;
+        if even that cannot be recorded, the lease ages out (no more heartbeats) or this
+        process's next run of the job takes it over (``held`` in begin_run)."""
+        message = f"commit failed: {type(exc).__name__}: {exc}"
+        try:
+            self.store.fail_run(record.run_id, message[:4000],
+                                update_bookmark=self._updates_bookmark(record))
+            self._record = self.store.get_run(record.run_id)
+        except LakemarkError as again:
+            log.warning("run %s: its failed commit could not be recorded either: %s",
+                        record.run_id, again)
+        self._emit("failed", None, {"error": message})
+        self._close()
+
     def _close(self) -> None:
+        self._stop_heartbeat(check=False)
         if self._own_store and self._store is not None:
             self._store.close()
             self._store = None

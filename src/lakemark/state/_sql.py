@@ -14,7 +14,7 @@ import json
 import os
 import threading
 import uuid
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from contextlib import AbstractContextManager
 from datetime import datetime, timezone
 from typing import Any
@@ -281,6 +281,7 @@ class SqlStore:
         pid: int,
         lease_timeout_s: float,
         force: bool = False,
+        held: Collection[str] | None = None,
     ) -> RunRecord:
         with self._tx() as db:
             lease = db.execute(
@@ -296,6 +297,9 @@ class SqlStore:
                 if holder.status == "RUNNING":
                     why = self._takeover_reason(holder_host, holder_pid, beat, host, pid,
                                                 lease_timeout_s, force)
+                    if why is None and held is not None and holder_id not in held \
+                            and (holder_host, holder_pid) == (host, pid):
+                        why = f"its process {pid} on {host} no longer works on it"
                     if why is None:
                         raise LeaseError(
                             f"job {job_name!r} is already running as {holder_id} (host "

@@ -23,7 +23,7 @@ Model (per job):
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
@@ -156,6 +156,7 @@ class StateStore(Protocol):
         pid: int,
         lease_timeout_s: float,
         force: bool = False,
+        held: Collection[str] | None = None,
     ) -> RunRecord:
         """Take the job's lease and record a RUNNING attempt with a fresh ``jr_…`` run id and
         the job's next lease generation.
@@ -163,7 +164,10 @@ class StateStore(Protocol):
         The run number is ``bookmark.run + 1`` and the attempt ``bookmark.attempt``. If another
         run holds the lease: take it over when its process is provably gone (same host, dead
         pid), when its lease expired (no heartbeat for ``lease_timeout_s``) or when ``force``;
-        the run taken over is recorded as FAILED first (a failed attempt). Otherwise raise
+        ``held`` (the run ids this very process still works on, when the caller knows them):
+        a holder with this host and pid that is not among them is left over (its commit
+        failed, and so did recording the failure) and is taken over too.
+        The run taken over is recorded as FAILED first (a failed attempt). Otherwise raise
         LeaseError naming the holder's run id. Two concurrent callers: exactly one wins.
         """
         ...
