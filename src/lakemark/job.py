@@ -270,7 +270,7 @@ class Job:
             bookmark = self.store.fail_run(record.run_id, message[:4000],
                                            update_bookmark=update_bookmark)
         except LeaseLost as exc:  # fenced off: the run that took over records the outcome
-            log.warning("run %s: %s", record.run_id, exc)
+            log.info("run %s: %s", record.run_id, exc)
             bookmark = self.store.get_bookmark(self.name)
         self._record = self.store.get_run(record.run_id)
         self._emit("failed", None, {"error": message})

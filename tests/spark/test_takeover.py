@@ -15,7 +15,13 @@ The interleavings, each driven by barriers only:
 * ``after-sink-commit``: A's sink committed; B replays A's exact input, its write is skipped,
   it commits; A's next state change is refused;
 * ``before-job-commit``: A wrote everything and is about to commit the bookmark; B takes over
-  and commits A's input; A's commit is refused.
+  and commits A's input; A's commit is refused;
+* ``during-job-commit``: A is inside its state-commit transaction; the takeover waits for it,
+  finds A ended and is an ordinary next run.
+
+Delta and a Parquet folder target, SQLite and PostgreSQL stores; the store-level fencing
+(every state change a compare-and-swap on the lease generation) is in
+tests/unit/test_state_store.py, the heartbeat in tests/unit/test_job_lease.py.
 """
 
 from __future__ import annotations
@@ -164,3 +170,52 @@ def test_takeover_mid_write_delta_never_loses_rows(tmp_path: Path, spark) -> Non
 def test_takeover_mid_write_parquet_folder_postgres(tmp_path: Path, spark,  # type: ignore[no-untyped-def]
                                                     pg_state: str) -> None:
     _takeover_mid_write(Race(tmp_path, spark, target_format="parquet", state=pg_state))
+
+
+@pytest.mark.parametrize("point,target_format,store", [
+    ("after-sink-commit", "delta", "postgres"),
+    ("before-job-commit", "parquet", "sqlite"),
+])
+def test_takeover_after_the_sink_committed_replays_and_fences_the_stale_run(
+        tmp_path: Path, spark, request: pytest.FixtureRequest,  # type: ignore[no-untyped-def]
+        point: str, target_format: str, store: str) -> None:
+    state = request.getfixturevalue("pg_state") if store == "postgres" else None
+    race = Race(tmp_path, spark, target_format=target_format, state=state)
+    race.arrive(3)
+    proc, gate = race.start_held(point)  # A's sink commit has landed
+    race.arrive(2)
+    with race.job(force=True) as b:
+        race.write(b, race.plan(b))
+        # A's sink committed: B replays A's exact input and its write is skipped.
+        assert len(b.plans["source"].files) == 1
+        assert b.results[-1].skipped
+    code, err = race.release(proc, gate)
+    assert code == 1, err[-3000:]
+    flat = " ".join(err.split())  # the CLI wraps its message to the terminal width
+    assert f"was taken over by run {b.run_id} at generation 2" in flat, err[-3000:]
+    assert [r.status for r in race.runs()] == ["FAILED", "SUCCEEDED"]
+    race.run_to_end()
+    race.check()
+
+
+def test_a_takeover_cannot_split_the_state_commit(tmp_path: Path, spark) -> None:  # type: ignore[no-untyped-def]
+    """A held inside its state-commit transaction: the forced takeover waits for the
+    transaction, finds A ended, and is an ordinary next run (run 2, the newer file)."""
+    import threading
+
+    race = Race(tmp_path, spark, target_format="parquet")
+    race.arrive(3)
+    proc, gate = race.start_held("during-job-commit")
+    race.arrive(2)
+    b = race.job(force=True)
+    starter = threading.Thread(target=b.start)
+    starter.start()  # blocks on the store's write lock, held by A's transaction
+    code, err = race.release(proc, gate)
+    starter.join()
+    assert code == 0, err[-3000:]
+    assert (b.run.run, b.run.generation) == (2, 2)
+    race.write(b, race.plan(b))
+    assert [e.path.rsplit("/", 1)[-1] for e in b.plans["source"].files] == ["f0001.json"]
+    b.commit()
+    assert [(r.status, r.error) for r in race.runs()] == [("SUCCEEDED", None)] * 2
+    race.check()
