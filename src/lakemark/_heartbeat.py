@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import weakref
 
 from .errors import LeaseError
 from .state import StateStore
@@ -44,10 +45,16 @@ def held_runs() -> frozenset[str]:
 
 
 class Heartbeat:
-    """Extends the lease of ``run_id`` every ``interval_s`` seconds from a daemon thread."""
+    """Extends the lease of ``run_id`` every ``interval_s`` seconds from a daemon thread.
 
-    def __init__(self, store: StateStore, run_id: str, interval_s: float) -> None:
+    ``owner`` (the job) is held weakly: a job dropped without ending its run stops beating, so
+    an abandoned run's lease ages out instead of being renewed for the life of the process.
+    """
+
+    def __init__(self, store: StateStore, run_id: str, interval_s: float,
+                 owner: object | None = None) -> None:
         self.store = store
+        self._owner = weakref.ref(owner) if owner is not None else None
         self.run_id = run_id
         self.interval_s = interval_s
         self.lost: LeaseError | None = None  # set once a heartbeat found the lease gone
@@ -66,6 +73,12 @@ class Heartbeat:
 
     def _loop(self) -> None:
         while not self._stop.wait(self.interval_s):
+            if self._owner is not None and self._owner() is None:
+                log.warning("run %s was abandoned without ending: its lease is no longer "
+                            "renewed", self.run_id)
+                with _held_lock:
+                    _held.discard(self.run_id)
+                return
             try:
                 self.store.heartbeat(self.run_id)
                 self.beats += 1

@@ -839,7 +839,7 @@ class Job:
     # -- lease: background heartbeat, fencing, failed commits ---------------------------------
     def _start_heartbeat(self, run_id: str) -> None:
         """Keep the lease of the run alive from a daemon thread (lakemark._heartbeat)."""
-        self._heartbeat = Heartbeat(self.store, run_id, self._heartbeat_interval_s)
+        self._heartbeat = Heartbeat(self.store, run_id, self._heartbeat_interval_s, owner=self)
         self._heartbeat.start()
 
     def _stop_heartbeat(self, *, check: bool) -> None:

@@ -180,3 +180,22 @@ def test_heartbeats_and_run_writes_share_one_connection_safely(open_store) -> No
     inputs = store.run_inputs(job.run_id)
     assert [i.plan["i"] for i in inputs] == sorted(range(150), key=lambda i: f"s{i}")
     assert store.get_bookmark("busy").state["s149"] == {"high": 149}
+
+
+def test_an_abandoned_job_stops_renewing_its_lease(open_store) -> None:  # type: ignore[no-untyped-def]
+    import gc
+
+    clock = Clock()
+    store = open_store(clock)
+    job = Job("j", state=store, lease_timeout_s=60, heartbeat_interval_s=0.01)
+    job.start()
+    run_id = job.run_id
+    hb = job._heartbeat  # noqa: SLF001
+    assert hb is not None and hb._thread is not None  # noqa: SLF001
+    del job
+    gc.collect()
+    hb._thread.join()  # noqa: SLF001 - ends by itself once the job is gone
+    clock.now += 61
+    taker = store.begin_run("j", "enable", host="elsewhere", pid=1, lease_timeout_s=60)
+    assert "no heartbeat" in (store.get_run(run_id).error or "")
+    assert taker.generation == 2
