@@ -27,19 +27,16 @@ tests/unit/test_state_store.py, the heartbeat in tests/unit/test_job_lease.py.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from crash_support import SRC, check_exactly_once
+from crash_support import check_exactly_once, start_held
 from pgtest import need_postgres, state_url
 
 from lakemark import Job
 from lakemark.errors import StateError
-from lakemark.sinks._fault import FAULT_ENV, FAULT_WAIT_ENV
 from lakemark.state import open_store
 
 pytestmark = pytest.mark.spark
@@ -72,21 +69,10 @@ class Race:
     def start_held(self, point: str) -> tuple[subprocess.Popen[str], Path]:
         """Run A: ``ingest files`` in a process that stops at ``point`` until its gate opens;
         returns once it stands there."""
-        gate = self.tmp / f"gate-{point}"
-        env = {k: v for k, v in os.environ.items() if k not in (FAULT_ENV, FAULT_WAIT_ENV)}
-        env["PYTHONPATH"] = os.pathsep.join(p for p in (str(SRC), env.get("PYTHONPATH")) if p)
-        env[FAULT_WAIT_ENV] = f"{point}={gate}"
-        cmd = [sys.executable, "-m", "lakemark", "ingest", "files", str(self.src),
-               str(self.target), "--job", JOB, "--state", self.state, "--json",
-               "--master", "local[1]", "--target-format", self.target_format]
-        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                env=env)
-        reached = Path(f"{gate}.reached")
-        while not reached.exists():  # a barrier, not a guess: the process says it is there
-            try:
-                proc.wait(timeout=0.2)
-            except subprocess.TimeoutExpired:
-                continue
+        gate = self.tmp / f"gate-{point}-{len(self.files)}"
+        proc, reached = start_held(str(self.src), str(self.target), job=JOB, state=self.state,
+                                   point=point, gate=gate, target_format=self.target_format)
+        if not reached:
             _, err = proc.communicate()
             raise AssertionError(f"run A ended before reaching {point}: {err[-3000:]}")
         return proc, gate
@@ -219,3 +205,24 @@ def test_a_takeover_cannot_split_the_state_commit(tmp_path: Path, spark) -> None
     b.commit()
     assert [(r.status, r.error) for r in race.runs()] == [("SUCCEEDED", None)] * 2
     race.check()
+
+
+def test_takeover_at_each_point_before_the_sink_commit_while_the_holder_waits(
+        tmp_path: Path, spark) -> None:  # type: ignore[no-untyped-def]
+    """The crash matrix with takeovers instead of kills: A is held at each point before its
+    sink commit, B takes over and runs to its end (taking the newer file too), then A goes on
+    and is refused at its next state change; at ``mid-write`` its Delta commit, which comes
+    first, is skipped by the token B recorded. Every row once after each step."""
+    race = Race(tmp_path, spark)
+    for point in ("after-plan", "after-plan-recorded", "mid-read", "mid-write"):
+        race.arrive(2)
+        proc, gate = race.start_held(point)
+        race.arrive(1)
+        with race.job(force=True) as b:
+            race.write(b, race.plan(b))
+            assert len(b.plans["source"].files) == 1 + 1  # A's file and the newer one
+        code, err = race.release(proc, gate)
+        assert code == 1, (point, err[-3000:])
+        assert f"was taken over by run {b.run_id}" in " ".join(err.split()), (point, err[-3000:])
+        race.check()
+    assert [r.status for r in race.runs()] == ["FAILED", "SUCCEEDED"] * 4
