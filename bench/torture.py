@@ -1,7 +1,8 @@
 """Randomised crash/retry torture run of ``lakemark ingest files`` (issue 4's proof at scale).
 
     python bench/torture.py [--sequences 200] [--workers 2] [--seed 7] [--chain-length 25]
-                            [--targets delta,parquet,json] [--out bench/results/torture.json]
+                            [--targets delta,parquet,json] [--takeover-chance 0.25]
+                            [--out bench/results/torture.json]
 
 Each worker drives its own *chains* one after the other. A chain is a local source folder, a
 target (a Delta table, a Parquet folder or a JSON folder, chosen at random per chain) and an
@@ -10,6 +11,13 @@ SQLite state file, taken through ``--chain-length`` crash/retry *sequences*: new
 (``LAKEMARK_FAULT``; one time in eight no kill); more files may arrive; then the job is rerun —
 each rerun may itself be killed again at a random point (at most 3 kills a sequence) — until a
 run succeeds.
+
+With ``--takeover-chance`` a sequence starts with a *lease takeover* instead (issue 17): run A is
+held alive at a random named point (``LAKEMARK_FAULT_WAIT``), more files may arrive, and run B
+takes A's lease over with ``--force`` — either running to its end while A waits, or (the race)
+planning, then waiting while A goes on and ends, then writing. A must be refused (exit 1,
+"taken over"); B must succeed or, in the race, fail fenced ("other input") without moving the
+bookmark. Then the job is rerun as after a kill.
 
 After every sequence the target, read as a reader reads it (``deltalake`` for Delta, pyarrow's
 dataset reader for a folder — it skips the ``_``-prefixed staging folder and commit records),
@@ -49,6 +57,7 @@ from crash_support import (  # noqa: E402
     KILLED,
     check_exactly_once,
     run_ingest,
+    start_held,
 )
 
 JOB = "torture"
@@ -57,6 +66,10 @@ NO_KILL_CHANCE = 1 / 8
 RERUN_KILL_CHANCE = 0.3
 LATE_ARRIVAL_CHANCE = 0.5
 TARGETS = ("delta", "parquet", "json")
+#: Where run A is held for a takeover: every point but inside the state commit's transaction
+#: (a takeover waits for that transaction, so B would wait for A; tests/spark/test_takeover.py).
+TAKEOVER_POINTS = tuple(p for p in FAULT_POINTS if p != "during-job-commit")
+RACE_CHANCE = 0.5
 #: The checks read targets with deltalake/pyarrow and open SQLite: one thread at a time.
 CHECK_LOCK = threading.Lock()
 
@@ -96,6 +109,17 @@ class Chain:
         return run_ingest(str(self.src), str(self.target), job=JOB, state=self.state,
                           fault=fault, target_format=self.target_format)
 
+    def held(self, point: str, *, force: bool = False) -> tuple[subprocess.Popen[str], bool,
+                                                                   Path]:
+        """An ``ingest files`` run of this chain held at ``point``: the process, whether it
+        reached the point, and the gate that releases it."""
+        self.runs += 1
+        gate = self.root / f"gate-{self.runs}"
+        proc, reached = start_held(str(self.src), str(self.target), job=JOB, state=self.state,
+                                   point=point, gate=gate, target_format=self.target_format,
+                                   force=force)
+        return proc, reached, gate
+
     def check(self, *, all_taken: bool = False) -> dict[str, Any]:
         """The shared exactly-once check of the target against the bookmark, as a record."""
         with CHECK_LOCK:
@@ -106,11 +130,59 @@ class Chain:
                 "problems": found.problems}
 
 
-def sequence(chain: Chain) -> dict[str, Any]:
-    """One crash/retry sequence on ``chain``; its record."""
+def _ended(proc: subprocess.Popen[str], gate: Path) -> tuple[int, str]:
+    gate.touch()
+    _, err = proc.communicate(timeout=900)
+    return proc.returncode, " ".join(err.split())
+
+
+def takeover(chain: Chain, record: dict[str, Any]) -> str | None:
+    """Run A held at a random point, taken over by run B (``--force``); None, or what went
+    wrong. The outcomes go into ``record["takeover"]``."""
+    rng = chain.rng
+    point = rng.choice(TAKEOVER_POINTS)
+    race = rng.random() < RACE_CHANCE
+    info: dict[str, Any] = {"point": point, "race": race}
+    record["takeover"] = info
+    a, reached, gate_a = chain.held(point)
+    record["runs"] += 1
+    info["reached"] = reached
+    if not reached:  # e.g. mid-write with nothing to write: A simply ended
+        a_code, a_err = _ended(a, gate_a)
+        return None if a_code == 0 else f"run A (not held) exit {a_code}: {a_err[-3000:]}"
+    if rng.random() < LATE_ARRIVAL_CHANCE:
+        record["arrived"] += chain.arrive(2)
+    record["runs"] += 1
+    if race:  # B plans while A waits, then waits while A goes on and ends
+        b, b_reached, gate_b = chain.held("after-plan-recorded", force=True)
+        a_code, a_err = _ended(a, gate_a)
+        b_code, b_err = _ended(b, gate_b)
+    else:  # B runs to its end while A waits
+        chain.runs += 1
+        out = run_ingest(str(chain.src), str(chain.target), job=JOB, state=chain.state,
+                         target_format=chain.target_format, force=True)
+        b_code, b_err = out.returncode, " ".join(out.stderr.split())
+        a_code, a_err = _ended(a, gate_a)
+    info.update(a_exit=a_code, b_exit=b_code, b_fenced=b_code == 1 and "other input" in b_err)
+    if a_code != 1 or "taken over" not in a_err:
+        return f"run A (taken over at {point}) exit {a_code}: {a_err[-3000:]}"
+    if b_code != 0 and not info["b_fenced"]:
+        return f"run B (took over at {point}) exit {b_code}: {b_err[-3000:]}"
+    return None
+
+
+def sequence(chain: Chain, takeover_chance: float = 0.0) -> dict[str, Any]:
+    """One crash/retry sequence on ``chain`` (starting with a lease takeover one time in
+    ``1 / takeover_chance``); its record."""
     rng = chain.rng
     record: dict[str, Any] = {"arrived": chain.arrive(), "kills": [], "runs": 0,
                               "not_reached": []}
+    if takeover_chance and rng.random() < takeover_chance:
+        error = takeover(chain, record)
+        if error:
+            record["error"] = error
+            record["first_fault"] = None
+            return record
     fault: str | None = None if rng.random() < NO_KILL_CHANCE else rng.choice(FAULT_POINTS)
     record["first_fault"] = fault
     while True:
@@ -167,6 +239,7 @@ class Results:
 
     def summary(self) -> dict[str, Any]:
         seqs = [r for r in self.records if "kills" in r]
+        takeovers = [r["takeover"] for r in seqs if "takeover" in r]
         finals = [r for r in self.records if "final_run_of" in r]
         kills = Counter(k for r in seqs for k in r["kills"])
         first = Counter(r["first_fault"] or "none" for r in seqs)
@@ -186,7 +259,8 @@ class Results:
                 f"--{k.replace('_', '-')} {v}" for k, v in (
                     ("sequences", self.args.sequences), ("workers", self.args.workers),
                     ("seed", self.args.seed), ("chain_length", self.args.chain_length),
-                    ("targets", ",".join(self.args.targets)))),
+                    ("targets", ",".join(self.args.targets)),
+                    ("takeover_chance", self.args.takeover_chance))),
             "commit": self.commit,
             "seed": self.args.seed,
             "workers": self.args.workers,
@@ -203,6 +277,12 @@ class Results:
                                             for _ in r["kills"])),
             "fault_not_reached_by_point": {p: n for p, n in not_reached.items()},
             "sequences_with_several_kills": sum(1 for r in seqs if len(r["kills"]) > 1),
+            "takeovers": len(takeovers),
+            "takeovers_by_point": dict(Counter(t["point"] for t in takeovers
+                                               if t.get("reached"))),
+            "takeover_races": sum(1 for t in takeovers if t.get("race") and t.get("reached")),
+            "takeover_races_fenced": sum(1 for t in takeovers if t.get("b_fenced")),
+            "takeover_points_not_reached": sum(1 for t in takeovers if not t.get("reached")),
             "runs": sum(r["runs"] for r in seqs) + len(finals),
             "reruns": sum(r["runs"] - 1 for r in seqs),
             "files_arrived": sum(len(c.files) for c in self.chains),
@@ -235,7 +315,7 @@ def drive(worker: int, count: int, args: argparse.Namespace, work: Path,
         broken = False
         for _ in range(min(args.chain_length, count - done)):
             try:
-                record = sequence(chain)
+                record = sequence(chain, args.takeover_chance)
                 record.update(chain.check())
             except Exception as exc:  # recorded, never hidden: a hung run, an unreadable target
                 record = {"kills": [], "runs": 0, "not_reached": [], "first_fault": None,
@@ -284,6 +364,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="sequences per chain before a worker starts a fresh one")
     parser.add_argument("--targets", default=",".join(TARGETS),
                         help="target formats chains are drawn from (comma-separated)")
+    parser.add_argument("--takeover-chance", type=float, default=0.25,
+                        help="share of sequences that start with a lease takeover (0: none)")
     parser.add_argument("--dir", type=Path, default=None,
                         help="working folder (default: a new folder under /tmp; kept)")
     parser.add_argument("--out", type=Path, default=REPO / "bench" / "results" / "torture.json",
@@ -321,6 +403,8 @@ def main(argv: list[str] | None = None) -> int:
         results.flush()
     doc = json.loads(args.out.read_text())
     print(json.dumps({k: doc[k] for k in ("status", "sequences", "kills", "kills_by_point",
+                                          "takeovers", "takeovers_by_point",
+                                          "takeover_races_fenced",
                                           "lost_rows", "duplicated_rows", "failures",
                                           "elapsed_s")}, indent=1))
     return 0 if doc["status"] == "complete" else 1

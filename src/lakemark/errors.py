@@ -10,6 +10,7 @@ these where they enter lakemark, so callers and the CLI catch one family and pri
     ├── StateError             the state store cannot be opened, is corrupt or of a newer schema
     │   ├── LeaseError         another run of the same job holds the lease
     │   ├── CommitConflict     a compare-and-swap commit lost a race
+    │   │   └── LeaseLost      (also a LeaseError) the run's lease was taken over: fenced off
     │   └── UnknownRunError    a run id that the store does not know
     ├── ReadError              data could not be read (e.g. FAILFAST on a corrupt record)
     ├── SinkError              a target could not be written or is not of the requested kind
@@ -28,6 +29,7 @@ __all__ = [
     "StateError",
     "LeaseError",
     "CommitConflict",
+    "LeaseLost",
     "UnknownRunError",
     "ReadError",
     "SinkError",
@@ -74,6 +76,18 @@ class LeaseError(StateError):
 
 class CommitConflict(StateError):
     """A state commit found a different version than the one it started from."""
+
+
+class LeaseLost(CommitConflict, LeaseError):
+    """The run's lease was taken over by a newer run (a higher lease generation): the stale
+    holder is refused every state change (fencing). ``holder_run_id`` is the run that took it
+    over, ``holder_generation`` its generation, ``generation`` the stale run's."""
+
+    def __init__(self, message: str, *, job_name: str, holder_run_id: str, generation: int,
+                 holder_generation: int) -> None:
+        LeaseError.__init__(self, message, job_name=job_name, holder_run_id=holder_run_id)
+        self.generation = generation
+        self.holder_generation = holder_generation
 
 
 class UnknownRunError(StateError, KeyError):

@@ -24,7 +24,8 @@ from dataclasses import dataclass
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
-from .errors import ConfigError, SourceError, StateError
+from ._heartbeat import Heartbeat, default_interval, held_runs
+from .errors import CommitConflict, ConfigError, LakemarkError, LeaseLost, SourceError, StateError
 from .planning import (
     DEFAULT_FULL_LISTING_EVERY,
     DEFAULT_MAX_BAND_MS,
@@ -57,6 +58,8 @@ UNTRACKED = "<untracked>"
 
 #: Commit-info key of a Delta commit made by a job: the run id (attempt) that made it.
 RUN_ID_KEY = "lakemark.runId"
+#: Commit-info key: the lease generation of the attempt that made the commit (audit).
+GENERATION_KEY = "lakemark.leaseGeneration"
 
 
 @dataclass(frozen=True)
@@ -75,6 +78,11 @@ class Job:
     ``sqlite:///~/.lakemark/state.db``). ``from_run_id``/``to_run_id`` go with ``pause`` only,
     both or neither (Glue's ``job-bookmark-from``/``-to``): the run then processes exactly the
     input that the successful runs after ``from`` up to and including ``to`` processed.
+
+    While the run holds the job's lease a daemon thread renews it every
+    ``heartbeat_interval_s`` (default a tenth of ``lease_timeout_s``, at most 60 s; 0: none);
+    a run whose lease was taken over is refused every state change (LeaseLost), and a commit
+    that fails ends the run as a failed attempt and releases the lease (docs/bookmarks.md).
     """
 
     def __init__(
@@ -89,6 +97,7 @@ class Job:
         lease_timeout_s: float = DEFAULT_LEASE_TIMEOUT_S,
         force: bool = False,
         on_event: Callable[[JobEvent], None] | None = None,
+        heartbeat_interval_s: float | None = None,
     ) -> None:
         if not isinstance(name, str) or not name.strip():
             raise ConfigError("job name must be a non-empty string")
@@ -104,6 +113,9 @@ class Job:
             )
         if lease_timeout_s < 0:
             raise ConfigError(f"lease timeout must not be negative, got {lease_timeout_s}")
+        if heartbeat_interval_s is not None and heartbeat_interval_s < 0:
+            raise ConfigError(
+                f"heartbeat interval must not be negative, got {heartbeat_interval_s}")
         self.name = name
         self.bookmark_option = bookmark
         self.from_run_id = from_run_id
@@ -114,6 +126,9 @@ class Job:
         self._spark = spark
         self._lease_timeout_s = lease_timeout_s
         self._force = force
+        self._heartbeat_interval_s = (default_interval(lease_timeout_s)
+                                      if heartbeat_interval_s is None else heartbeat_interval_s)
+        self._heartbeat: Heartbeat | None = None
         self.on_event = on_event
         self._record: RunRecord | None = None
         self._bookmark: Bookmark | None = None
@@ -179,7 +194,9 @@ class Job:
             pid=os.getpid(),
             lease_timeout_s=self._lease_timeout_s,
             force=self._force,
+            held=held_runs(),
         )
+        self._start_heartbeat(self._record.run_id)
         self._bookmark = self.store.get_bookmark(self.name)
         self._emit("started", None, {"run_id": self._record.run_id, "run": self._record.run,
                                      "attempt": self._record.attempt})
@@ -209,9 +226,14 @@ class Job:
         """End the run successfully: every state element and the run's end in one transaction."""
         record = self._started()
         fault_point("before-job-commit")
-        bookmark = self.store.commit_run(
-            record.run_id, self._pending, update_bookmark=self._updates_bookmark(record)
-        )
+        try:
+            self._stop_heartbeat(check=True)
+            bookmark = self.store.commit_run(
+                record.run_id, self._pending, update_bookmark=self._updates_bookmark(record)
+            )
+        except BaseException as exc:
+            self._fail_after_commit_error(record, exc)
+            raise
         self._record = self.store.get_run(record.run_id)
         self._emit("committed", None, {"version": bookmark.version, "run": bookmark.run})
         self._close()
@@ -223,7 +245,12 @@ class Job:
         What Glue does for a script that never calls ``job.commit()``.
         """
         record = self._started()
-        bookmark = self.store.commit_run(record.run_id, {}, update_bookmark=False)
+        try:
+            self._stop_heartbeat(check=True)
+            bookmark = self.store.commit_run(record.run_id, {}, update_bookmark=False)
+        except BaseException as exc:
+            self._fail_after_commit_error(record, exc)
+            raise
         self._record = self.store.get_run(record.run_id)
         self._emit("ended", None, {"version": bookmark.version})
         self._close()
@@ -241,9 +268,14 @@ class Job:
             update_bookmark = self._updates_bookmark(record)
         from .redaction import redact
 
-        # Redacted before it is cut: a cut between a password and its "@" would hide the URL.
-        bookmark = self.store.fail_run(record.run_id, redact(message)[:4000],
-                                       update_bookmark=update_bookmark)
+        self._stop_heartbeat(check=False)
+        try:
+            # Redacted before it is cut: a cut between a password and its "@" would hide it.
+            bookmark = self.store.fail_run(record.run_id, redact(message)[:4000],
+                                           update_bookmark=update_bookmark)
+        except LeaseLost as exc:  # fenced off: the run that took over records the outcome
+            log.info("run %s: %s", record.run_id, exc)
+            bookmark = self.store.get_bookmark(self.name)
         self._record = self.store.get_run(record.run_id)
         self._emit("failed", None, {"error": message})
         self._close()
@@ -578,19 +610,13 @@ class Job:
         result = write_target(
             self.spark, df, target, format=format, mode=mode, partition_by=partition_by,
             options=user_options, token=None if folder else used,
-            commit_info={RUN_ID_KEY: record.run_id, "lakemark.job": self.name},
+            commit_info={RUN_ID_KEY: record.run_id, "lakemark.job": self.name,
+                         GENERATION_KEY: str(record.generation)},
             commit_token=used if folder else None,
         )
         fault_point("after-sink-commit")
-        if result.skipped and automatic is not None and not self._retried_sink(key):
-            # Only a failed attempt of this very run may have committed its token.
-            raise StateError(
-                f"target {result.target} already recorded app id {automatic.app_id!r} at "
-                f"version >= {automatic.version}, but no earlier attempt of run "
-                f"{record.run} of job {self.name!r} wrote it: the state store does not match "
-                "the table (was the state database replaced?). Nothing was written; give the "
-                "sink an explicit token or a new ctx"
-            )
+        if result.skipped:
+            self._check_skipped_write(key, result.target, automatic)
         self.results.append(result)
         entry.update(status="skipped" if result.skipped else "committed", rows=result.rows,
                      files=result.files, bytes=result.bytes, skipped=result.skipped,
@@ -743,6 +769,45 @@ class Job:
         return any(inputs.ctx == key for attempt in self._failed_attempts()
                    for inputs in self.store.run_inputs(attempt.run_id))
 
+    def _check_skipped_write(self, key: str, target: str,
+                             automatic: IdempotencyToken | None) -> None:
+        """Fencing of a write that its token skipped: the attempt of this run whose commit the
+        target holds must have read the same input as this attempt, or the bookmark would
+        move over input that was never written (an attempt that planned while the committer
+        was still writing, after a lease takeover). CommitConflict on a mismatch, so the run
+        fails without moving the bookmark and its next attempt replays the committer's input.
+        """
+        record = self._started()
+        committer = next((a.run_id for a in self._failed_attempts()
+                          for i in self.store.run_inputs(a.run_id)
+                          if i.ctx == key and i.plan.get("kind") == "sink"
+                          and _sink_committed(i.plan, a.run_id)), None)
+        if committer is None:
+            if automatic is not None and not self._retried_sink(key):
+                # Only a failed attempt of this very run may have committed its token.
+                raise StateError(
+                    f"target {target} already recorded app id {automatic.app_id!r} at "
+                    f"version >= {automatic.version}, but no earlier attempt of run "
+                    f"{record.run} of job {self.name!r} wrote it: the state store does not "
+                    "match the table (was the state database replaced?). Nothing was written; "
+                    "give the sink an explicit token or a new ctx"
+                )
+            return
+        theirs = _source_inputs(self.store.run_inputs(committer))
+        mine = _source_inputs(self.store.run_inputs(record.run_id))
+        differ = sorted(c for c in theirs.keys() & mine.keys() if theirs[c] != mine[c])
+        if differ:
+            shown = ", ".join(f"{c!r} ({len(theirs[c][0])} file(s) there, {len(mine[c][0])} "
+                              "here)" for c in differ)
+            raise CommitConflict(
+                f"target {target} already holds the write of run {record.run} of job "
+                f"{self.name!r} by attempt {committer}, which read other input than this "
+                f"attempt {record.run_id} for source(s) {shown}: this attempt planned while "
+                f"{committer} was still writing (its lease was taken over). The run fails "
+                "without moving the bookmark; its next attempt replays the input of "
+                f"{committer}"
+            )
+
     def _pinned_inputs(self) -> dict[str, tuple[str, Any]]:
         """Per source ctx, the recorded input to replay: that of the failed attempt of this run
         whose sink commit landed in a Delta table (found by the run id in the commit info).
@@ -816,7 +881,39 @@ class Job:
         if self._lineage is not None:
             self._lineage(JobEvent(stage, ctx, detail))
 
+    # -- lease: background heartbeat, fencing, failed commits ---------------------------------
+    def _start_heartbeat(self, run_id: str) -> None:
+        """Keep the lease of the run alive from a daemon thread (lakemark._heartbeat)."""
+        self._heartbeat = Heartbeat(self.store, run_id, self._heartbeat_interval_s, owner=self)
+        self._heartbeat.start()
+
+    def _stop_heartbeat(self, *, check: bool) -> None:
+        """Stop the heartbeat; with ``check``, raise if a beat found the lease taken over (a
+        stale holder must not commit)."""
+        heartbeat, self._heartbeat = self._heartbeat, None
+        if heartbeat is not None:
+            heartbeat.stop()
+            if check:
+                heartbeat.check()
+
+    def _fail_after_commit_error(self, record: RunRecord, exc: BaseException) -> None:
+        """A commit that raised (a busy store, a conflict, an error inside it) ends the run as
+        a failed attempt and releases its lease, so this process is not locked out of the job;
+        if even that cannot be recorded, the lease ages out (no more heartbeats) or this
+        process's next run of the job takes it over (``held`` in begin_run)."""
+        message = f"commit failed: {type(exc).__name__}: {exc}"
+        try:
+            self.store.fail_run(record.run_id, message[:4000],
+                                update_bookmark=self._updates_bookmark(record))
+            self._record = self.store.get_run(record.run_id)
+        except LakemarkError as again:
+            log.warning("run %s: its failed commit could not be recorded either: %s",
+                        record.run_id, again)
+        self._emit("failed", None, {"error": message})
+        self._close()
+
     def _close(self) -> None:
+        self._stop_heartbeat(check=False)
         if self._own_store and self._store is not None:
             self._store.close()
             self._store = None
@@ -848,6 +945,15 @@ def _sink_committed(plan: Mapping[str, Any], run_id: str) -> bool:
         if recorded is None or recorded < int(token["version"]):
             return False  # the token would be there had this attempt committed
     return any(entry.get(RUN_ID_KEY) == run_id for entry in table.history())
+
+
+def _source_inputs(inputs: Sequence[RunInputs]) -> dict[str, tuple[frozenset[Any], str]]:
+    """Per tracked source ctx of a run, what it read: its files and its key range (JDBC)."""
+    import json
+
+    return {i.ctx: (frozenset((f.path, f.mtime, f.size) for f in i.files),
+                    json.dumps(i.plan.get("range"), sort_keys=True))
+            for i in inputs if i.plan.get("kind") != "sink" and not i.ctx.startswith(UNTRACKED)}
 
 
 def _group_by_root(files: Sequence[FileEntry], roots: Sequence[str]) -> dict[str, list[FileEntry]]:

@@ -376,3 +376,171 @@ def test_postgres_urls_and_password_never_shown() -> None:
     with pytest.raises(StateError) as info:
         open_store("postgresql://nobody:Sekr1t-pw@127.0.0.1:1/test")
     assert "Sekr1t" not in str(info.value)
+
+
+# -- fencing: lease generations ---------------------------------------------------------------
+def test_every_acquisition_and_takeover_gets_the_next_generation(store) -> None:  # type: ignore[no-untyped-def]
+    r1, _ = succeed(store, {"src": {"high": 1}})
+    r2 = begin(store)
+    r3 = begin(store, force=True)
+    assert (r1.generation, r2.generation, r3.generation) == (1, 2, 3)
+    assert begin(store, job="other").generation == 1  # per job
+    assert store.get_run(r2.run_id).error.startswith(
+        f"lease taken over by {r3.run_id} at generation 3")
+
+
+@pytest.mark.parametrize("how", ["force", "expiry"])
+def test_stale_holder_is_refused_every_state_change(store, how: str) -> None:  # type: ignore[no-untyped-def]
+    from lakemark.errors import LeaseLost
+
+    succeed(store, {"src": {"high": 1}})
+    stale = begin(store, host="elsewhere", pid=1)
+    store.record_plan(stale.run_id, "src", {"kind": "files"}, [FileEntry(1, "a", 1)])
+    if how == "expiry":
+        store.clock.now += 61
+    taker = begin(store, force=how == "force")
+    before = (store.get_bookmark("j"), store.get_run(stale.run_id), store.run_inputs(stale.run_id))
+    calls = {
+        "heartbeat": lambda: store.heartbeat(stale.run_id),
+        "plan record": lambda: store.record_plan(stale.run_id, "src", {"kind": "x"},
+                                                 [FileEntry(2, "b", 2)]),
+        "commit": lambda: store.commit_run(stale.run_id, {"src": {"high": 9}},
+                                           update_bookmark=True),
+        "failure record": lambda: store.fail_run(stale.run_id, "late", update_bookmark=True),
+    }
+    for what, call in calls.items():
+        with pytest.raises(LeaseLost) as info:
+            call()
+        assert str(info.value).startswith(
+            f"lease of job 'j' was taken over by run {taker.run_id} at generation 3 "
+            f"(run {stale.run_id} held generation 2): its {what} was refused"), info.value
+        assert (info.value.generation, info.value.holder_generation) == (2, 3)
+        assert info.value.holder_run_id == taker.run_id
+        assert isinstance(info.value, CommitConflict) and isinstance(info.value, LeaseError)
+    # Nothing changed: the bookmark, the stale run's record and manifest, the taker's lease.
+    assert (store.get_bookmark("j"), store.get_run(stale.run_id),
+            store.run_inputs(stale.run_id)) == before
+    store.heartbeat(taker.run_id)
+    b = store.commit_run(taker.run_id, {"src": {"high": 2}}, update_bookmark=True)
+    assert (b.run, dict(b.state)) == (2, {"src": {"high": 2}})
+
+
+def test_an_ended_run_is_refused_but_not_as_taken_over(store) -> None:  # type: ignore[no-untyped-def]
+    from lakemark.errors import LeaseLost
+
+    r, _ = succeed(store, {"src": {"high": 1}})
+    with pytest.raises(LeaseError, match="no longer running") as info:
+        store.heartbeat(r.run_id)
+    assert not isinstance(info.value, LeaseLost)
+    # Failing a run that already ended leaves it as it is.
+    store.fail_run(r.run_id, "late", update_bookmark=True)
+    assert store.get_run(r.run_id).status == "SUCCEEDED"
+
+
+def test_a_takeover_waits_for_a_commit_transaction_in_progress(
+        location: Location, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A takeover cannot split a state commit: it waits for the commit's transaction (held at
+    the ``during-job-commit`` barrier) and then finds the run ended, so it is no takeover."""
+    from lakemark.sinks._fault import FAULT_WAIT_ENV
+
+    a_store, b_store = location.open(), location.open()
+    a = begin(a_store, host="elsewhere", pid=1)
+    gate = tmp_path / "gate"
+    monkeypatch.setenv(FAULT_WAIT_ENV, f"during-job-commit={gate}")
+    outcome: dict[str, Any] = {}
+
+    def commit() -> None:
+        outcome["a"] = a_store.commit_run(a.run_id, {"src": {"high": 1}}, update_bookmark=True)
+
+    def take_over() -> None:
+        outcome["b"] = begin(b_store, force=True)
+
+    committer = threading.Thread(target=commit)
+    committer.start()
+    while not Path(f"{gate}.reached").exists():  # a barrier: A is inside its transaction
+        assert committer.is_alive(), "the commit ended before its barrier"
+        committer.join(0.05)
+    taker = threading.Thread(target=take_over)
+    taker.start()
+    gate.touch()
+    committer.join()
+    taker.join()
+    try:
+        assert a_store.get_run(a.run_id).status == "SUCCEEDED"
+        assert a_store.get_run(a.run_id).error is None
+        assert (outcome["a"].run, outcome["b"].run, outcome["b"].generation) == (1, 2, 2)
+    finally:
+        a_store.close()
+        b_store.close()
+
+
+_V1_TABLES = """
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE runs (seq {SEQ}, run_id TEXT NOT NULL UNIQUE, job_name TEXT NOT NULL,
+    run INTEGER NOT NULL, attempt INTEGER NOT NULL, status TEXT NOT NULL,
+    bookmark_option TEXT NOT NULL, base_version INTEGER NOT NULL, started_at TEXT NOT NULL,
+    ended_at TEXT, error TEXT, host TEXT, pid INTEGER);
+CREATE TABLE leases (job_name TEXT PRIMARY KEY, run_id TEXT NOT NULL, host TEXT, pid INTEGER,
+    heartbeat_at DOUBLE PRECISION NOT NULL);
+INSERT INTO meta VALUES ('schema_version', '1');
+INSERT INTO runs (run_id, job_name, run, attempt, status, bookmark_option, base_version,
+    started_at, host, pid) VALUES ('jr_old', 'j', 1, 0, 'RUNNING', 'enable', 0, 'then',
+    'elsewhere', 1);
+INSERT INTO leases VALUES ('j', 'jr_old', 'elsewhere', 1, 1000000.0)
+"""
+
+
+def _write_v1(location: Location) -> None:
+    if location.kind == "postgres":
+        import psycopg
+
+        from pgtest import DATABASE, HOST, PORT
+
+        with psycopg.connect(host=HOST, port=PORT, dbname=DATABASE, user=need_postgres(),
+                             autocommit=True) as conn:
+            conn.execute(f'CREATE SCHEMA "{location.schema}"')
+            conn.execute(f'SET search_path TO "{location.schema}"')
+            for statement in _V1_TABLES.replace(
+                    "{SEQ}", "BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY").split(";"):
+                conn.execute(statement)
+    else:
+        import sqlite3
+
+        conn = sqlite3.connect(location.url.removeprefix("sqlite:///"))
+        conn.executescript(_V1_TABLES.replace("DOUBLE PRECISION", "REAL").replace(
+            "{SEQ}", "INTEGER PRIMARY KEY AUTOINCREMENT"))
+        conn.commit()
+        conn.close()
+
+
+def test_a_state_store_of_schema_1_opens_and_gains_generations(location: Location) -> None:
+    """A store written before lease generations opens: the columns are added, a run that was
+    in progress keeps its lease (generation 0) and the next acquisition gets generation 1."""
+    _write_v1(location)
+    clock = Clock()
+    s = location.open(clock)
+    try:
+        old = s.get_run("jr_old")
+        assert (old.status, old.generation) == ("RUNNING", None)
+        s.heartbeat("jr_old")
+        s.commit_run("jr_old", {"src": {"high": 1}}, update_bookmark=True)
+        r = begin(s)
+        assert (r.run, r.generation) == (2, 1)
+        assert s._q.execute("SELECT value FROM meta WHERE key = 'schema_version'"  # noqa: SLF001
+                            ).fetchone()[0] == str(SCHEMA_VERSION)
+    finally:
+        s.close()
+    location.open().close()  # and opens again, migrated
+
+
+def test_a_state_store_of_schema_1_can_be_looked_at_read_only(location: Location) -> None:
+    """`runs list` / `bookmark show` right after an upgrade of lakemark: the older store is
+    migrated in place (as any run would) and then read; its runs are all there."""
+    from lakemark.state import open_store
+
+    _write_v1(location)
+    store = open_store(location.url, read_only=True)
+    try:
+        assert [r.run_id for r in store.list_runs("j")] == ["jr_old"]
+    finally:
+        store.close()

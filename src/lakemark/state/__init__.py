@@ -13,6 +13,7 @@ from pathlib import Path
 
 from ..errors import ConfigError
 from ..redaction import redact
+from ._sql import OlderSchema
 from .base import BOOKMARK_OPTIONS, Bookmark, RunInputs, RunRecord, StateStore
 
 __all__ = [
@@ -64,6 +65,12 @@ def open_store(url: str, *, read_only: bool = False) -> StateStore:
         obj = getattr(obj, part)
     if read_only and url == default_state_url():
         read_only = False  # the default store may be created by any command
-    store = obj(url, read_only=read_only)  # type: ignore[operator]
+    try:
+        store = obj(url, read_only=read_only)  # type: ignore[operator]
+    except OlderSchema:
+        # A store written by an older lakemark: upgrade it in place (as any run would), then
+        # look at it read-only.
+        obj(url).close()  # type: ignore[operator]
+        store = obj(url, read_only=True)  # type: ignore[operator]
     assert isinstance(store, StateStore)
     return store

@@ -12,22 +12,44 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 import uuid
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import replace
 from datetime import datetime, timezone
 from typing import Any
 
-from ..errors import CommitConflict, ConfigError, LeaseError, StateError, UnknownRunError
+from ..errors import (CommitConflict, ConfigError, LeaseError, LeaseLost, StateError,
+                      UnknownRunError)
 from ..planning.files import FileEntry
 from ..redaction import redact
 from ..sinks._fault import fault_point
 from .base import Bookmark, RunInputs, RunRecord
 
-__all__ = ["SCHEMA_VERSION", "SqlStore", "new_run_id"]
+__all__ = ["SCHEMA_VERSION", "LockedReads", "OlderSchema", "SqlStore", "new_run_id"]
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+
+
+class OlderSchema(StateError):
+    """A store opened read-only has an older schema: it must be upgraded (by opening it for
+    writing, which migrates it in place) before this lakemark can read it."""
+
+#: What each schema version adds to a store written by the version before (ALTER statements;
+#: new tables come from the ``CREATE TABLE IF NOT EXISTS`` schema itself).
+_MIGRATIONS: dict[int, tuple[str, ...]] = {
+    2: (  # lease generations (fencing)
+        "ALTER TABLE leases ADD COLUMN generation BIGINT NOT NULL DEFAULT 0",
+        "ALTER TABLE runs ADD COLUMN generation BIGINT",
+    ),
+}
+
+#: How the error of a run whose lease was taken over starts.
+_TAKEN_OVER = "lease taken over"
+
+_RUN_COLUMNS = ("run_id, job_name, run, attempt, status, bookmark_option, started_at, ended_at, "
+                "error, host, pid, generation")
 
 #: Bookmark options whose successful runs move the bookmark (and so count for from/to replays).
 _TRACKING_OPTIONS = ("enable", "mark-processed")
@@ -57,6 +79,39 @@ def new_run_id() -> str:
     return "jr_" + uuid.uuid4().hex
 
 
+class _Rows:
+    """The rows of one read, fetched whole while the store's lock was held."""
+
+    def __init__(self, rows: list[Any], rowcount: int) -> None:
+        self._rows = rows
+        self.rowcount = rowcount
+
+    def fetchone(self) -> Any:
+        return self._rows[0] if self._rows else None
+
+    def fetchall(self) -> list[Any]:
+        return list(self._rows)
+
+    def __iter__(self) -> Any:
+        return iter(self._rows)
+
+
+class LockedReads:
+    """Reads outside a transaction on a connection the store shares between threads (a run's
+    heartbeat thread writes through it too): each statement runs and is fetched whole under
+    the store's lock, so it never interleaves with another thread's transaction."""
+
+    def __init__(self, conn: Any, lock: threading.RLock) -> None:
+        self._conn = conn
+        self._lock = lock
+
+    def execute(self, query: Any, params: Sequence[Any] = ()) -> _Rows:
+        with self._lock:
+            cur = self._conn.execute(query, params)
+            rows = cur.fetchall() if cur.description is not None else []
+            return _Rows(rows, cur.rowcount)
+
+
 def _now_iso() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
@@ -76,7 +131,10 @@ class SqlStore:
 
     url: str
     _clock: Callable[[], float]
-    _q: Any  # reads outside a transaction
+    _q: Any  # reads outside a transaction (a LockedReads)
+    #: Held by every transaction and read: one connection, used by a run's thread and its
+    #: heartbeat thread.
+    _lock: threading.RLock
 
     @property
     def _where(self) -> str:
@@ -88,8 +146,9 @@ class SqlStore:
         raise NotImplementedError
 
     def _create_tables(self, db: Any, schema: str) -> None:
-        """Create what is missing of ``schema`` (statements separated by ``;``) and record the
-        schema version; StateError for a store written by a newer lakemark."""
+        """Create what is missing of ``schema`` (statements separated by ``;``), bring a store
+        of an older schema version up to date (:data:`_MIGRATIONS`) and record the schema
+        version; StateError for a store written by a newer lakemark."""
         for statement in schema.split(";"):
             if statement.strip():
                 db.execute(statement)
@@ -102,6 +161,12 @@ class SqlStore:
                 f"{self._where} has schema version {row[0]}, newer than this lakemark "
                 f"understands ({SCHEMA_VERSION}); upgrade lakemark"
             )
+        elif int(row[0]) < SCHEMA_VERSION:
+            for version in range(int(row[0]) + 1, SCHEMA_VERSION + 1):
+                for statement in _MIGRATIONS.get(version, ()):
+                    db.execute(statement)
+            db.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'",
+                       (str(SCHEMA_VERSION),))
 
     # -- bookmark -------------------------------------------------------------------------
     def _bookmark(self, db: Any, job_name: str) -> Bookmark:
@@ -210,11 +275,8 @@ class SqlStore:
 
     # -- runs -----------------------------------------------------------------------------
     def _record(self, db: Any, run_id: str) -> RunRecord:
-        row = db.execute(
-            "SELECT run_id, job_name, run, attempt, status, bookmark_option, started_at, "
-            "ended_at, error, host, pid FROM runs WHERE run_id = ?",
-            (run_id,),
-        ).fetchone()
+        row = db.execute(f"SELECT {_RUN_COLUMNS} FROM runs WHERE run_id = ?",
+                         (run_id,)).fetchone()
         if row is None:
             raise UnknownRunError(f"no run {run_id!r} in {self._where}")
         return _record_of(row)
@@ -247,6 +309,7 @@ class SqlStore:
         pid: int,
         lease_timeout_s: float,
         force: bool = False,
+        held: Collection[str] | None = None,
     ) -> RunRecord:
         with self._tx() as db:
             lease = db.execute(
@@ -254,12 +317,17 @@ class SqlStore:
                 "WHERE l.job_name = ?",
                 (job_name,),
             ).fetchone()
+            run_id = new_run_id()
+            generation = self._next_generation(db, job_name)
             if lease is not None:
                 holder_id, holder_host, holder_pid, beat = lease
                 holder = self._record(db, holder_id)
                 if holder.status == "RUNNING":
                     why = self._takeover_reason(holder_host, holder_pid, beat, host, pid,
                                                 lease_timeout_s, force)
+                    if why is None and held is not None and holder_id not in held \
+                            and (holder_host, holder_pid) == (host, pid):
+                        why = f"its process {pid} on {host} no longer works on it"
                     if why is None:
                         raise LeaseError(
                             f"job {job_name!r} is already running as {holder_id} (host "
@@ -268,23 +336,37 @@ class SqlStore:
                             job_name=job_name, holder_run_id=holder_id,
                         )
                     self._record_failure(
-                        db, holder, f"lease taken over: {why}",
+                        db, holder,
+                        f"{_TAKEN_OVER} by {run_id} at generation {generation}: {why}",
                         holder.bookmark_option in _TRACKING_OPTIONS,
                     )
                 db.execute("DELETE FROM leases WHERE job_name = ?", (job_name,))
             b = self._bookmark(db, job_name)
-            run_id = new_run_id()
             db.execute(
                 "INSERT INTO runs (run_id, job_name, run, attempt, status, bookmark_option, "
-                "base_version, started_at, host, pid) VALUES (?, ?, ?, ?, 'RUNNING', ?, ?, ?, ?, ?)",
+                "base_version, started_at, host, pid, generation) "
+                "VALUES (?, ?, ?, ?, 'RUNNING', ?, ?, ?, ?, ?, ?)",
                 (run_id, job_name, b.run + 1, b.attempt, bookmark_option, b.version, _now_iso(),
-                 host, pid),
+                 host, pid, generation),
             )
             db.execute(
-                "INSERT INTO leases (job_name, run_id, host, pid, heartbeat_at) VALUES (?, ?, ?, ?, ?)",
-                (job_name, run_id, host, pid, self._clock()),
+                "INSERT INTO leases (job_name, run_id, host, pid, heartbeat_at, generation) "
+                "VALUES (?, ?, ?, ?, ?, ?)",
+                (job_name, run_id, host, pid, self._clock(), generation),
             )
             return self._record(db, run_id)
+
+    def _next_generation(self, db: Any, job_name: str) -> int:
+        """The job's next lease generation (1, 2, …; one per acquisition or takeover)."""
+        row = db.execute("SELECT generation FROM lease_generations WHERE job_name = ?",
+                         (job_name,)).fetchone()
+        generation = (int(row[0]) if row is not None else 0) + 1
+        db.execute(
+            "INSERT INTO lease_generations (job_name, generation) VALUES (?, ?) "
+            "ON CONFLICT (job_name) DO UPDATE SET generation = excluded.generation",
+            (job_name, generation),
+        )
+        return generation
 
     def _takeover_reason(self, holder_host: str | None, holder_pid: int | None, beat: float,
                          host: str, pid: int, timeout_s: float, force: bool) -> str | None:
@@ -297,26 +379,53 @@ class SqlStore:
             return f"no heartbeat for more than {timeout_s:g} s"
         return None
 
-    def _running(self, db: Any, run_id: str) -> RunRecord:
+    def _fenced(self, db: Any, run_id: str, what: str) -> RunRecord:
+        """Fencing, first statement of every state change of a run: extend its lease by a
+        compare-and-swap on its generation; LeaseLost (taken over) or LeaseError (ended)
+        when the run no longer holds it, before anything is changed."""
         record = self._record(db, run_id)
-        if record.status != "RUNNING":
-            raise LeaseError(
-                f"run {run_id} of job {record.job_name!r} is no longer running ({record.status}"
-                + (f": {record.error}" if record.error else "") + ")",
-                job_name=record.job_name, holder_run_id=self._live_holder(db, record.job_name) or "",
+        if record.status == "RUNNING":
+            moved = db.execute(
+                "UPDATE leases SET heartbeat_at = ? "
+                "WHERE job_name = ? AND run_id = ? AND generation = ?",
+                (self._clock(), record.job_name, run_id, record.generation or 0),
+            ).rowcount
+            if moved == 1:
+                return record
+        raise self._not_holding(db, record, what)
+
+    def _not_holding(self, db: Any, record: RunRecord, what: str) -> LeaseError:
+        """Why ``record`` may not change the state: taken over (LeaseLost) or ended."""
+        if record.status != "RUNNING" and (record.error or "").startswith(_TAKEN_OVER):
+            row = db.execute(
+                "SELECT run_id, generation FROM runs WHERE job_name = ? AND generation > ? "
+                "ORDER BY generation LIMIT 1",
+                (record.job_name, record.generation or 0),
+            ).fetchone()
+            taker, taker_gen = (str(row[0]), int(row[1])) if row is not None else ("?", -1)
+            return LeaseLost(
+                f"lease of job {record.job_name!r} was taken over by run {taker} at generation "
+                f"{taker_gen} (run {record.run_id} held generation {record.generation}): its "
+                f"{what} was refused and nothing was changed",
+                job_name=record.job_name, holder_run_id=taker,
+                generation=record.generation or 0, holder_generation=taker_gen,
             )
-        return record
+        return LeaseError(
+            f"run {record.run_id} of job {record.job_name!r} is no longer running "
+            f"({record.status}" + (f": {record.error}" if record.error else "") + f"); its "
+            f"{what} was refused",
+            job_name=record.job_name, holder_run_id=self._live_holder(db, record.job_name) or "",
+        )
 
     def heartbeat(self, run_id: str) -> None:
         with self._tx() as db:
-            self._running(db, run_id)
-            db.execute("UPDATE leases SET heartbeat_at = ? WHERE run_id = ?", (self._clock(), run_id))
+            self._fenced(db, run_id, "heartbeat")
 
     def record_plan(
         self, run_id: str, ctx: str, plan: Mapping[str, Any], files: Sequence[FileEntry]
     ) -> None:
         with self._tx() as db:
-            self._running(db, run_id)
+            self._fenced(db, run_id, "plan record")
             db.execute("DELETE FROM run_files WHERE run_id = ? AND ctx = ?", (run_id, ctx))
             db.execute(
                 "INSERT INTO run_plans (run_id, ctx, plan_json) VALUES (?, ?, ?) "
@@ -327,14 +436,15 @@ class SqlStore:
                 "INSERT INTO run_files (run_id, ctx, path, mtime, size) VALUES (?, ?, ?, ?, ?)",
                 ((run_id, ctx, f.path, f.mtime, f.size) for f in files),
             )
-            db.execute("UPDATE leases SET heartbeat_at = ? WHERE run_id = ?", (self._clock(), run_id))
 
     def commit_run(
         self, run_id: str, states: Mapping[str, Mapping[str, Any]], *, update_bookmark: bool
     ) -> Bookmark:
         with self._tx() as db:
             try:
-                record = self._running(db, run_id)
+                record = self._fenced(db, run_id, "commit")
+            except LeaseLost:
+                raise
             except LeaseError as exc:
                 raise CommitConflict(f"cannot commit: {exc}") from exc
             base = db.execute("SELECT base_version FROM runs WHERE run_id = ?",
@@ -357,7 +467,11 @@ class SqlStore:
     def fail_run(self, run_id: str, error: str, *, update_bookmark: bool) -> Bookmark:
         with self._tx() as db:
             record = self._record(db, run_id)
-            if record.status != "RUNNING":
+            try:
+                self._fenced(db, run_id, "failure record")
+            except LeaseLost:
+                raise
+            except LeaseError:  # it ended already: leave it as it is
                 return self._bookmark(db, record.job_name)
             return self._record_failure(db, record, error, update_bookmark)
 
@@ -366,9 +480,7 @@ class SqlStore:
 
     def list_runs(self, job_name: str) -> list[RunRecord]:
         rows = self._q.execute(
-            "SELECT run_id, job_name, run, attempt, status, bookmark_option, started_at, "
-            "ended_at, error, host, pid FROM runs WHERE job_name = ? ORDER BY seq",
-            (job_name,),
+            f"SELECT {_RUN_COLUMNS} FROM runs WHERE job_name = ? ORDER BY seq", (job_name,),
         ).fetchall()
         return [_record_of(r) for r in rows]
 
@@ -393,8 +505,7 @@ class SqlStore:
                 "give the earlier run first"
             )
         rows = self._q.execute(
-            "SELECT run_id, job_name, run, attempt, status, bookmark_option, started_at, "
-            "ended_at, error, host, pid FROM runs WHERE job_name = ? AND status = 'SUCCEEDED' "
+            f"SELECT {_RUN_COLUMNS} FROM runs WHERE job_name = ? AND status = 'SUCCEEDED' "
             f"AND bookmark_option IN ({','.join('?' * len(_TRACKING_OPTIONS))}) "
             "AND seq > ? AND seq <= ? ORDER BY seq",
             (job_name, *_TRACKING_OPTIONS, seqs["job-bookmark-from"], seqs["job-bookmark-to"]),

@@ -14,12 +14,16 @@ Model (per job):
   option it ran under;
 * the **manifest**: per run and ctx, the recorded plan (a JSON object) and every input file
   ``(path, mtime, size)`` by name, written *before* the data is read;
-* a **lease** per job: one run at a time.
+* a **lease** per job: one run at a time. Every acquisition (and every takeover) gets the
+  next **generation** number of the job; every state change of a run (plan, heartbeat, commit,
+  failure) checks in its own transaction that the run still holds the lease at its generation,
+  so a stale holder — a run whose lease was taken over while it was still alive — changes
+  nothing (fencing; LeaseLost).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
@@ -82,6 +86,7 @@ class RunRecord:
     error: str | None = None
     host: str | None = None
     pid: int | None = None
+    generation: int | None = None  # the lease generation it held (None: before schema 2)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -94,6 +99,7 @@ class RunRecord:
             "started_at": self.started_at,
             "ended_at": self.ended_at,
             "error": self.error,
+            "generation": self.generation,
         }
 
 
@@ -150,25 +156,32 @@ class StateStore(Protocol):
         pid: int,
         lease_timeout_s: float,
         force: bool = False,
+        held: Collection[str] | None = None,
     ) -> RunRecord:
-        """Take the job's lease and record a RUNNING attempt with a fresh ``jr_…`` run id.
+        """Take the job's lease and record a RUNNING attempt with a fresh ``jr_…`` run id and
+        the job's next lease generation.
 
         The run number is ``bookmark.run + 1`` and the attempt ``bookmark.attempt``. If another
         run holds the lease: take it over when its process is provably gone (same host, dead
         pid), when its lease expired (no heartbeat for ``lease_timeout_s``) or when ``force``;
-        the run taken over is recorded as FAILED first (a failed attempt). Otherwise raise
+        ``held`` (the run ids this very process still works on, when the caller knows them):
+        a holder with this host and pid that is not among them is left over (its commit
+        failed, and so did recording the failure) and is taken over too.
+        The run taken over is recorded as FAILED first (a failed attempt). Otherwise raise
         LeaseError naming the holder's run id. Two concurrent callers: exactly one wins.
         """
         ...
 
     def heartbeat(self, run_id: str) -> None:
-        """Extend the lease of a RUNNING run; LeaseError if it no longer holds it."""
+        """Extend the lease of a RUNNING run; LeaseLost if it was taken over (a newer
+        generation holds it), LeaseError if the run has ended. Either way nothing changes."""
         ...
 
     def record_plan(
         self, run_id: str, ctx: str, plan: Mapping[str, Any], files: Sequence[FileEntry]
     ) -> None:
-        """Record (replace) the plan and the input files of one ctx of a RUNNING run."""
+        """Record (replace) the plan and the input files of one ctx of a RUNNING run that
+        still holds its lease (LeaseLost/LeaseError as for :meth:`heartbeat`)."""
         ...
 
     def commit_run(
@@ -181,11 +194,15 @@ class StateStore(Protocol):
         ``previous_run_id`` the former ``run_id``, and ``version`` goes up by one — a
         compare-and-swap against the version seen at ``begin_run`` (CommitConflict on a miss).
         Without it (disable, pause) the bookmark is untouched. The lease is released.
+        LeaseLost (a CommitConflict) if the run's lease was taken over: nothing is committed.
         """
         ...
 
     def fail_run(self, run_id: str, error: str, *, update_bookmark: bool) -> Bookmark:
-        """End a run as FAILED. With ``update_bookmark``, version and attempt go up by one."""
+        """End a run as FAILED. With ``update_bookmark``, version and attempt go up by one.
+
+        A run that already ended is left as it is; LeaseLost if it was taken over.
+        """
         ...
 
     def get_run(self, run_id: str) -> RunRecord:

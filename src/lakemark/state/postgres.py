@@ -19,6 +19,7 @@ password is never part of :attr:`PostgresStore.url`, of messages or of logs.
 from __future__ import annotations
 
 import re
+import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
@@ -27,7 +28,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from ..errors import ConfigError, EnvironmentProblem, StateError
 from ..redaction import redact
-from ._sql import SCHEMA_VERSION, SqlStore
+from ._sql import SCHEMA_VERSION, LockedReads, OlderSchema, SqlStore
 
 try:
     import psycopg
@@ -76,7 +77,8 @@ CREATE TABLE IF NOT EXISTS runs (
     ended_at TEXT,
     error TEXT,
     host TEXT,
-    pid BIGINT
+    pid BIGINT,
+    generation BIGINT
 );
 CREATE INDEX IF NOT EXISTS runs_by_job ON runs (job_name, seq);
 CREATE TABLE IF NOT EXISTS run_plans (
@@ -98,7 +100,12 @@ CREATE TABLE IF NOT EXISTS leases (
     run_id TEXT NOT NULL,
     host TEXT,
     pid BIGINT,
-    heartbeat_at DOUBLE PRECISION NOT NULL
+    heartbeat_at DOUBLE PRECISION NOT NULL,
+    generation BIGINT NOT NULL DEFAULT 0
+);
+CREATE TABLE IF NOT EXISTS lease_generations (
+    job_name TEXT PRIMARY KEY,
+    generation BIGINT NOT NULL
 )
 """
 
@@ -134,10 +141,11 @@ class PostgresStore(SqlStore):
         conninfo, self.schema = self._parse(url)
         self.url = redact(url)
         self._clock = clock
+        self._lock = threading.RLock()
         try:
             self._db: psycopg.Connection[Any] = psycopg.connect(conninfo, autocommit=True,
                                                                 connect_timeout=30)
-            self._q = _Qmark(self._db)
+            self._q = LockedReads(_Qmark(self._db), self._lock)
         except psycopg.Error as exc:
             raise StateError(f"cannot connect to state store {self.url}: "
                              f"{str(exc).strip().splitlines()[0] if str(exc).strip() else exc}") from None
@@ -193,15 +201,16 @@ class PostgresStore(SqlStore):
     def _tx(self) -> Iterator[_Qmark]:
         """One transaction holding the store's write lock (SQLite's BEGIN IMMEDIATE)."""
         db = self._db
-        try:
-            with db.transaction():
-                db.execute("SELECT pg_advisory_xact_lock(hashtext(%s))",
-                           (f"lakemark-state:{self.schema}",))
-                db.execute(pgsql.SQL("SET LOCAL search_path TO {}").format(
-                    pgsql.Identifier(self.schema)))
-                yield _Qmark(db)
-        except psycopg.Error as exc:
-            raise StateError(f"state store {self.url}: {str(exc).strip()}") from exc
+        with self._lock:
+            try:
+                with db.transaction():
+                    db.execute("SELECT pg_advisory_xact_lock(hashtext(%s))",
+                               (f"lakemark-state:{self.schema}",))
+                    db.execute(pgsql.SQL("SET LOCAL search_path TO {}").format(
+                        pgsql.Identifier(self.schema)))
+                    yield _Qmark(db)
+            except psycopg.Error as exc:
+                raise StateError(f"state store {self.url}: {str(exc).strip()}") from exc
 
     def _migrate(self) -> None:
         with self._tx() as db:
@@ -219,6 +228,9 @@ class PostgresStore(SqlStore):
                              "LAKEMARK_STATE); nothing was created")
         self._db.execute(pgsql.SQL("SET search_path TO {}").format(pgsql.Identifier(self.schema)))
         row = self._db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+        if row is not None and int(row[0]) < SCHEMA_VERSION:
+            self._db.close()
+            raise OlderSchema(f"{self._where} has schema version {row[0]}")
         if row is None or int(row[0]) > SCHEMA_VERSION:
             raise StateError(f"{self._where} has schema version {row[0] if row else 'missing'}; "
                              f"this lakemark reads up to {SCHEMA_VERSION}")

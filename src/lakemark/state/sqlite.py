@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -18,7 +19,7 @@ from pathlib import Path
 
 from ..errors import ConfigError, StateError
 from ..redaction import redact
-from ._sql import SCHEMA_VERSION, SqlStore, new_run_id  # noqa: F401 - re-exported
+from ._sql import SCHEMA_VERSION, LockedReads, OlderSchema, SqlStore, new_run_id  # noqa: F401 - re-exported
 
 __all__ = ["SCHEMA_VERSION", "SQLiteStore", "new_run_id"]
 
@@ -62,7 +63,8 @@ CREATE TABLE IF NOT EXISTS runs (
     ended_at TEXT,
     error TEXT,
     host TEXT,
-    pid INTEGER
+    pid INTEGER,
+    generation INTEGER
 );
 CREATE INDEX IF NOT EXISTS runs_by_job ON runs (job_name, seq);
 CREATE TABLE IF NOT EXISTS run_plans (
@@ -84,7 +86,12 @@ CREATE TABLE IF NOT EXISTS leases (
     run_id TEXT NOT NULL,
     host TEXT,
     pid INTEGER,
-    heartbeat_at REAL NOT NULL
+    heartbeat_at REAL NOT NULL,
+    generation INTEGER NOT NULL DEFAULT 0
+);
+CREATE TABLE IF NOT EXISTS lease_generations (
+    job_name TEXT PRIMARY KEY,
+    generation INTEGER NOT NULL
 );
 """
 
@@ -97,6 +104,7 @@ class SQLiteStore(SqlStore):
         self.path = str(path)
         self.url = f"sqlite:///{self.path}"
         self._clock = clock
+        self._lock = threading.RLock()
         self.read_only = read_only and self.path != ":memory:"
         if self.read_only:
             self._open_read_only()
@@ -112,7 +120,7 @@ class SQLiteStore(SqlStore):
         try:
             self._db = sqlite3.connect(self.path, timeout=30.0, isolation_level=None,
                                        check_same_thread=False)
-            self._q = self._db
+            self._q = LockedReads(self._db, self._lock)
         except sqlite3.Error as exc:
             raise StateError(f"cannot open state database {self.path}: {exc}") from exc
         try:
@@ -173,6 +181,9 @@ class SQLiteStore(SqlStore):
                 f"{self.path} is not a lakemark state database ({exc}); point --state or "
                 "LAKEMARK_STATE at another file"
             ) from exc
+        if row is not None and int(row[0]) < SCHEMA_VERSION:
+            self._db.close()
+            raise OlderSchema(f"{self.path} has schema version {row[0]}")
         if row is None or int(row[0]) > SCHEMA_VERSION:
             self._db.close()
             raise StateError(
@@ -230,17 +241,18 @@ class SQLiteStore(SqlStore):
     @contextmanager
     def _tx(self) -> Iterator[sqlite3.Connection]:
         db = self._db
-        try:
-            db.execute("BEGIN IMMEDIATE")
-        except sqlite3.OperationalError as exc:
-            raise StateError(f"state database {self.path} is busy or read-only: {exc}") from exc
-        try:
-            yield db
-        except BaseException:
-            db.execute("ROLLBACK")
-            raise
-        else:
-            db.execute("COMMIT")
+        with self._lock:
+            try:
+                db.execute("BEGIN IMMEDIATE")
+            except sqlite3.OperationalError as exc:
+                raise StateError(f"state database {self.path} is busy or read-only: {exc}") from exc
+            try:
+                yield db
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
+            else:
+                db.execute("COMMIT")
 
     def _migrate(self) -> None:
         with self._tx() as db:
