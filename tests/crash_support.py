@@ -23,7 +23,7 @@ if str(SRC) not in sys.path:  # the torture run imports this module from outside
     sys.path.insert(0, str(SRC))
 
 from lakemark.sinks import committed_files  # noqa: E402
-from lakemark.sinks._fault import FAULT_ENV, FAULT_POINTS, FAULT_WAIT_ENV  # noqa: E402
+from lakemark._fault import FAULT_ENV, FAULT_POINTS, FAULT_WAIT_ENV  # noqa: E402
 from lakemark.state import open_store  # noqa: E402
 
 __all__ = ["FAULT_POINTS", "KILLED", "FOLDER_FORMATS", "Check", "run_ingest", "start_held",

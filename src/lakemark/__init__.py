@@ -18,10 +18,25 @@ from .errors import (
     UnknownRunError,
 )
 
-from .job import Job, JobEvent
+import os
+from collections.abc import Callable
+
+from .job import Job, JobEvent, add_job_observer
 from .redaction import install_log_redaction
 
 install_log_redaction()  # no lakemark log record carries a credential, whatever prints it
+
+
+def _runtime_lineage(job: Job) -> Callable[[JobEvent], None] | None:
+    """OpenLineage events for every run when ``LAKEMARK_OPENLINEAGE`` is set (docs/lineage.md)."""
+    if not os.environ.get("LAKEMARK_OPENLINEAGE"):
+        return None
+    from .lineage.runtime import attach
+
+    return attach(job)
+
+
+add_job_observer(_runtime_lineage)
 
 __version__ = "0.1.0"
 

@@ -38,7 +38,7 @@ from .planning import (
     plan_files,
     resume_after,
 )
-from .sinks._fault import fault_point
+from ._fault import fault_point
 from .state import (BOOKMARK_OPTIONS, Bookmark, RunInputs, RunRecord, StateStore, open_store,
                     resolve_state_url)
 
@@ -47,7 +47,7 @@ if TYPE_CHECKING:
 
     from .sinks import IdempotencyToken, WriteResult
 
-__all__ = ["Job", "JobEvent", "DEFAULT_LEASE_TIMEOUT_S"]
+__all__ = ["Job", "JobEvent", "DEFAULT_LEASE_TIMEOUT_S", "add_job_observer"]
 
 log = logging.getLogger("lakemark")
 
@@ -69,6 +69,20 @@ class JobEvent:
     stage: str  # started | listed | planned | written | committed | failed
     ctx: str | None = None
     detail: Mapping[str, Any] | None = None
+
+
+#: Called with each new Job; each may return an observer of its events (or None).
+_OBSERVER_FACTORIES: list[Callable[[Job], Callable[[JobEvent], None] | None]] = []
+
+
+def add_job_observer(factory: Callable[[Job], Callable[[JobEvent], None] | None]) -> None:
+    """Give every Job made from now on the observer ``factory(job)`` returns (if not None).
+
+    How layers above the run lifecycle follow runs without the lifecycle importing them:
+    runtime lineage (``lakemark.lineage.runtime``) is registered by the package this way.
+    """
+    if factory not in _OBSERVER_FACTORIES:
+        _OBSERVER_FACTORIES.append(factory)
 
 
 class Job:
@@ -144,11 +158,9 @@ class Job:
         self.plans: dict[str, FilePlan] = {}
         self._roots: dict[str, list[str]] = {}
         self._empty_reads: dict[int, DataFrame] = {}  # id → frame of a source that took no file
-        self._lineage: Callable[[JobEvent], None] | None = None
-        if os.environ.get("LAKEMARK_OPENLINEAGE"):  # runtime lineage (docs/lineage.md)
-            from .lineage.runtime import attach
-
-            self._lineage = attach(self)
+        # Observers of every job (runtime lineage subscribes here; see add_job_observer).
+        self._observers = [observer for factory in _OBSERVER_FACTORIES
+                           if (observer := factory(self)) is not None]
 
     # -- lifecycle ------------------------------------------------------------------------
     @property
@@ -878,8 +890,8 @@ class Job:
     def _emit(self, stage: str, ctx: str | None, detail: Mapping[str, Any]) -> None:
         if self.on_event is not None:
             self.on_event(JobEvent(stage, ctx, detail))
-        if self._lineage is not None:
-            self._lineage(JobEvent(stage, ctx, detail))
+        for observer in self._observers:
+            observer(JobEvent(stage, ctx, detail))
 
     # -- lease: background heartbeat, fencing, failed commits ---------------------------------
     def _start_heartbeat(self, run_id: str) -> None:

@@ -29,7 +29,7 @@ import pytest
 from lakemark import Job
 from lakemark.errors import ConfigError, FormatError, SinkError
 from lakemark.sinks import IdempotencyToken, committed_files, write_target
-from lakemark.sinks._fault import FAULT_ENV, FAULT_WAIT_ENV
+from lakemark._fault import FAULT_ENV, FAULT_WAIT_ENV
 from lakemark.sinks._location import is_hidden
 from lakemark.sinks._write import folder_commit_run_id, folder_token_supported
 

@@ -17,7 +17,7 @@ from deltalake import DeltaTable
 
 from lakemark.cli import cli
 from lakemark.events import EventsTable, parse_message
-from lakemark.sinks._fault import FAULT_ENV
+from lakemark._fault import FAULT_ENV
 
 os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
 
@@ -63,7 +63,7 @@ class Pipeline:
                 "--job", "objects", "--format", "json", "--state", self.state, "--json", *extra]
         if process:  # its own process, as a scheduler would start it
             env = dict(os.environ, **self.moto.env)
-            if fault:  # SIGKILLed at that point of the run (lakemark.sinks._fault)
+            if fault:  # SIGKILLed at that point of the run (lakemark._fault)
                 env[FAULT_ENV] = fault
             out = subprocess.run([sys.executable, "-m", "lakemark", *args], capture_output=True,
                                  text=True, timeout=600, env=env)

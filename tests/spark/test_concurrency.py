@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from deltalake import DeltaTable
 
-from lakemark.sinks._fault import FAULT_ENV, FAULT_WAIT_ENV
+from lakemark._fault import FAULT_ENV, FAULT_WAIT_ENV
 from lakemark.state import open_store
 
 

@@ -28,7 +28,7 @@ from pgtest import PORT as PG_PORT
 from pgtest import need_postgres, state_url
 
 from lakemark.sinks import committed_files
-from lakemark.sinks._fault import FAULT_POINTS
+from lakemark._fault import FAULT_POINTS
 from lakemark.state import open_store
 
 pytestmark = pytest.mark.spark

@@ -18,7 +18,7 @@ import pytest
 
 from lakemark import Job
 from lakemark.sinks import committed_files
-from lakemark.sinks._fault import FAULT_ENV, FAULT_WAIT_ENV
+from lakemark._fault import FAULT_ENV, FAULT_WAIT_ENV
 from lakemark.sinks._location import is_hidden
 
 pytestmark = pytest.mark.spark

@@ -28,7 +28,7 @@ def jdbc_run(state: str, seen: list[str] | None = None) -> Job:
 def test_off_by_default(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv(ENV, raising=False)
     job = jdbc_run(f"sqlite:///{tmp_path / 's.db'}")
-    assert job._lineage is None
+    assert job._observers == []  # no observer, no lineage output
     assert sorted(p.name for p in tmp_path.iterdir()) == ["s.db"]
 
 

@@ -441,7 +441,7 @@ def test_a_takeover_waits_for_a_commit_transaction_in_progress(
         location: Location, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A takeover cannot split a state commit: it waits for the commit's transaction (held at
     the ``during-job-commit`` barrier) and then finds the run ended, so it is no takeover."""
-    from lakemark.sinks._fault import FAULT_WAIT_ENV
+    from lakemark._fault import FAULT_WAIT_ENV
 
     a_store, b_store = location.open(), location.open()
     a = begin(a_store, host="elsewhere", pid=1)

@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING
 
 from ..errors import SinkError
 from ._arrow_writer import ArrowWriteSpec, run_arrow_write
-from ._fault import fault_point
+from .._fault import fault_point
 from ._location import (
     Target,
     check_target,

@@ -38,7 +38,7 @@ from typing import Any, Protocol
 from urllib.parse import quote
 
 from ..errors import SinkError
-from ._fault import fault_point
+from .._fault import fault_point
 from ._location import Target, is_hidden, resolve_target
 from ._model import IdempotencyToken
 

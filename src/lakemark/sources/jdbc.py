@@ -39,7 +39,7 @@ from ..planning.jdbc import (
     plan_jdbc,
 )
 from ..redaction import remember_secret
-from ..sinks._fault import fault_point
+from .._fault import fault_point
 from .jdbc_sql import (
     dialect_of,
     not_null,

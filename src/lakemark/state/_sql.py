@@ -24,7 +24,7 @@ from ..errors import (CommitConflict, ConfigError, LeaseError, LeaseLost, StateE
                       UnknownRunError)
 from ..planning.files import FileEntry
 from ..redaction import redact
-from ..sinks._fault import fault_point
+from .._fault import fault_point
 from .base import Bookmark, RunInputs, RunRecord
 
 __all__ = ["SCHEMA_VERSION", "LockedReads", "OlderSchema", "SqlStore", "new_run_id"]
