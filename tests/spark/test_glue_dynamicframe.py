@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from lakemark.errors import ConfigError, UnsupportedError
+from lakemark.glue._choicetype import members
 from lakemark.glue._fieldpaths import ELEM, format_path, parse_path
 from lakemark.glue.dynamicframe import DynamicFrame, DynamicFrameCollection
 
@@ -314,7 +315,7 @@ def test_join_on_two_keys_keeps_both_sides(spark) -> None:  # type: ignore[no-un
     assert got == [(1, "a", "x", 10), (2, "a", "z", 20)]
     assert out.toDF().columns == ["id", "k", "lv", "rid", "rk", "rv"]
     same = left.join("id", "id", left.select_fields(["id", "lv"]))
-    assert same.toDF().columns == ["id", "k", "lv", ".id", ".lv"]
+    assert same.toDF().columns == ["id", "k", "lv", ".id"]  # a shared non-key field once
     with pytest.raises(ConfigError, match="'nope'"):
         left.join(["nope"], ["rid"], right)
     with pytest.raises(ConfigError, match="as many keys"):
@@ -432,3 +433,23 @@ def test_collection_access_map_and_flatmap(people: DynamicFrame) -> None:
     assert flat.keys() == ["people_x", "y", "b"]
     with pytest.raises(ConfigError):
         DynamicFrameCollection({"a": people.toDF()}, None)  # type: ignore[dict-item]
+
+
+def test_join_of_a_shared_field_with_two_types_is_a_choice(spark) -> None:  # type: ignore[no-untyped-def]
+    """Glue merges the records of a join; a shared field typed differently on the two sides
+    becomes a choice that resolveChoice settles without losing a value."""
+    left = DynamicFrame.fromDF(spark.createDataFrame(
+        [(1, "ABC0"), (2, "x2"), (3, None)], "id int, code string"), None, "l")
+    right = DynamicFrame.fromDF(spark.createDataFrame(
+        [(1, None), (2, 22), (3, 33)], "rid int, code bigint"), None, "r")
+    out = left.join(["id"], ["rid"], right)
+    assert [n for n, _ in members(out.schema()["code"].dataType)] == ["long", "string"]
+    cols = out.resolveChoice(specs=[("code", "make_cols")])
+    assert cols.toDF().columns == ["id", "code_long", "rid", "code_string"]
+    assert sorted((r["id"], r["code_long"], r["code_string"]) for r in rows(cols)) == [
+        (1, None, "ABC0"), (2, 22, None), (3, 33, None)]
+    assert sorted((r["id"], r["code"]) for r in rows(out.resolveChoice(choice="cast:string"))) \
+        == [(1, "ABC0"), (2, "22"), (3, "33")]
+    kept = out.filter(lambda rec: isinstance(rec["code"], str))
+    assert [r["id"] for r in rows(kept)] == [1]
+    assert out.toDF().schema["code"].dataType.simpleString() == "struct<long:bigint,string:string>"

@@ -43,8 +43,30 @@ _INT_RANGES = {"byte": 2**7, "short": 2**15, "integer": 2**31, "long": 2**63}
 
 
 def to_record(row: Row) -> dict[str, Any]:
-    """A Spark Row as the dict a Glue record function receives."""
-    return row.asDict(recursive=True)
+    """A Spark Row as the dict a Glue record function receives (a choice field holds the
+    record's own value, as in Glue)."""
+    record = row.asDict(recursive=True)
+    return _unchoice(record) if _nested(row) else record
+
+
+_CHOICE_PREFIX = "__choice__:"
+
+
+def _nested(row: Row) -> bool:
+    from pyspark.sql import Row as R
+
+    return any(isinstance(v, (R, list, dict)) for v in row)
+
+
+def _unchoice(value: Any) -> Any:
+    """Choice structs (dicts keyed ``__choice__:<type>``) replaced by the value they hold."""
+    if isinstance(value, dict):
+        if value and all(isinstance(k, str) and k.startswith(_CHOICE_PREFIX) for k in value):
+            return next((v for v in value.values() if v is not None), None)
+        return {k: _unchoice(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_unchoice(v) for v in value]
+    return value
 
 
 # ---------------------------------------------------------------- Filter / Map on the executors
