@@ -58,6 +58,9 @@ class GlueContext:
     def __init__(self, sparkContext: SparkContext | None = None, **options: Any) -> None:  # noqa: N803
         from pyspark.sql import SparkSession
 
+        from ..spark_io import install
+
+        install()  # the script's own spark.read/df.write on s3:// (lakemark.spark_io)
         if options:
             log.debug("GlueContext options ignored: %s", sorted(options))
         session: SparkSession | None
