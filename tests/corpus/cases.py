@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import subprocess
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
@@ -30,7 +30,6 @@ class Case:
     needs_s3: bool = False
     needs_postgres: bool = False
     expect_failure: bool = False
-    seed: dict[str, Any] = field(default_factory=dict)
 
 
 def _ok(runs: Runs) -> None:
@@ -211,11 +210,20 @@ def _dynamodb(w: World) -> list[list[str]]:
     return [["--JOB_NAME", "ddb"]]
 
 
+def _error_text(r: subprocess.CompletedProcess[str]) -> str:
+    """The ``error: …`` message lakemark printed (the console may wrap it; joined here)."""
+    lines = r.stderr.splitlines()
+    start = max((i for i, ln in enumerate(lines) if ln.startswith("error:")), default=None)
+    assert start is not None, r.stderr[-2000:]
+    return " ".join(ln.strip() for ln in lines[start:])
+
+
 def _dynamodb_check(w: World, runs: Runs) -> None:
     r = runs[0]
     assert r.returncode != 0, r.stdout
-    last = [line for line in r.stderr.strip().splitlines() if line.strip()][-1]
-    assert "dynamodb" in last and "Traceback" not in r.stderr, r.stderr[-2000:]
+    text = _error_text(r)
+    assert "'dynamodb'" in text and "connection_type 's3'" in text, text
+    assert "Traceback" not in r.stderr, r.stderr[-2000:]
 
 
 def _bookmarks(w: World) -> list[list[str]]:
@@ -355,8 +363,9 @@ def _one_line_failure(word: str) -> Callable[[World, Runs], None]:
     def check(w: World, runs: Runs) -> None:
         r = runs[0]
         assert r.returncode != 0, r.stdout
-        last = [line for line in r.stderr.strip().splitlines() if line.strip()][-1]
-        assert word in last and "Traceback" not in r.stderr, r.stderr[-2000:]
+        text = _error_text(r)
+        assert word in text, text
+        assert "Traceback" not in r.stderr, r.stderr[-2000:]
     return check
 
 

@@ -61,8 +61,10 @@ def outcome(case: Case, endpoint: str | None) -> tuple[str, str]:
             text = str(exc).strip().splitlines()
             return "FAIL", (text[-1] if text else "assertion failed")[:200]
         if case.expect_failure:
-            last = [ln for ln in runs[-1].stderr.splitlines() if ln.strip()][-1]
-            return "pass", f"fails as expected: {last[:160]}"
+            lines = runs[-1].stderr.splitlines()
+            at = max((i for i, ln in enumerate(lines) if ln.startswith("error:")), default=-1)
+            text = " ".join(ln.strip() for ln in lines[at:])
+            return "pass", f"fails as expected: {text[:160]}"
         return "pass", ""
 
 

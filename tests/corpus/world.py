@@ -22,6 +22,7 @@ class World:
         (self.catalog / "tables").mkdir(parents=True, exist_ok=True)
         self.env = dict(env or {})
         self.databases: list[str] = []
+        self.seed: dict[str, Any] = {}  # what a case leaves for its later runs
 
     def folder(self, name: str, files: dict[str, str]) -> Path:
         """A data folder with ``files`` (relative path → text)."""

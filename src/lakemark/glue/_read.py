@@ -27,6 +27,15 @@ log = logging.getLogger("lakemark.glue")
 JDBC_TYPES = ("postgresql", "mysql", "sqlserver", "oracle", "redshift", "jdbc")
 _FILE_TYPES = ("s3", "file")
 
+#: What to use instead of a connector that cannot exist outside AWS.
+_INSTEAD = {
+    "dynamodb": "export the table to S3 and read the export (connection_type 's3')",
+    "kinesis": "streaming is not supported; read the landed files from S3",
+    "kafka": "streaming is not supported; read the landed files from S3",
+    "custom": "use a JDBC connection type (postgresql, mysql, sqlserver, oracle, jdbc)",
+    "marketplace": "use a JDBC connection type (postgresql, mysql, sqlserver, oracle, jdbc)",
+}
+
 
 def _glue_column_names(df: DataFrame, fmt: str, options: Mapping[str, str]) -> DataFrame:
     """Glue names header-less CSV columns ``col0, col1, …`` where Spark says ``_c0, _c1, …``."""
@@ -127,10 +136,9 @@ def read_options_source(
     if kind in JDBC_TYPES:
         return _read_jdbc(glue_ctx, kind, connection_options or {}, ctx)
     if kind not in _FILE_TYPES:
-        raise UnsupportedError(
-            f"connection_type {connection_type!r} is not supported; lakemark reads: "
-            + ", ".join(_FILE_TYPES + JDBC_TYPES)
-        )
+        hint = _INSTEAD.get(kind) or _INSTEAD.get(kind.split(".")[0]) or (
+            "lakemark reads: " + ", ".join(_FILE_TYPES + JDBC_TYPES))
+        raise UnsupportedError(f"connection_type {connection_type!r} is not supported; {hint}")
     if push_down_predicate:
         raise UnsupportedError(
             "push_down_predicate applies to catalog tables (from_catalog), not to from_options"
