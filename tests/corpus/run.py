@@ -57,9 +57,9 @@ def outcome(case: Case, endpoint: str | None) -> tuple[str, str]:
         try:
             runs = run_case(case, world)
             case.check(world, runs)
-        except AssertionError as exc:
+        except Exception as exc:  # noqa: BLE001 - a broken case is a failed case
             text = str(exc).strip().splitlines()
-            return "FAIL", (text[-1] if text else "assertion failed")[:200]
+            return "FAIL", (text[-1] if text else type(exc).__name__)[:200]
         if case.expect_failure:
             lines = runs[-1].stderr.splitlines()
             at = max((i for i, ln in enumerate(lines) if ln.startswith("error:")), default=-1)

@@ -69,9 +69,12 @@ class World:
 
 
 def json_rows(folder: Path) -> list[dict[str, Any]]:
-    """Every JSON-lines record of the ``.json`` files under ``folder``."""
-    return [json.loads(line) for f in sorted(folder.rglob("*.json"))
-            for line in f.read_text().splitlines() if line.strip()]
+    """Every JSON-lines record of the ``.json`` data files under ``folder`` (not the hidden
+    ``_``/``.`` files a committed write keeps beside them, which readers skip too)."""
+    files = [f for f in sorted(folder.rglob("*.json"))
+             if not any(part.startswith(("_", ".")) for part in f.relative_to(folder).parts)]
+    return [json.loads(line) for f in files for line in f.read_text().splitlines()
+            if line.strip()]
 
 
 def parquet_rows(folder: Path) -> list[dict[str, Any]]:
