@@ -328,14 +328,23 @@ def test_union_by_name_with_missing_and_conflicting_fields(spark) -> None:  # ty
                             "b")
     b2 = DynamicFrame.fromDF(spark.createDataFrame([("q", 3)], "extra string, id int"), None, "c")
     out = a.union(b).union(b2)
-    assert out.schema().simpleString() == "struct<id:bigint,v:string,n:double,extra:string>"
-    assert sorted((r["id"], r["v"]) for r in rows(out)) == [(1, "x"), (2, "5"), (3, None)]
+    schema = out.schema()
+    assert [n for n, _ in members(schema["v"].dataType)] == ["int", "string"]  # Glue: a choice
+    assert (schema["id"].dataType.simpleString(), schema["n"].dataType.simpleString(),
+            schema.fieldNames()) == ("bigint", "double", ["id", "v", "n", "extra"])
+    as_text = out.resolveChoice(specs=[("v", "cast:string")])
+    assert sorted((r["id"], r["v"]) for r in rows(as_text)) == [(1, "x"), (2, "5"), (3, None)]
+    split = out.resolveChoice(choice="make_cols")
+    assert sorted((r["id"], r["v_int"], r["v_string"]) for r in rows(split)) == [
+        (1, None, "x"), (2, 5, None), (3, None, None)]
     d = DynamicFrame.fromDF(spark.sql("select date'2024-01-02' as t, true as flag"), None, "d")
     ts = DynamicFrame.fromDF(spark.sql("select timestamp'2024-01-03 04:05:06' as t, 1 as flag"),
                              None, "t")
     mixed = d.union(ts)
-    assert mixed.schema().simpleString() == "struct<t:timestamp,flag:string>"
-    assert sorted(r["flag"] for r in mixed.toDF().collect()) == ["1", "true"]
+    assert mixed.schema()["t"].dataType.simpleString() == "timestamp"
+    assert [n for n, _ in members(mixed.schema()["flag"].dataType)] == ["int", "boolean"]
+    flags = mixed.resolveChoice(specs=[("flag", "cast:string")]).toDF().collect()
+    assert sorted(r["flag"] for r in flags) == ["1", "true"]
 
 
 def test_split_fields_and_split_rows(people: DynamicFrame) -> None:

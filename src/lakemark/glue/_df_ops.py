@@ -289,20 +289,26 @@ def _as_member(col: Column, dtype: DataType, target: StructType) -> Column:
 
 
 def union(df1: DataFrame, df2: DataFrame) -> DataFrame:
-    """All rows of both, fields matched by name (a field one frame lacks is null in its rows);
-    a field whose types are of different kinds (numeric, date/time, string, struct …) in the
-    two frames becomes a string."""
+    """All rows of both, fields matched by name (a field one frame lacks is null in its rows).
+    A field whose types are of different kinds (numeric, date/time, string, boolean, struct …)
+    in the two frames becomes a choice of both (``_choicetype``), as Glue's schema of the
+    merged records would; types of one kind combine as Spark widens them."""
     from pyspark.sql import functions as F
+
+    from ._choicetype import choice_type, is_choice
 
     t1 = {f.name.lower(): f.dataType for f in df1.schema.fields}
     t2 = {f.name.lower(): f.dataType for f in df2.schema.fields}
-    as_string = {name for name in t1.keys() & t2.keys() if _kind(t1[name]) != _kind(t2[name])}
+    choices = {name: choice_type([t1[name], t2[name]]) for name in t1.keys() & t2.keys()
+               if _kind(t1[name]) != _kind(t2[name]) or is_choice(t1[name]) != is_choice(t2[name])}
 
     def fix(df: DataFrame) -> DataFrame:
-        if not as_string:
+        if not choices:
             return df
+        types = {f.name: f.dataType for f in df.schema.fields}
         return df.select(*[
-            (F.col(quote(c)).cast("string") if c.lower() in as_string else F.col(quote(c))).alias(c)
+            (_as_member(F.col(quote(c)), types[c], choices[c.lower()])
+             if c.lower() in choices else F.col(quote(c))).alias(c)
             for c in df.columns
         ])
 

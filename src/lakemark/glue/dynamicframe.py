@@ -34,8 +34,9 @@ Glue user should know:
   from every returned record when it is called (see ``_records``).
 * **join** is an inner equality join keeping every field of both frames; a top-level name of
   the second frame that the first also has is renamed with a leading dot (``id`` → ``.id``).
-* **union** matches fields by name; a field missing on one side is null there; a field that is
-  numeric on one side and not on the other becomes a string.
+* **union** matches fields by name; a field missing on one side is null there; a field whose
+  types are of different kinds on the two sides (a number here, a string there) is a choice of
+  both, to settle with ``resolveChoice``.
 * **relationalize** returns the root table and one table per array (see ``_relationalize``);
   ``staging_path`` is accepted and not used.
 * **spigot** writes its sample (``topk`` records, default 100; ``prob`` samples first) as JSON
