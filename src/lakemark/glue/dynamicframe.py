@@ -32,8 +32,9 @@ Glue user should know:
   failed records: ``transformation``, ``error``, ``record`` as JSON). Counting re-runs the
   function over the input (a Spark job) and is then remembered. Map infers its output schema
   from every returned record when it is called (see ``_records``).
-* **join** is an inner equality join keeping every field of both frames; a top-level name of
-  the second frame that the first also has is renamed with a leading dot (``id`` → ``.id``).
+* **join** is Glue's inner equality join of records: a key field of the second frame named
+  like a field of the first is kept as ``.name``; any other field both frames have appears once
+  (the second frame's value unless null; a choice if the types differ) — see ``_df_ops.join``.
 * **union** matches fields by name; a field missing on one side is null there; a field whose
   types are of different kinds on the two sides (a number here, a string there) is a choice of
   both, to settle with ``resolveChoice``.
