@@ -122,6 +122,9 @@ def get_spark(
     """
     from pyspark.sql import SparkSession
 
+    from .spark_io import install
+
+    install()  # plain Spark I/O on s3:// works without S3A (lakemark.spark_io)
     active = SparkSession.getActiveSession()
     if active is not None:
         return active

@@ -224,3 +224,100 @@ def test_missing_required_argument_is_named(glue: GlueEnv) -> None:
     assert result.returncode != 0
     assert "--table" in result.stderr and "--target" in result.stderr
     assert glue.cli("runs", "list", "x") == []
+
+
+# ------------------------------------------------------------------ Glue fidelity (issue 18)
+
+def test_resolve_choice_tutorial_keeps_every_value_of_a_choice_column(glue: GlueEnv) -> None:
+    """A CSV column of longs with two text ids is choice(long, string), whatever the catalog
+    says; each resolveChoice strategy gives Glue's documented result and nothing is lost."""
+    data = glue.tmp / "claims"
+    data.mkdir()
+    lines = ["DRG Definition,Provider Id,Provider Name,Total Discharges"]
+    lines += [f"039 - X,{10001 + i},Hospital {i},{20 + i * 10}" for i in range(4)]
+    lines += ["948 - Y,ABC0,Clinic A,12", "948 - Y,ABC1,Clinic B,40"]
+    (data / "part-0.csv").write_text("\n".join(lines) + "\n")
+    cols = [("drg definition", "string"), ("provider id", "bigint"),
+            ("provider name", "string"), ("total discharges", "bigint")]
+    glue.add_table("payments", {
+        "Name": "claims",
+        "StorageDescriptor": {
+            "Columns": [{"Name": n, "Type": t} for n, t in cols],
+            "Location": str(data) + "/",
+            "SerdeInfo": {"SerializationLibrary":
+                          "org.apache.hadoop.hive.serde2.lazy.LazySimpleSerDe",
+                          "Parameters": {"field.delim": ","}},
+        },
+        "PartitionKeys": [],
+        "Parameters": {"classification": "csv", "skip.header.line.count": "1"},
+    })
+    out = glue.tmp / "out"
+    result = glue.run(SCRIPTS / "payments_resolve_choice.py", "--JOB_NAME", "claims",
+                      "--out", str(out))
+    assert "|-- provider id: choice\n|    |-- long\n|    |-- string" in result.stdout
+
+    def ids(name: str, key: str = "provider id") -> list[Any]:
+        return sorted((r.get(key) for r in json_rows(out / name)), key=repr)
+
+    longs = [10001, 10002, 10003, 10004]
+    assert ids("cast") == sorted(longs + [None, None], key=repr)
+    assert ids("project") == sorted(longs + [None, None], key=repr)
+    assert ids("match_catalog") == sorted(longs + [None, None], key=repr)
+    cols_rows = json_rows(out / "make_cols")
+    assert sorted(r["provider id_string"] for r in cols_rows if "provider id_string" in r) == \
+        ["ABC0", "ABC1"]
+    assert sorted(r["provider id_long"] for r in cols_rows if "provider id_long" in r) == longs
+    structs = [r["provider id"] for r in json_rows(out / "make_struct")]
+    assert sorted(s.get("string", "") for s in structs) == ["", "", "", "", "ABC0", "ABC1"]
+    assert sorted(s["long"] for s in structs if "long" in s) == longs
+    busy = json_rows(out / "busy")
+    assert sorted(((r.get("provider id"), r["total discharges"]) for r in busy), key=repr) == [
+        (10003, 40), (10004, 50), (None, 40)]
+
+
+def test_legislators_join_keeps_shared_fields_once(glue: GlueEnv) -> None:
+    """Join.apply of frames sharing non-key fields (``image``, ``links``) as in AWS's
+    legislators tutorial: each field once, the second frame's value where it has one."""
+    def table(name: str, rows: list[dict[str, Any]]) -> None:
+        folder = glue.tmp / name
+        folder.mkdir()
+        (folder / "part-0.json").write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+        glue.add_table("congress", {
+            "Name": name,
+            "StorageDescriptor": {"Columns": [], "Location": str(folder) + "/",
+                                  "SerdeInfo": {"SerializationLibrary":
+                                                "org.openx.data.jsonserde.JsonSerDe"}},
+            "PartitionKeys": [], "Parameters": {"classification": "json"},
+        })
+
+    link = [{"note": "website", "url": "http://x"}]
+    table("people", [
+        {"id": "p1", "name": "Ann", "image": "ann.jpg", "links": link, "gender": "f"},
+        {"id": "p2", "name": "Bob", "image": None, "links": None, "gender": "m"},
+        {"id": "p3", "name": "Cy", "image": "cy.jpg", "links": link, "gender": "m"},
+    ])
+    table("roles", [
+        {"person_id": "p1", "organization_id": "senate", "role": "member"},
+        {"person_id": "p2", "organization_id": "house", "role": "member"},
+        {"person_id": "p2", "organization_id": "senate", "role": "chair"},
+        {"person_id": "p9", "organization_id": "house", "role": "member"},
+    ])
+    table("groups", [
+        {"id": "senate", "name": "Senate", "image": "senate.png", "links": link,
+         "other_names": [{"name": "upper"}], "seats": 100},
+        {"id": "house", "name": "House", "image": "house.png", "links": link,
+         "other_names": [{"name": "lower"}], "seats": 435},
+    ])
+    out = glue.tmp / "out"
+    result = glue.run(SCRIPTS / "legislators_join.py", "--JOB_NAME", "leg", "--out", str(out))
+    assert "history 3" in result.stdout
+    rows = pq.read_table(str(out / "history")).to_pylist()
+    names = list(rows[0])
+    assert len(names) == len(set(names))
+    assert {"image", "links", "org_name", "name", "seats", "role", "id"} <= set(names)
+    assert not {"person_id", "org_id", ".image", ".links"} & set(names)
+    got = sorted((r["name"], r["org_name"], r["image"]) for r in rows)
+    assert got == [("Ann", "Senate", "ann.jpg"), ("Bob", "House", "house.png"),
+                   ("Bob", "Senate", "senate.png")]
+    by_org = ds.dataset(str(out / "by_org"), format="parquet", partitioning="hive").to_table()
+    assert sorted(by_org.column("org_name").to_pylist()) == ["House", "Senate", "Senate"]

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from lakemark.errors import ConfigError, UnsupportedError
+from lakemark.glue._choicetype import members
 from lakemark.glue._fieldpaths import ELEM, format_path, parse_path
 from lakemark.glue.dynamicframe import DynamicFrame, DynamicFrameCollection
 
@@ -314,7 +315,7 @@ def test_join_on_two_keys_keeps_both_sides(spark) -> None:  # type: ignore[no-un
     assert got == [(1, "a", "x", 10), (2, "a", "z", 20)]
     assert out.toDF().columns == ["id", "k", "lv", "rid", "rk", "rv"]
     same = left.join("id", "id", left.select_fields(["id", "lv"]))
-    assert same.toDF().columns == ["id", "k", "lv", ".id", ".lv"]
+    assert same.toDF().columns == ["id", "k", "lv", ".id"]  # a shared non-key field once
     with pytest.raises(ConfigError, match="'nope'"):
         left.join(["nope"], ["rid"], right)
     with pytest.raises(ConfigError, match="as many keys"):
@@ -327,14 +328,23 @@ def test_union_by_name_with_missing_and_conflicting_fields(spark) -> None:  # ty
                             "b")
     b2 = DynamicFrame.fromDF(spark.createDataFrame([("q", 3)], "extra string, id int"), None, "c")
     out = a.union(b).union(b2)
-    assert out.schema().simpleString() == "struct<id:bigint,v:string,n:double,extra:string>"
-    assert sorted((r["id"], r["v"]) for r in rows(out)) == [(1, "x"), (2, "5"), (3, None)]
+    schema = out.schema()
+    assert [n for n, _ in members(schema["v"].dataType)] == ["int", "string"]  # Glue: a choice
+    assert (schema["id"].dataType.simpleString(), schema["n"].dataType.simpleString(),
+            schema.fieldNames()) == ("bigint", "double", ["id", "v", "n", "extra"])
+    as_text = out.resolveChoice(specs=[("v", "cast:string")])
+    assert sorted((r["id"], r["v"]) for r in rows(as_text)) == [(1, "x"), (2, "5"), (3, None)]
+    split = out.resolveChoice(choice="make_cols")
+    assert sorted((r["id"], r["v_int"], r["v_string"]) for r in rows(split)) == [
+        (1, None, "x"), (2, 5, None), (3, None, None)]
     d = DynamicFrame.fromDF(spark.sql("select date'2024-01-02' as t, true as flag"), None, "d")
     ts = DynamicFrame.fromDF(spark.sql("select timestamp'2024-01-03 04:05:06' as t, 1 as flag"),
                              None, "t")
     mixed = d.union(ts)
-    assert mixed.schema().simpleString() == "struct<t:timestamp,flag:string>"
-    assert sorted(r["flag"] for r in mixed.toDF().collect()) == ["1", "true"]
+    assert mixed.schema()["t"].dataType.simpleString() == "timestamp"
+    assert [n for n, _ in members(mixed.schema()["flag"].dataType)] == ["int", "boolean"]
+    flags = mixed.resolveChoice(specs=[("flag", "cast:string")]).toDF().collect()
+    assert sorted(r["flag"] for r in flags) == ["1", "true"]
 
 
 def test_split_fields_and_split_rows(people: DynamicFrame) -> None:
@@ -432,3 +442,23 @@ def test_collection_access_map_and_flatmap(people: DynamicFrame) -> None:
     assert flat.keys() == ["people_x", "y", "b"]
     with pytest.raises(ConfigError):
         DynamicFrameCollection({"a": people.toDF()}, None)  # type: ignore[dict-item]
+
+
+def test_join_of_a_shared_field_with_two_types_is_a_choice(spark) -> None:  # type: ignore[no-untyped-def]
+    """Glue merges the records of a join; a shared field typed differently on the two sides
+    becomes a choice that resolveChoice settles without losing a value."""
+    left = DynamicFrame.fromDF(spark.createDataFrame(
+        [(1, "ABC0"), (2, "x2"), (3, None)], "id int, code string"), None, "l")
+    right = DynamicFrame.fromDF(spark.createDataFrame(
+        [(1, None), (2, 22), (3, 33)], "rid int, code bigint"), None, "r")
+    out = left.join(["id"], ["rid"], right)
+    assert [n for n, _ in members(out.schema()["code"].dataType)] == ["long", "string"]
+    cols = out.resolveChoice(specs=[("code", "make_cols")])
+    assert cols.toDF().columns == ["id", "code_long", "rid", "code_string"]
+    assert sorted((r["id"], r["code_long"], r["code_string"]) for r in rows(cols)) == [
+        (1, None, "ABC0"), (2, 22, None), (3, 33, None)]
+    assert sorted((r["id"], r["code"]) for r in rows(out.resolveChoice(choice="cast:string"))) \
+        == [(1, "ABC0"), (2, "22"), (3, "33")]
+    kept = out.filter(lambda rec: isinstance(rec["code"], str))
+    assert [r["id"] for r in rows(kept)] == [1]
+    assert out.toDF().schema["code"].dataType.simpleString() == "struct<long:bigint,string:string>"

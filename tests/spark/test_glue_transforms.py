@@ -11,6 +11,7 @@ import pytest
 
 from lakemark.errors import ConfigError, UnsupportedError
 from lakemark.glue import transforms as T
+from lakemark.glue._choicetype import members
 from lakemark.glue.dynamicframe import DynamicFrame, DynamicFrameCollection
 
 pytestmark = pytest.mark.spark
@@ -136,6 +137,21 @@ def test_map_adds_and_removes_keys_and_keeps_types(orders: DynamicFrame) -> None
     assert got[0]["customer"] == {"id": 1, "first name": "Ann", "tier": "gold"}
     assert got[1]["customer"]["tier"] is None and got[2]["tags"] == ["o3", "x"]
     assert out.errorsCount() == 0
+
+
+def test_map_with_a_number_in_some_records_and_text_in_others_makes_a_choice(
+        orders: DynamicFrame) -> None:
+    """Glue keeps both kinds of a Map result's field as a choice; nothing is turned to text."""
+    def code(rec: dict[str, Any]) -> dict[str, Any]:
+        return {"order_id": rec["order_id"], "code": 7 if rec["order_id"] == "o1" else "N/A"}
+
+    out = T.Map.apply(frame=orders, f=code)
+    assert [n for n, _ in members(out.schema()["code"].dataType)] == ["long", "string"]
+    cols = out.resolveChoice(specs=[("code", "make_cols")])
+    got = sorted((r["order_id"], r["code_long"], r["code_string"]) for r in rows(cols))
+    assert got[0] == ("o1", 7, None) and all(g[1:] == (None, "N/A") for g in got[1:])
+    as_long = [r["code"] for r in rows(out.resolveChoice(choice="cast:long"))]
+    assert sorted(as_long, key=repr) == [7] + [None] * (len(got) - 1)
 
 
 def test_map_failing_record_is_dropped_and_counted(orders: DynamicFrame) -> None:

@@ -1,25 +1,27 @@
-"""``resolveChoice`` on frames whose columns each have one type.
+"""``resolveChoice``: Glue's choice types (``_choicetype``) made ordinary columns.
 
-Glue's choice types (a field that is an int in some records and a string in others) have no
-Spark equivalent: every lakemark column already has one type, so there is never an ambiguity
-to find. What each action does here:
+A choice field (``choice(long, string)``: a long in some records, a string in others) comes from
+reading CSV (``_textchoice``) and from joining frames whose shared field has different types.
+What each action does to a choice field ``c``:
 
-* ``cast:T`` — the field is converted to ``T``; values that do not convert become null.
-* ``project:T`` — the same as ``cast:T`` (Glue keeps only the ``T`` values; the single type a
-  lakemark column has is converted, and values not convertible become null).
-* ``make_cols`` — field ``c`` is renamed ``c_<type>`` (``price`` of type double → ``price_double``),
-  the one column Glue would produce for a single type.
-* ``make_struct`` — field ``c`` becomes a struct with one field named by its type
-  (``{"int": c}``).
+* ``cast:T`` — every value converted to ``T``; values that do not convert become null.
+* ``project:T`` — only the values that are of type ``T`` are kept; the others become null.
+* ``make_cols`` — one column per member type, ``c_<type>``: the first takes ``c``'s place, the
+  others are appended to ``c``'s struct (the frame, for a top-level field), as Glue's example
+  shows (``provider id_long`` in place, ``provider id_string`` last). No value is lost.
+* ``make_struct`` — a struct with one field per member type (``{long, string}``).
 * ``match_catalog`` (``choice=`` only) — every column that the catalog table names
   (``database``/``table_name``, matched case-insensitively) is cast to the catalog's type;
   other columns are kept. The table's schema comes from the glue context's catalog
   (``glue_ctx.catalog().get_table(database, table_name)``); without one it is a ConfigError.
 
+On a field that is not a choice (it has one type), a spec still acts: ``cast:T`` and
+``project:T`` convert (non-convertible values become null), ``make_cols`` renames ``c`` to
+``c_<type>`` and ``make_struct`` wraps ``c`` as ``{<type>: c}`` — the one column or member Glue
+would produce for a single type. ``choice=`` (frame-wide) acts on choice fields only.
+
 ``specs`` paths use Glue's syntax (``a.b``, ```a.b`.c``, ``list[].price``). A spec naming a field
-that does not exist is skipped with a warning (Glue ignores it). With ``choice=`` the
-``cast``/``project``/``make_cols``/``make_struct`` actions apply to choice columns only, so on a
-lakemark frame they change nothing.
+that does not exist is skipped with a warning (Glue ignores it).
 """
 
 from __future__ import annotations
@@ -29,8 +31,9 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError, UnsupportedError
+from ._choicetype import PREFIX, choice_paths, is_choice, members
 from ._df_types import cast_to, glue_type_name, parse_glue_type
-from ._fieldpaths import ELEM, parse_path, resolve, rewrite
+from ._fieldpaths import ELEM, Path, parse_path, resolve, rewrite
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
@@ -73,9 +76,11 @@ def _apply_spec(df: DataFrame, path: str, action: str) -> DataFrame:
         log.warning("resolveChoice: field %r does not exist; spec (%r, %r) skipped",
                     path, path, action)
         return df
-    actual, _ = found
+    actual, dtype = found
     if actual[-1] == ELEM:
         raise ConfigError(f"resolveChoice path {path!r} must end with a field name")
+    if is_choice(dtype):
+        return _resolve_one(df, actual, dtype, kind, arg)
     if kind in ("cast", "project"):
         target = parse_glue_type(arg or "")
 
@@ -84,14 +89,74 @@ def _apply_spec(df: DataFrame, path: str, action: str) -> DataFrame:
 
         return rewrite(df, actual, convert)
     if kind == "make_cols":
-        dtype = found[1]
-        return rewrite(df, actual, lambda col, _t: col, new_name=f"{actual[-1]}_{glue_type_name(dtype)}")
+        return rewrite(df, actual, lambda col, _t: col,
+                       new_name=f"{actual[-1]}_{glue_type_name(dtype)}")
     from pyspark.sql import functions as F
 
     def wrap(col: Column, dtype: DataType) -> Column:
         return F.struct(col.alias(glue_type_name(dtype)))
 
     return rewrite(df, actual, wrap)
+
+
+def _resolve_one(df: DataFrame, segs: Path, dtype: DataType, kind: str,
+                 arg: str | None) -> DataFrame:
+    """``df`` with the choice field at ``segs`` resolved by ``kind`` (module docstring)."""
+    from pyspark.sql import functions as F
+
+    mems = members(dtype)
+    if kind == "cast":
+        target = parse_glue_type(arg or "")
+        return rewrite(df, segs, lambda col, t: cast_to(col, t, target))
+    if kind == "project":
+        target = parse_glue_type(arg or "")
+        want = glue_type_name(target) if target is not None else None
+
+        def project(col: Column, _t: DataType) -> Column:
+            for name, t in mems:
+                if name == want:
+                    return cast_to(col.getField(PREFIX + name), t, target)
+            return F.lit(None).cast(target) if target is not None else F.lit(None)
+
+        return rewrite(df, segs, project)
+    if kind == "make_struct":
+        def as_struct(col: Column, _t: DataType) -> Column:
+            parts = [col.getField(PREFIX + n).alias(n) for n, _ in mems]
+            return F.when(col.isNull(), F.lit(None)).otherwise(F.struct(*parts))
+
+        return rewrite(df, segs, as_struct)
+    assert kind == "make_cols"
+    return _make_cols(df, segs, [n for n, _ in mems])
+
+
+def _make_cols(df: DataFrame, segs: Path, names: list[str]) -> DataFrame:
+    """One column ``<field>_<type>`` per member: the first in the field's place, the others
+    appended to the enclosing struct."""
+    from pyspark.sql import functions as F
+
+    from ._fieldpaths import quote
+
+    field = segs[-1]
+
+    def columns(get: Any, fields: list[str]) -> list[Column]:
+        cols = []
+        for name in fields:
+            if name == field:
+                cols.append(get(field).getField(PREFIX + names[0]).alias(f"{field}_{names[0]}"))
+            else:
+                cols.append(get(name).alias(name))
+        cols.extend(get(field).getField(PREFIX + n).alias(f"{field}_{n}") for n in names[1:])
+        return cols
+
+    if len(segs) == 1:
+        return df.select(*columns(lambda n: F.col(quote(n)), df.columns))
+
+    def rebuild(col: Column, parent: DataType) -> Column:
+        fields = [f.name for f in parent.fields]  # type: ignore[attr-defined]
+        return F.when(col.isNull(), F.lit(None)).otherwise(
+            F.struct(*columns(col.getField, fields)))
+
+    return rewrite(df, segs[:-1], rebuild)
 
 
 def catalog_schema(glue_ctx: Any, database: str | None, table_name: str | None,
@@ -153,11 +218,17 @@ def resolve_choice(df: DataFrame, specs: Sequence[Any] | None, choice: str,
             df = _apply_spec(df, path, action)
         return df
     if not choice:
-        return df  # nothing ambiguous to resolve
+        return df  # Glue would resolve from the schema; lakemark leaves choices as they are
     kind, arg = _split_action(choice)
     if kind == "match_catalog":
         return _match_catalog(df, catalog_schema(glue_ctx, database, table_name, catalog_id))
     if kind in ("cast", "project"):
         parse_glue_type(arg or "")  # an unknown type is still an error
-    log.debug("resolveChoice(choice=%r): no choice-typed column to resolve", choice)
+    paths = choice_paths(df.schema)
+    if not paths:
+        log.debug("resolveChoice(choice=%r): no choice-typed field to resolve", choice)
+    for segs in paths:
+        found = resolve(df.schema, segs)
+        if found is not None:
+            df = _resolve_one(df, found[0], found[1], kind, arg)
     return df

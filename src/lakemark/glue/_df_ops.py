@@ -11,7 +11,7 @@ from functools import reduce
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError, UnsupportedError
-from ._df_types import cast_to, parse_glue_type
+from ._df_types import cast_to, glue_type_name, parse_glue_type
 from ._fieldpaths import (
     ELEM,
     Path,
@@ -207,43 +207,108 @@ def _with_nested(col: Column, dtype: DataType, segs: Path, value: Column) -> Col
 # ------------------------------------------------------------------------------ join / union
 
 def join(df1: DataFrame, df2: DataFrame, keys1: Sequence[str], keys2: Sequence[str]) -> DataFrame:
-    """Equality (inner) join; all fields of both frames are kept. A top-level name of the second
-    frame that the first frame also has is prefixed with ``.`` (``id`` → ``.id``)."""
+    """Glue's equality (inner) join: each pair of matching records becomes one record with the
+    fields of both.
+
+    * A key field of the second frame whose name the first frame also has is kept under a
+      leading ``.`` (``id`` → ``.id``), as Glue names it.
+    * Any other field both frames have appears once (Glue merges the two records): the second
+      frame's value where it is not null, else the first frame's. If the two types differ the
+      field is a choice of both (``_choicetype``), for ``resolveChoice`` to settle.
+    """
+    from pyspark.sql import functions as F
+
     if len(keys1) != len(keys2) or not keys1:
         raise ConfigError(f"join needs as many keys for each frame (got {list(keys1)!r} and "
                           f"{list(keys2)!r})")
-    taken = {c.lower() for c in df1.columns}
-    renames = {c: "." + c for c in df2.columns if c.lower() in taken}
-    right = df2.select(*[path_column((c,)).alias(renames.get(c, c)) for c in df2.columns])
+    found1 = [_join_key(df1, k) for k in keys1]
+    found2 = [_join_key(df2, k) for k in keys2]
+    top_keys2 = {segs[0] for segs, _t in found2}
+    left_names = {c.lower(): c for c in df1.columns}
+    renames = {c: "." + c for c in df2.columns if c in top_keys2 and c.lower() in left_names}
+    shared = {c: left_names[c.lower()] for c in df2.columns
+              if c not in renames and c.lower() in left_names}
+    right_alias = {c: renames.get(c, c if c not in shared else f"__lakemark_right__:{c}")
+                   for c in df2.columns}
+    right = df2.select(*[path_column((c,)).alias(right_alias[c]) for c in df2.columns])
     conds = []
-    for k1, k2 in zip(keys1, keys2):
-        f1 = resolve(df1.schema, parse_path(k1))
-        f2 = resolve(df2.schema, parse_path(k2))
-        for key, found, side in ((k1, f1, df1), (k2, f2, df2)):
-            if found is None:
-                raise ConfigError(f"join key {key!r} does not exist (columns: "
-                                  f"{_columns_hint(side.schema)})")
-        assert f1 is not None and f2 is not None
-        segs2 = (renames.get(f2[0][0], f2[0][0]),) + f2[0][1:]
-        conds.append(path_column(f1[0], df1) == path_column(segs2, right))
-    return df1.join(right, reduce(operator.and_, conds), "inner")
+    for (segs1, _t1), (segs2, _t2) in zip(found1, found2):
+        segs = (right_alias[segs2[0]],) + segs2[1:]
+        conds.append(path_column(segs1) == path_column(segs))  # every name is unique now
+    joined = df1.join(right, reduce(operator.and_, conds), "inner")
+    types1 = {f.name: f.dataType for f in df1.schema.fields}
+    types2 = {f.name: f.dataType for f in df2.schema.fields}
+    merged_of = {left: right_name for right_name, left in shared.items()}
+    cols = []
+    for c in df1.columns:
+        if c in merged_of:
+            other = merged_of[c]
+            cols.append(_merge_field(F.col(quote(c)), types1[c],
+                                     F.col(quote(right_alias[other])), types2[other]).alias(c))
+        else:
+            cols.append(F.col(quote(c)))
+    cols.extend(F.col(quote(right_alias[c])) for c in df2.columns if c not in shared)
+    return joined.select(*cols)
+
+
+def _join_key(df: DataFrame, key: str) -> tuple[Path, DataType]:
+    found = resolve(df.schema, parse_path(key))
+    if found is None:
+        raise ConfigError(f"join key {key!r} does not exist (columns: "
+                          f"{_columns_hint(df.schema)})")
+    return found
+
+
+def _merge_field(left: Column, ltype: DataType, right: Column, rtype: DataType) -> Column:
+    """One field from both records of a join: the right value unless it is null."""
+    from pyspark.sql import functions as F
+
+    from ._choicetype import choice_type, is_choice
+
+    if ltype == rtype:
+        return F.coalesce(right, left)
+    if not (is_choice(ltype) or is_choice(rtype)) and glue_type_name(ltype) == glue_type_name(rtype):
+        return F.coalesce(right, cast_to(left, ltype, rtype))  # e.g. two decimals: right's type
+    target = choice_type([ltype, rtype])
+    return F.when(right.isNotNull(), _as_member(right, rtype, target)).otherwise(
+        _as_member(left, ltype, target))
+
+
+def _as_member(col: Column, dtype: DataType, target: StructType) -> Column:
+    """``col`` as a value of the choice ``target`` (``dtype`` is one member, or a choice whose
+    members ``target`` has)."""
+    from pyspark.sql import functions as F
+
+    from ._choicetype import PREFIX, is_choice, member_name, members
+
+    have = ({PREFIX + n: col.getField(PREFIX + n) for n, _t in members(dtype)}
+            if is_choice(dtype) else {member_name(dtype): col})
+    parts = [(have[f.name] if f.name in have else F.lit(None).cast(f.dataType)).alias(f.name)
+             for f in target.fields]
+    return F.when(col.isNull(), F.lit(None)).otherwise(F.struct(*parts))
 
 
 def union(df1: DataFrame, df2: DataFrame) -> DataFrame:
-    """All rows of both, fields matched by name (a field one frame lacks is null in its rows);
-    a field whose types are of different kinds (numeric, date/time, string, struct …) in the
-    two frames becomes a string."""
+    """All rows of both, fields matched by name (a field one frame lacks is null in its rows).
+    A field whose types are of different kinds (numeric, date/time, string, boolean, struct …)
+    in the two frames becomes a choice of both (``_choicetype``), as Glue's schema of the
+    merged records would; types of one kind combine as Spark widens them."""
     from pyspark.sql import functions as F
+
+    from ._choicetype import choice_type, is_choice
 
     t1 = {f.name.lower(): f.dataType for f in df1.schema.fields}
     t2 = {f.name.lower(): f.dataType for f in df2.schema.fields}
-    as_string = {name for name in t1.keys() & t2.keys() if _kind(t1[name]) != _kind(t2[name])}
+    choices = {name: choice_type([t1[name], t2[name]]) for name in t1.keys() & t2.keys()
+               if _kind(t1[name]) != _kind(t2[name]) or is_choice(t1[name]) != is_choice(t2[name])}
 
     def fix(df: DataFrame) -> DataFrame:
-        if not as_string:
+        if not choices:
             return df
+        types = {f.name: f.dataType for f in df.schema.fields}
         return df.select(*[
-            (F.col(quote(c)).cast("string") if c.lower() in as_string else F.col(quote(c))).alias(c)
+            (_as_member(F.col(quote(c)), types[c], choices[c.lower()])
+             if c.lower() in choices else F.col(quote(c))).alias(c)
             for c in df.columns
         ])
 

@@ -99,12 +99,24 @@ def glue_type_name(dtype: DataType) -> str:
 
 def cast_to(col: Column, source: DataType, target: DataType | None) -> Column:
     """``col`` converted to ``target`` (unchanged when it already is, or ``target`` is None);
-    values that do not convert become null."""
+    values that do not convert become null. A choice (``_choicetype``) casts the member each
+    record holds."""
     from pyspark.sql import functions as F
     from pyspark.sql.types import NullType
 
+    from ._choicetype import is_choice, members
+
     if target is None or source == target:
         return col
+    if is_choice(source):  # each record holds one member: cast that one
+        return F.coalesce(*[cast_to(col.getField(_member(name)), t, target)
+                            for name, t in members(source)])
     if isinstance(target, NullType):
         return F.lit(None)
     return col.try_cast(target)
+
+
+def _member(name: str) -> str:
+    from ._choicetype import PREFIX
+
+    return PREFIX + name

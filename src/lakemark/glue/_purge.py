@@ -20,7 +20,8 @@ _OPTIONS = {"retentionPeriod", "excludeStorageClasses", "manifestFilePath"}
 def purge_path(path: str, options: Mapping[str, Any]) -> int:
     """Delete every file under ``path`` older than ``retentionPeriod`` hours; returns the count.
 
-    ``retentionPeriod`` defaults to 168 hours (7 days) as in Glue; 0 deletes everything.
+    ``retentionPeriod`` defaults to 168 hours (7 days) as in Glue; 0 deletes everything. A
+    path with nothing under it (an empty S3 prefix, a local folder not made yet) purges nothing.
     """
     from ..storage import list_files, parse_uri, s3_client
 
@@ -35,9 +36,14 @@ def purge_path(path: str, options: Mapping[str, Any]) -> int:
         raise ConfigError(f"purge option retentionPeriod must be a number of hours, "
                           f"not {options.get('retentionPeriod')!r}") from None
     cutoff_ms = int((time.time() - hours * 3600) * 1000)
+    location = parse_uri(path)
+    if not location.is_s3 and not os.path.exists(location.path):
+        # Like an S3 prefix with nothing under it (Glue's case): nothing to purge. Scripts
+        # purge their target before the first write ever made it.
+        log.info("purge: %s does not exist; nothing to purge", path)
+        return 0
     listing = list_files(path, recurse=True)
     old = [f for f in listing.files if f.mtime <= cutoff_ms]
-    location = parse_uri(path)
     if location.is_s3:
         client = s3_client()
         for start in range(0, len(old), 1000):

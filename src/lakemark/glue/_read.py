@@ -27,6 +27,15 @@ log = logging.getLogger("lakemark.glue")
 JDBC_TYPES = ("postgresql", "mysql", "sqlserver", "oracle", "redshift", "jdbc")
 _FILE_TYPES = ("s3", "file")
 
+#: What to use instead of a connector that cannot exist outside AWS.
+_INSTEAD = {
+    "dynamodb": "export the table to S3 and read the export (connection_type 's3')",
+    "kinesis": "streaming is not supported; read the landed files from S3",
+    "kafka": "streaming is not supported; read the landed files from S3",
+    "custom": "use a JDBC connection type (postgresql, mysql, sqlserver, oracle, jdbc)",
+    "marketplace": "use a JDBC connection type (postgresql, mysql, sqlserver, oracle, jdbc)",
+}
+
 
 def _glue_column_names(df: DataFrame, fmt: str, options: Mapping[str, str]) -> DataFrame:
     """Glue names header-less CSV columns ``col0, col1, …`` where Spark says ``_c0, _c1, …``."""
@@ -118,25 +127,30 @@ def read_options_source(
     format_options: Mapping[str, Any] | None,
     transformation_ctx: str | None,
     push_down_predicate: str | None = None,
+    records: bool = False,
 ) -> DataFrame:
-    """``create_dynamic_frame.from_options`` / ``create_data_frame.from_options`` as a DataFrame."""
+    """``create_dynamic_frame.from_options`` / ``create_data_frame.from_options`` as a DataFrame.
+    ``records`` (a DynamicFrame source): CSV values are typed one by one (``_textchoice``)."""
     ctx = transformation_ctx or None
     kind = (connection_type or "").strip().lower()
     if kind in JDBC_TYPES:
         return _read_jdbc(glue_ctx, kind, connection_options or {}, ctx)
     if kind not in _FILE_TYPES:
-        raise UnsupportedError(
-            f"connection_type {connection_type!r} is not supported; lakemark reads: "
-            + ", ".join(_FILE_TYPES + JDBC_TYPES)
-        )
+        hint = _INSTEAD.get(kind) or _INSTEAD.get(kind.split(".")[0]) or (
+            "lakemark reads: " + ", ".join(_FILE_TYPES + JDBC_TYPES))
+        raise UnsupportedError(f"connection_type {connection_type!r} is not supported; {hint}")
     if push_down_predicate:
         raise UnsupportedError(
             "push_down_predicate applies to catalog tables (from_catalog), not to from_options"
         )
     source = s3_source_options(connection_options)
     fmt, spark_options = read_format(format, format_options)
-    return _read_file_source(glue_ctx, source.paths, fmt, spark_options, source.planner_kwargs(),
-                             ctx, fail_fast=source.fail_fast)
+    typed = records and fmt == "csv"
+    if typed:
+        spark_options.pop("inferSchema", None)
+    df = _read_file_source(glue_ctx, source.paths, fmt, spark_options, source.planner_kwargs(),
+                           ctx, fail_fast=source.fail_fast)
+    return _typed_text(df, ()) if typed else df
 
 
 def read_catalog(
@@ -146,8 +160,11 @@ def read_catalog(
     transformation_ctx: str | None,
     push_down_predicate: str | None = None,
     additional_options: Mapping[str, Any] | None = None,
+    records: bool = False,
 ) -> DataFrame:
-    """``create_dynamic_frame.from_catalog``: the table's location, format and partitions."""
+    """``create_dynamic_frame.from_catalog``: the table's location, format and partitions.
+    ``records`` (a DynamicFrame source): a CSV table's values are typed one by one, not by the
+    catalog's column types (Glue's reader does the same; ``_textchoice``)."""
     ctx = transformation_ctx or None
     catalog = glue_ctx.catalog()
     table = catalog.get_table(database, table_name)
@@ -161,7 +178,8 @@ def read_catalog(
     fmt, spark_options = read_format(table.format, {})
     spark_options.update(table.read_options())
     paths = _partition_paths(catalog, table, predicate)
-    schema = _catalog_schema(table, fmt, spark_options)
+    typed = records and fmt == "csv"
+    schema = _catalog_schema(table, fmt, spark_options, as_text=typed)
     if paths is None:
         paths = [table.location]
     elif not paths:
@@ -171,7 +189,19 @@ def read_catalog(
     else:
         df = _read_file_source(glue_ctx, paths, fmt, spark_options, source.planner_kwargs(), ctx,
                                schema, source.fail_fast)
-    return df
+    return _typed_text(df, [k.name for k in table.partition_keys]) if typed else df
+
+
+def _typed_text(df: DataFrame, partition_keys: Any) -> DataFrame:
+    """Type a CSV frame's string columns value by value (not the partition columns)."""
+    from pyspark.sql.types import StringType
+
+    from ._textchoice import type_text_columns
+
+    skip = {k.lower() for k in partition_keys}
+    names = [f.name for f in df.schema.fields
+             if isinstance(f.dataType, StringType) and f.name.lower() not in skip]
+    return type_text_columns(df, names)
 
 
 def _partition_paths(catalog: Any, table: CatalogTable, predicate: str | None) -> list[str] | None:
@@ -191,9 +221,13 @@ def _read_partitions(glue_ctx: GlueContext, table: CatalogTable, paths: list[str
                              source.fail_fast)
 
 
-def _catalog_schema(table: CatalogTable, fmt: str, options: dict[str, str]) -> str | None:
-    """Text formats take the catalog's column names and types (partition keys come from folders)."""
+def _catalog_schema(table: CatalogTable, fmt: str, options: dict[str, str],
+                    as_text: bool = False) -> str | None:
+    """Text formats take the catalog's column names and types (partition keys come from
+    folders); ``as_text``: the names only, every column a string (typed later by value)."""
     if fmt in ("csv",) and table.columns:
+        if as_text:
+            return ", ".join("`" + c.name.replace("`", "``") + "` string" for c in table.columns)
         return table.spark_ddl(include_partition_keys=False)
     return None
 

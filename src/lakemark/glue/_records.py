@@ -8,8 +8,8 @@ are lists, maps are dicts), the way Glue's Python transforms see a DynamicRecord
   record when ``map`` is called (one Spark job): keys keep their first-seen order, a key that
   is missing or None in a record is null there, a field whose values still fit the input
   field's type keeps that type, integers and floats of one field widen to double, and values
-  of one field with kinds that do not merge (a string here, a struct there) become strings
-  (JSON text for dicts/lists) — where Glue would keep a choice type. The function therefore
+  of one field with kinds that do not merge (a number here, a string there) make a choice type
+  (``_choicetype``), as Glue's schema would, each value kept under its own type. The function therefore
   runs once for the inference and again whenever the result is computed.
 * A record on which the function raises (or, for Map, returns something other than a dict) is
   an *error record*: it is dropped from the output and counted, as Glue does. The count is
@@ -43,8 +43,30 @@ _INT_RANGES = {"byte": 2**7, "short": 2**15, "integer": 2**31, "long": 2**63}
 
 
 def to_record(row: Row) -> dict[str, Any]:
-    """A Spark Row as the dict a Glue record function receives."""
-    return row.asDict(recursive=True)
+    """A Spark Row as the dict a Glue record function receives (a choice field holds the
+    record's own value, as in Glue)."""
+    record = row.asDict(recursive=True)
+    return _unchoice(record) if _nested(row) else record
+
+
+_CHOICE_PREFIX = "__choice__:"
+
+
+def _nested(row: Row) -> bool:
+    from pyspark.sql import Row as R
+
+    return any(isinstance(v, (R, list, dict)) for v in row)
+
+
+def _unchoice(value: Any) -> Any:
+    """Choice structs (dicts keyed ``__choice__:<type>``) replaced by the value they hold."""
+    if isinstance(value, dict):
+        if value and all(isinstance(k, str) and k.startswith(_CHOICE_PREFIX) for k in value):
+            return next((v for v in value.values() if v is not None), None)
+        return {k: _unchoice(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_unchoice(v) for v in value]
+    return value
 
 
 # ---------------------------------------------------------------- Filter / Map on the executors
@@ -270,7 +292,9 @@ def merge_types(a: DataType, b: DataType) -> DataType:
     if isinstance(a, T.MapType) and isinstance(b, T.MapType):
         return T.MapType(merge_types(a.keyType, b.keyType),
                          merge_types(a.valueType, b.valueType), True)
-    return T.StringType()
+    from ._choicetype import choice_type
+
+    return choice_type([a, b])
 
 
 def _no_null_types(dtype: DataType) -> DataType:
@@ -299,6 +323,28 @@ def _as_text(value: Any) -> str:
     return str(value)
 
 
+_KINDS: dict[str, tuple[type, ...]] = {
+    "boolean": (bool,), "string": (str,), "struct": (dict,), "map": (dict,),
+    "array": (list, tuple), "binary": (bytes, bytearray),
+    "date": (_dt.date,), "timestamp": (_dt.datetime,),
+}
+
+
+def _fits_kind(value: Any, member: str) -> bool:
+    """Whether a Python value is of the kind a choice member (Glue type name) holds."""
+    if isinstance(value, bool):
+        return member == "boolean"
+    if isinstance(value, int):
+        return member in ("byte", "short", "int", "long", "decimal")
+    if isinstance(value, float):
+        return member in ("float", "double")
+    if isinstance(value, decimal.Decimal):
+        return member == "decimal"
+    if member == "date":
+        return isinstance(value, _dt.date) and not isinstance(value, _dt.datetime)
+    return isinstance(value, _KINDS.get(member, ()))
+
+
 def coerce(value: Any, dtype: DataType) -> Any:
     """``value`` as Spark expects it for ``dtype`` (structs as tuples, numbers widened)."""
     from pyspark.sql import Row
@@ -306,6 +352,19 @@ def coerce(value: Any, dtype: DataType) -> Any:
 
     if value is None:
         return None
+    from ._choicetype import is_choice, members
+
+    if is_choice(dtype):  # the value goes to the member of its own kind
+        slots: list[Any] = [None] * len(dtype.fields)  # type: ignore[attr-defined]
+        mems = members(dtype)
+        for i, (name, t) in enumerate(mems):
+            if _fits_kind(value, name):
+                slots[i] = coerce(value, t)
+                return tuple(slots)
+        for i, (name, t) in enumerate(mems):
+            if name == "string":
+                slots[i] = _as_text(value)
+        return tuple(slots)
     if isinstance(dtype, T.StructType):
         if isinstance(value, Row):
             value = value.asDict(recursive=True)

@@ -58,6 +58,9 @@ class GlueContext:
     def __init__(self, sparkContext: SparkContext | None = None, **options: Any) -> None:  # noqa: N803
         from pyspark.sql import SparkSession
 
+        from ..spark_io import install
+
+        install()  # the script's own spark.read/df.write on s3:// (lakemark.spark_io)
         if options:
             log.debug("GlueContext options ignored: %s", sorted(options))
         session: SparkSession | None
@@ -122,7 +125,7 @@ class GlueContext:
         catalog_id: str | None = None, **kwargs: Any,
     ) -> DynamicFrame:
         df = self._catalog_df(database, table_name, transformation_ctx, push_down_predicate,
-                              additional_options, kwargs)
+                              additional_options, kwargs, records=True)
         return _frame(self, df, transformation_ctx or f"{database}.{table_name}")
 
     def create_dynamic_frame_from_options(
@@ -132,7 +135,8 @@ class GlueContext:
     ) -> DynamicFrame:
         _no_extra_kwargs("create_dynamic_frame.from_options", kwargs)
         df = read_options_source(self, connection_type, connection_options, format,
-                                 format_options, transformation_ctx, push_down_predicate)
+                                 format_options, transformation_ctx, push_down_predicate,
+                                 records=True)
         return _frame(self, df, transformation_ctx or "from_options")
 
     def create_dynamic_frame_from_rdd(self, data: Any, name: str, schema: Any = None,
@@ -161,14 +165,15 @@ class GlueContext:
 
     def _catalog_df(self, database: str | None, table_name: str | None, ctx: str,
                     predicate: str, additional_options: Mapping[str, Any] | None,
-                    kwargs: Mapping[str, Any]) -> DataFrame:
+                    kwargs: Mapping[str, Any], records: bool = False) -> DataFrame:
         database = database or kwargs.get("name_space")
         table_name = table_name or kwargs.get("table_name")
         extra = {k: v for k, v in kwargs.items() if k != "name_space"}
         _no_extra_kwargs("create_dynamic_frame.from_catalog", extra)
         if not database or not table_name:
             raise ConfigError("from_catalog needs database= and table_name=")
-        return read_catalog(self, database, table_name, ctx, predicate, additional_options)
+        return read_catalog(self, database, table_name, ctx, predicate, additional_options,
+                            records=records)
 
     def getSource(self, connection_type: str, format: str | None = None,  # noqa: N802
                   transformation_ctx: str = "", push_down_predicate: str = "",

@@ -4,12 +4,15 @@ A lakemark DynamicFrame wraps one pyspark DataFrame (``toDF()`` hands it back, `
 one); every transform is a DataFrame transform, so nothing here is a second engine. Behaviour a
 Glue user should know:
 
-* **Schema.** Every column has exactly one type: there are no choice types. ``schema()`` returns
-  the Spark ``StructType``; ``resolveChoice`` acts on that single type (see ``_choice``:
-  ``cast:T`` and ``project:T`` cast — values not convertible become null —, ``make_cols``
-  renames ``c`` to ``c_<type>``, ``make_struct`` wraps ``c`` as ``{<type>: c}``,
-  ``match_catalog`` casts to the types of the catalog table named by ``database``/``table_name``
-  through the glue context's catalog, and is a ConfigError without one).
+* **Schema and choice types.** A field whose records hold values of different types is a
+  Glue *choice* (``choice(long, string)``): CSV sources type every value as Glue's reader does
+  (``_textchoice``), and a join of frames whose shared field has two types makes one.
+  ``resolveChoice`` settles choices (``_choice``: ``cast:T``, ``project:T``, ``make_cols``,
+  ``make_struct``, ``match_catalog``); ``printSchema`` prints Glue's tree (``provider id:
+  choice`` with ``long`` and ``string`` beneath); ``toDF()`` and every sink turn a choice left
+  unresolved into a struct with one field per type (``struct<long:bigint,string:string>``);
+  record functions (map, filter) see the value itself. ``schema()`` returns the Spark
+  ``StructType`` lakemark holds, where a choice is a struct of ``__choice__:<type>`` fields.
 * **Field paths** are Glue's: ``a.b.c``, back-quoted segments for names with dots or spaces
   (```a.b`.c``), ``list[].x`` where an array's elements are meant (resolveChoice, drop_fields,
   rename_field, unbox). Names match exactly first, then case-insensitively (as Spark does).
@@ -29,10 +32,12 @@ Glue user should know:
   failed records: ``transformation``, ``error``, ``record`` as JSON). Counting re-runs the
   function over the input (a Spark job) and is then remembered. Map infers its output schema
   from every returned record when it is called (see ``_records``).
-* **join** is an inner equality join keeping every field of both frames; a top-level name of
-  the second frame that the first also has is renamed with a leading dot (``id`` → ``.id``).
-* **union** matches fields by name; a field missing on one side is null there; a field that is
-  numeric on one side and not on the other becomes a string.
+* **join** is Glue's inner equality join of records: a key field of the second frame named
+  like a field of the first is kept as ``.name``; any other field both frames have appears once
+  (the second frame's value unless null; a choice if the types differ) — see ``_df_ops.join``.
+* **union** matches fields by name; a field missing on one side is null there; a field whose
+  types are of different kinds on the two sides (a number here, a string there) is a choice of
+  both, to settle with ``resolveChoice``.
 * **relationalize** returns the root table and one table per array (see ``_relationalize``);
   ``staging_path`` is accepted and not used.
 * **spigot** writes its sample (``topk`` records, default 100; ``prob`` samples first) as JSON
@@ -47,6 +52,7 @@ Glue user should know:
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
@@ -54,8 +60,9 @@ from typing import TYPE_CHECKING, Any
 from ..errors import ConfigError, UnsupportedError
 from . import _df_ops as ops
 from ._choice import resolve_choice
+from ._choicetype import glue_tree, has_choice, plain_column
 from ._fieldpaths import flatten_columns, quote
-from ._records import ERROR_SCHEMA, RecordErrors, filter_frame, map_frame
+from ._records import ERROR_SCHEMA, RecordErrors, filter_frame, map_frame, to_record
 from ._relationalize import relationalize as _relationalize
 
 if TYPE_CHECKING:
@@ -96,12 +103,13 @@ class DynamicFrame:
         return DynamicFrame(dataframe, glue_ctx, name)
 
     def toDF(self, options: Any = None) -> DataFrame:
-        """The Spark DataFrame (there are no choice types to resolve, so ``options`` — Glue's
-        ResolveOption list — must be empty)."""
+        """The Spark DataFrame; a choice field left unresolved becomes a struct with one field
+        per type (``struct<long:bigint,string:string>``). Glue's ``options`` (ResolveOption
+        list) are not supported: use ``resolveChoice`` first."""
         if options:
-            raise UnsupportedError("toDF(options=...) resolves choice types, which lakemark frames "
-                                   f"never have; options {options!r} not supported")
-        return self._df
+            raise UnsupportedError("toDF(options=...) is not supported by lakemark; resolve "
+                                   f"choice types with resolveChoice first (got {options!r})")
+        return _plain(self._df)
 
     def _derive(self, df: DataFrame, transformation_ctx: str = "", *,
                 errors: tuple[RecordErrors, ...] | None = None,
@@ -125,15 +133,20 @@ class DynamicFrame:
         return self._df.schema
 
     def printSchema(self) -> None:
-        """Print the schema tree (Spark's format)."""
-        self._df.printSchema()
+        """Print the schema tree as Glue does (``|-- name: type``; a choice lists its types)."""
+        print(glue_tree(self._df.schema))
 
     def show(self, num_rows: int = 20) -> None:
         """Print the first ``num_rows`` records as JSON lines, as Glue does."""
         from pyspark.sql import functions as F
 
-        record = F.to_json(F.struct(*[F.col(quote(c)) for c in self._df.columns]))
-        for row in self._df.limit(int(num_rows)).select(record.alias("r")).collect():
+        if has_choice(self._df.schema):  # a choice shows the value the record holds
+            for r in self._df.limit(int(num_rows)).collect():
+                print(json.dumps(_drop_nulls(to_record(r)), default=str))
+            return
+        df = self._df
+        record = F.to_json(F.struct(*[F.col(quote(c)) for c in df.columns]))
+        for row in df.limit(int(num_rows)).select(record.alias("r")).collect():
             print(row["r"])
 
     def getNumPartitions(self) -> int:
@@ -320,6 +333,23 @@ class DynamicFrame:
     simplify_ddb_json = _unsupported("simplify_ddb_json")
     getSink = _unsupported("getSink")
     del _unsupported
+
+
+def _drop_nulls(value: Any) -> Any:
+    """A record without its null fields (as ``to_json`` prints one)."""
+    if isinstance(value, dict):
+        return {k: _drop_nulls(v) for k, v in value.items() if v is not None}
+    if isinstance(value, list):
+        return [_drop_nulls(v) for v in value]
+    return value
+
+
+def _plain(df: DataFrame) -> DataFrame:
+    """``df`` with choice fields as plain structs (``_choicetype``); ``df`` when it has none."""
+    if not has_choice(df.schema):
+        return df
+    return df.select(*[plain_column(df[quote(f.name)], f.dataType).alias(f.name)
+                       for f in df.schema.fields])
 
 
 def _frame(value: Any, what: str) -> DynamicFrame:

@@ -1,0 +1,294 @@
+"""Plain Spark reads and writes of ``s3://`` paths in sessions that have no S3A connector.
+
+Glue scripts mix DynamicFrame and DataFrame I/O freely: ``spark.read.json("s3://…")``,
+``df.write.partitionBy("d").parquet("s3://…")``, ``spark.read.format("csv").load(…)``. On Glue
+these work because Glue's Spark has its S3 connector; a local or plain Spark session usually has
+no S3A, and Spark fails with ``No FileSystem for scheme "s3"``. :func:`install` (called when
+lakemark sets up a session or a GlueContext) wraps pyspark's ``DataFrameReader`` and
+``DataFrameWriter`` so that, **only when the session has no S3A** and a path is ``s3://`` /
+``s3a://`` / ``s3n://``:
+
+* reads go through lakemark's own read path (``sources.read_files``: listing with the S3 API,
+  the Arrow reader on the executors, Hive ``key=value`` folders as partition columns), with the
+  format, options and schema the script set;
+* writes go through lakemark's folder sink (``sinks.write_target``: Arrow writer, one file per
+  task, ``partitionBy`` folders) with Spark's save modes: ``errorifexists`` (the default) fails
+  if the folder has files, ``ignore`` then does nothing, ``append`` and ``overwrite`` as Spark.
+
+Every other call — local paths, tables, JDBC, and any path when S3A is present — is Spark's
+own, untouched. Formats: those lakemark reads (parquet, json, csv, orc, avro, text, xml) and
+writes (parquet, json, csv, orc, delta); another format on ``s3://`` fails naming it.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterable, Mapping
+from typing import TYPE_CHECKING, Any
+
+from .errors import ConfigError, UnsupportedError
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+__all__ = ["install", "is_s3_path"]
+
+log = logging.getLogger("lakemark.spark_io")
+
+_S3 = ("s3://", "s3a://", "s3n://")
+_STATE = "_lakemark_io"
+_installed = False
+
+
+def is_s3_path(path: Any) -> bool:
+    """Whether ``path`` (or every path of a list) is an S3 URI."""
+    if isinstance(path, str):
+        return path.lower().startswith(_S3)
+    if isinstance(path, (list, tuple)) and path:
+        return all(isinstance(p, str) and p.lower().startswith(_S3) for p in path)
+    return False
+
+
+def _s3_uri(path: str) -> str:
+    """``s3a://b/k`` and ``s3n://b/k`` as the ``s3://b/k`` lakemark's storage layer takes."""
+    scheme, _, rest = path.partition("://")
+    return "s3://" + rest
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def _state(obj: Any) -> dict[str, Any]:
+    state: dict[str, Any] | None = obj.__dict__.get(_STATE)
+    if state is None:
+        state = {"format": None, "options": {}, "schema": None, "mode": None, "partition": []}
+        obj.__dict__[_STATE] = state
+    return state
+
+
+def _no_s3a(spark: SparkSession) -> bool:
+    from .sinks._spark_writer import has_s3a
+
+    return not has_s3a(spark)
+
+
+# ------------------------------------------------------------------------------------ reads
+
+def _read(spark: SparkSession, paths: Iterable[str], fmt: str, options: Mapping[str, str],
+          schema: Any) -> DataFrame:
+    from .planning import plan_everything
+    from .sources import read_files
+    from .storage import list_files
+
+    opts = {k: v for k, v in options.items() if k.lower() not in ("path", "mode", "basepath")}
+    mode = next((v for k, v in options.items() if k.lower() == "mode"), "PERMISSIVE").upper()
+    frames = []
+    for path in paths:
+        listing = list_files(_s3_uri(path), recurse=True)
+        files = plan_everything(listing.files).files
+        frames.append(read_files(spark, files, root=listing.root, format=fmt, options=opts,
+                                 schema=schema, mode=mode))
+    out = frames[0]
+    for frame in frames[1:]:
+        out = out.unionByName(frame, allowMissingColumns=True)
+    return out
+
+
+def _reader_call(fmt_of: Callable[[dict[str, Any], tuple[Any, ...], dict[str, Any]], str | None],
+                 original: Callable[..., DataFrame], positional: tuple[str, ...]) -> Callable[..., DataFrame]:
+    """A DataFrameReader method that reads S3 paths itself when the session has no S3A."""
+    def method(self: Any, *args: Any, **kwargs: Any) -> DataFrame:
+        named = dict(zip(positional, args))
+        named.update(kwargs)
+        path: Any = named.get("path", named.get("paths"))
+        if not is_s3_path(path) or not _no_s3a(self._spark):
+            return original(self, *args, **kwargs)
+        state = _state(self)
+        fmt = fmt_of(state, args, named)
+        if not fmt:
+            raise ConfigError(f"reading {path}: no format given (use .format(...) or "
+                              "spark.read.parquet/json/csv/…)")
+        options = dict(state["options"])
+        schema = named.get("schema") or state["schema"]
+        for key, value in named.items():
+            if key not in ("path", "paths", "schema", "format") and value is not None:
+                options[key] = _text(value)
+        paths = [path] if isinstance(path, str) else list(path)
+        return _read(self._spark, paths, fmt.lower(), options, schema)
+    method.__name__ = original.__name__
+    method.__doc__ = original.__doc__
+    return method
+
+
+def _parquet_call(original: Callable[..., DataFrame]) -> Callable[..., DataFrame]:
+    """``parquet(*paths, **options)``: paths are positional."""
+    def method(self: Any, *paths: Any, **options: Any) -> DataFrame:
+        if not is_s3_path(list(paths)) or not _no_s3a(self._spark):
+            return original(self, *paths, **options)
+        merged = dict(_state(self)["options"])
+        merged.update({k: _text(v) for k, v in options.items() if v is not None})
+        return _read(self._spark, list(paths), "parquet", merged, _state(self)["schema"])
+    method.__name__ = original.__name__
+    method.__doc__ = original.__doc__
+    return method
+
+
+# ----------------------------------------------------------------------------------- writes
+
+_MODES = {"append": "append", "overwrite": "overwrite", "ignore": "ignore",
+          "error": "error", "errorifexists": "error", "default": "error"}
+
+
+def _has_files(uri: str) -> bool:
+    from .storage import list_files
+
+    try:
+        return bool(list_files(uri, recurse=True).files)
+    except Exception:  # noqa: BLE001 - nothing there yet
+        return False
+
+
+def _write(df: DataFrame, path: str, fmt: str, mode: str | None, partition_by: list[str],
+           options: Mapping[str, str]) -> None:
+    from .sinks import write_target
+
+    uri = _s3_uri(path)
+    how = _MODES.get((mode or "errorifexists").lower())
+    if how is None:
+        raise ConfigError(f"writing {path}: unknown save mode {mode!r} (append, overwrite, "
+                          "ignore, error/errorifexists)")
+    if how in ("error", "ignore") and _has_files(uri):
+        if how == "ignore":
+            log.info("writing %s skipped: it exists and the save mode is 'ignore'", path)
+            return
+        raise ConfigError(f"[PATH_ALREADY_EXISTS] Path {path} already exists. Set mode as "
+                          "\"overwrite\" to overwrite the existing path.")
+    write_target(df.sparkSession, df, uri, format=fmt.lower(), mode=(
+        "overwrite" if how == "overwrite" else "append"), partition_by=partition_by,
+        options=dict(options))
+
+
+def _writer_call(fmt_of: Callable[[dict[str, Any], dict[str, Any]], str | None],
+                 original: Callable[..., None], positional: tuple[str, ...]) -> Callable[..., None]:
+    """A DataFrameWriter method that writes S3 paths itself when the session has no S3A."""
+    def method(self: Any, *args: Any, **kwargs: Any) -> None:
+        named = dict(zip(positional, args))
+        named.update(kwargs)
+        path: Any = named.get("path")
+        if not is_s3_path(path) or not _no_s3a(self._spark):
+            return original(self, *args, **kwargs)
+        state = _state(self)
+        fmt = fmt_of(state, named) or "parquet"  # Spark's default source
+        mode = named.get("mode") or state["mode"]
+        parts = named.get("partitionBy") or state["partition"]
+        if isinstance(parts, str):
+            parts = [parts]
+        options = dict(state["options"])
+        for key, value in named.items():
+            if key not in ("path", "mode", "partitionBy", "format") and value is not None:
+                options[key] = _text(value)
+        if fmt.lower() not in ("parquet", "json", "csv", "orc", "delta"):
+            raise UnsupportedError(f"writing {path}: format {fmt!r} cannot be written to S3 "
+                                   "without the S3A connector (lakemark writes parquet, json, "
+                                   "csv, orc, delta)")
+        _write(self._df, path, fmt, mode, list(parts), options)
+        return None
+    method.__name__ = original.__name__
+    method.__doc__ = original.__doc__
+    return method
+
+
+# ------------------------------------------------------------------------------ installation
+
+def _recording(original: Callable[..., Any], record: Callable[[dict[str, Any], tuple[Any, ...],
+                                                             dict[str, Any]], None]) -> Any:
+    def method(self: Any, *args: Any, **kwargs: Any) -> Any:
+        result = original(self, *args, **kwargs)
+        record(_state(self), args, kwargs)
+        if result is not None and result is not self:
+            _state(result).update({k: (dict(v) if isinstance(v, dict) else
+                                       list(v) if isinstance(v, list) else v)
+                                   for k, v in _state(self).items()})
+        return result
+    method.__name__ = original.__name__
+    method.__doc__ = original.__doc__
+    return method
+
+
+def _set(key: str) -> Callable[[dict[str, Any], tuple[Any, ...], dict[str, Any]], None]:
+    def record(state: dict[str, Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+        value = args[0] if args else next(iter(kwargs.values()), None)
+        state[key] = value
+    return record
+
+
+def _option(state: dict[str, Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+    key = args[0] if args else kwargs.get("key")
+    value = args[1] if len(args) > 1 else kwargs.get("value")
+    if key is not None and value is not None:
+        state["options"][str(key)] = _text(value)
+
+
+def _options(state: dict[str, Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+    for key, value in kwargs.items():
+        if value is not None:
+            state["options"][key] = _text(value)
+
+
+def _partition(state: dict[str, Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+    cols: list[str] = []
+    for a in args:
+        cols.extend([a] if isinstance(a, str) else list(a))
+    state["partition"] = cols
+
+
+def install() -> None:
+    """Wrap pyspark's reader and writer once per process (module docstring)."""
+    global _installed
+    if _installed:
+        return
+    try:
+        from pyspark.sql.readwriter import DataFrameReader, DataFrameWriter
+    except ImportError:  # pragma: no cover - pyspark is a dependency
+        return
+    R, W = DataFrameReader, DataFrameWriter
+    R.format = _recording(R.format, _set("format"))  # type: ignore[method-assign]
+    R.schema = _recording(R.schema, _set("schema"))  # type: ignore[method-assign]
+    R.option = _recording(R.option, _option)  # type: ignore[method-assign]
+    R.options = _recording(R.options, _options)  # type: ignore[method-assign]
+
+    def given(kind: str) -> Callable[[dict[str, Any], tuple[Any, ...], dict[str, Any]], str]:
+        return lambda _state, _args, _named: kind
+
+    def load_format(state: dict[str, Any], _args: tuple[Any, ...],
+                    named: dict[str, Any]) -> str | None:
+        return named.get("format") or state["format"] or "parquet"
+
+    R.load = _reader_call(load_format, R.load, ("path", "format", "schema"))  # type: ignore[method-assign]
+    R.json = _reader_call(given("json"), R.json, ("path", "schema"))  # type: ignore[method-assign]
+    R.csv = _reader_call(given("csv"), R.csv, ("path", "schema"))  # type: ignore[method-assign]
+    R.orc = _reader_call(given("orc"), R.orc, ("path",))  # type: ignore[method-assign]
+    R.text = _reader_call(given("text"), R.text, ("paths",))  # type: ignore[method-assign]
+    R.parquet = _parquet_call(R.parquet)  # type: ignore[method-assign]
+
+    W.format = _recording(W.format, _set("format"))  # type: ignore[method-assign]
+    W.mode = _recording(W.mode, _set("mode"))  # type: ignore[method-assign]
+    W.option = _recording(W.option, _option)  # type: ignore[method-assign]
+    W.options = _recording(W.options, _options)  # type: ignore[method-assign]
+    W.partitionBy = _recording(W.partitionBy, _partition)  # type: ignore[method-assign]
+
+    def wgiven(kind: str) -> Callable[[dict[str, Any], dict[str, Any]], str]:
+        return lambda _state, _named: kind
+
+    def save_format(state: dict[str, Any], named: dict[str, Any]) -> str | None:
+        return named.get("format") or state["format"]
+
+    W.save = _writer_call(save_format, W.save, ("path", "format", "mode", "partitionBy"))  # type: ignore[method-assign]
+    W.parquet = _writer_call(wgiven("parquet"), W.parquet, ("path", "mode", "partitionBy"))  # type: ignore[method-assign]
+    W.json = _writer_call(wgiven("json"), W.json, ("path", "mode"))  # type: ignore[method-assign]
+    W.csv = _writer_call(wgiven("csv"), W.csv, ("path", "mode"))  # type: ignore[method-assign]
+    W.orc = _writer_call(wgiven("orc"), W.orc, ("path", "mode", "partitionBy"))  # type: ignore[method-assign]
+    _installed = True
