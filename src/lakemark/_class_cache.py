@@ -160,7 +160,8 @@ def _workload(work: Path, partial: Path) -> None:
     spark.read.option("header", "true").csv(str(source / "b.csv")).collect()
     spark.stop()
     proc = getattr(gateway, "proc", None)
-    gateway.shutdown()
+    if gateway is not None:
+        gateway.shutdown()
     if proc is not None:  # the JVM writes the archive as it exits
         if proc.stdin is not None:
             proc.stdin.close()

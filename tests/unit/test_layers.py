@@ -6,7 +6,8 @@ The layers are DESIGN.md's (and docs/architecture.md's):
     1  planning                          pure planners
     2  storage                           listing and file systems by URI scheme
     3  state, catalog                    bookmark stores; data catalogs
-    4  sources, sinks, spark, tables,    plan -> DataFrame; DataFrame -> table; session setup
+    4  sources, sinks, spark, spark_io,  plan -> DataFrame; DataFrame -> table; session setup;
+       tables,                           plain Spark I/O on s3:// without S3A
        _jvm_stderr, _class_cache
     5  job, _heartbeat                   the run lifecycle
     6  glue, events, lineage             Glue facade; S3 events; lineage
@@ -31,7 +32,8 @@ LAYERS = {
     "planning": 1,
     "storage": 2,
     "state": 3, "catalog": 3,
-    "sources": 4, "sinks": 4, "spark": 4, "tables": 4, "_jvm_stderr": 4, "_class_cache": 4,
+    "sources": 4, "sinks": 4, "spark": 4, "spark_io": 4, "tables": 4, "_jvm_stderr": 4,
+    "_class_cache": 4,
     "job": 5, "_heartbeat": 5,
     "glue": 6, "events": 6, "lineage": 6,
     "cli": 7,
