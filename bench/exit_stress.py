@@ -3,8 +3,8 @@
     python bench/exit_stress.py [--repeats N] [--only NAME ...] [--out bench/results/exit_stress.json]
 
 Each case is a real ``lakemark`` command started as a scheduler starts it. A run counts as bad
-when its exit status is not 0, when its stderr is not empty (Spark's start-up noise, a Java
-stack trace) or when it printed ``terminate called`` (a native thread aborting the interpreter
+when its exit status is not 0, when its stderr holds anything but lakemark's own log lines
+(Spark's start-up noise, a Java stack trace) or when it printed ``terminate called`` (a native thread aborting the interpreter
 at exit, status 134). The suite runs the JVM-free cases 20 times each
 (tests/unit/test_cli_process.py) and each Spark case once (tests/spark/test_quiet_exit.py);
 this script runs every case ``--repeats`` times (default 20) and commits the counts.
@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -59,14 +60,19 @@ def lakemark(*args: str, env: dict[str, str] | None = None) -> subprocess.Comple
                           text=True, timeout=900, env=dict(os.environ, **(env or {})))
 
 
+#: lakemark's own log lines (rich's level column, then continuation lines) are not noise.
+LAKEMARK_LINE = re.compile(r"^(?:(?:DEBUG|INFO|WARNING|ERROR) {2,}\S| {4,}\S)")
+
+
 def bad(out: subprocess.CompletedProcess[str]) -> str | None:
     """Why a run is bad, or None."""
     if "terminate called" in out.stderr:
         return f"abort at exit (status {out.returncode})"
     if out.returncode != 0:
         return f"status {out.returncode}: {out.stderr.strip()[-300:]}"
-    if out.stderr.strip():
-        return f"stderr: {out.stderr.strip()[:300]}"
+    foreign = [line for line in out.stderr.splitlines() if line and not LAKEMARK_LINE.match(line)]
+    if foreign:
+        return f"stderr: {' | '.join(foreign)[:300]}"
     return None
 
 
@@ -181,6 +187,8 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=20)
     parser.add_argument("--only", nargs="*", default=None)
     parser.add_argument("--out", default=str(ROOT / "bench" / "results" / "exit_stress.json"))
+    parser.add_argument("--merge", action="store_true",
+                        help="keep the cases already in --out that this call does not run")
     args = parser.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="lakemark-exit-"))
     moto = Moto()
@@ -205,6 +213,8 @@ def main() -> None:
     finally:
         moto.close()
         shutil.rmtree(tmp, ignore_errors=True)
+    if args.merge and Path(args.out).exists():
+        results = {**json.loads(Path(args.out).read_text())["cases"], **results}
     doc = {"scenario": "exit_stress", "command": "python bench/exit_stress.py "
            f"--repeats {args.repeats}", "loadavg_at_end": [round(x, 2) for x in os.getloadavg()],
            "cases": results}

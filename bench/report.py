@@ -529,6 +529,38 @@ def render(d: dict[str, dict[str, Any]], out: Path) -> str:
         add(f"{li['corpus']}; {li['peer']}.\n")
     else:
         add(f"not measured ({(li or {}).get('reason', 'no result')})\n")
+
+    st = d.get("startup")
+    add("## 8. Fresh-process start (lakemark ingest files vs Spark's file source)\n")
+    if st and st.get("cases"):
+        add(_table(["new files", "lakemark s", "lakemark, no class archive s",
+                    "file source (AvailableNow) s", "file source / lakemark",
+                    "no archive / archive"],
+                   [[c["new_files"], c["wall_s_median"]["lakemark"],
+                     c["wall_s_median"]["lakemark_no_class_cache"],
+                     c["wall_s_median"]["spark_stream"], c["ratio_spark_stream_over_lakemark"],
+                     c["ratio_without_over_with_class_cache"]] for c in st["cases"]]) + "\n")
+        add(f"{st['files_already_taken']:,} files already taken by each tool; whole processes, "
+            f"medians of alternating repeats; load average at the end "
+            f"{st.get('loadavg_at_end')}. Command: `{st['command']}`. lakemark's profile of "
+            "the median fresh run (seconds since the process started):\n")
+        add(_table(["new files", *st["cases"][-1]["lakemark_profile_s"].keys()],
+                   [[c["new_files"], *[c["lakemark_profile_s"].get(k, "")
+                                        for k in st["cases"][-1]["lakemark_profile_s"]]]
+                    for c in st["cases"]]) + "\n")
+    else:
+        add("not measured\n")
+
+    ex = d.get("exit_stress")
+    add("## 9. Clean exits (each command as its own process, repeated)\n")
+    if ex and ex.get("cases"):
+        add(_table(["command", "runs", "bad runs", "median wall s"],
+                   [[name, c["runs"], c["bad"], c["wall_s_median"]]
+                    for name, c in ex["cases"].items()]) + "\n")
+        add("A run is bad when its status is not 0, it printed `terminate called`, or its "
+            f"stderr holds anything but lakemark's own log lines. Command: `{ex['command']}`.\n")
+    else:
+        add("not measured\n")
     return "\n".join(parts) + "\n"
 
 

@@ -223,7 +223,8 @@ def test_missing_required_argument_is_named(glue: GlueEnv) -> None:
                       ok=False)
     assert result.returncode != 0
     assert "--table" in result.stderr and "--target" in result.stderr
-    assert glue.cli("runs", "list", "x") == []
+    # Nothing was recorded: not a run, not even the state store.
+    assert not Path(glue.state.removeprefix("sqlite:///")).exists()
 
 
 # ------------------------------------------------------------------ Glue fidelity (issue 18)
