@@ -135,6 +135,9 @@ def _workload(work: Path, partial: Path) -> None:
 
     from .spark import spark_settings
 
+    # Submit arguments left in the environment (by `lakemark run`) would override the options
+    # below and the JVM would write no archive.
+    os.environ.pop("PYSPARK_SUBMIT_ARGS", None)
     master, settings = spark_settings("local[1]", {})
     settings["spark.driver.extraJavaOptions"] = (
         settings.get("spark.driver.extraJavaOptions", "")
@@ -169,4 +172,4 @@ def _workload(work: Path, partial: Path) -> None:
 
 
 if __name__ == "__main__":
-    build(Path(sys.argv[1]))
+    sys.exit(0 if build(Path(sys.argv[1])) else 1)

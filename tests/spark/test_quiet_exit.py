@@ -108,6 +108,7 @@ def test_a_class_data_archive_is_built_and_runs_start_with_it(tmp_path: Path) ->
     java = shutil.which("java")
     assert java
     env = dict(os.environ, LAKEMARK_CLASS_CACHE=str(tmp_path / "cache"))
+    env.pop("PYSPARK_SUBMIT_ARGS", None)  # left by in-process `lakemark run` tests
     os.environ[_class_cache.ENV] = env["LAKEMARK_CLASS_CACHE"]
     try:
         path = _class_cache.archive_path(java)

@@ -126,10 +126,12 @@ class RuntimeLineage:
 
     # The DataFrames read and written, seen through the job's own methods (instance only).
     def _wrap(self, job: Job) -> None:
-        def seen_read(read: Callable[..., Any]) -> Callable[..., Any]:
+        def seen_read(read: Callable[..., Any], read_name: str) -> Callable[..., Any]:
             def read_seen(*args: Any, **kwargs: Any) -> Any:
                 df = read(*args, **kwargs)
-                ctx = kwargs.get("ctx")
+                # read_planned names its ctx first; the other reads take it as a keyword.
+                ctx = kwargs.get("ctx") or (args[0] if read_name == "read_planned" and args
+                                            else None)
                 # The manifest key of an untracked source is numbered per run (Job._claim_ctx).
                 key = ctx if ctx else f"{UNTRACKED} #{job._untracked}"
                 self._read_frames.append((df, key))
@@ -145,8 +147,8 @@ class RuntimeLineage:
             self._written[key] = (_schema(df), trace)
             return result
 
-        setattr(job, "read_files", seen_read(job.read_files))  # noqa: B010
-        setattr(job, "read_jdbc", seen_read(job.read_jdbc))  # noqa: B010
+        for name in ("read_files", "read_planned", "read_jdbc"):
+            setattr(job, name, seen_read(getattr(job, name), name))
         setattr(job, "write", write_seen)  # noqa: B010
 
     def _trace(self, df: Any) -> ColumnTrace | None:
