@@ -1,4 +1,5 @@
-"""Renderers of :class:`JobLineage`: OpenLineage events, Graphviz DOT, Mermaid, JSON.
+"""Renderers of :class:`JobLineage`: Graphviz DOT, Mermaid, JSON (OpenLineage events are in
+:mod:`._openlineage`, re-exported here).
 
 All are pure functions of the lineage records; none reads files or the network. Each renders
 the records only after :func:`~._graph.redact_lineage` removed credentials, and each escapes
@@ -18,88 +19,13 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-import uuid
 from collections.abc import Sequence
-from datetime import datetime, timezone
 from typing import Any
 
 from ._graph import DIRECT, JobLineage, redact_lineage
+from ._openlineage import PRODUCER, to_openlineage
 
 __all__ = ["PRODUCER", "to_dot", "to_json", "to_mermaid", "to_openlineage"]
-
-PRODUCER = "https://github.com/lakemark/lakemark/lineage"
-_SCHEMA_URL = "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/RunEvent"
-
-
-def _ol_dataset(ds: Any, fields: Sequence[tuple[str, str | None]], output: Any = None,
-                ) -> dict[str, Any]:
-    from openlineage.client.facet_v2 import (
-        column_lineage_dataset,
-        schema_dataset,
-        symlinks_dataset,
-    )
-
-    facets: dict[str, Any] = {}
-    if fields:
-        facets["schema"] = schema_dataset.SchemaDatasetFacet(fields=[
-            schema_dataset.SchemaDatasetFacetFields(name=n, type=t or None)
-            for n, t in fields])
-    if ds.symlinks:
-        facets["symlinks"] = symlinks_dataset.SymlinksDatasetFacet(identifiers=[
-            symlinks_dataset.Identifier(namespace=s.namespace, name=s.name, type=s.type)
-            for s in ds.symlinks])
-    if output is not None and (output.columns or output.indirect):
-        def field(e: Any) -> Any:
-            return column_lineage_dataset.InputField(
-                namespace=e.dataset.namespace, name=e.dataset.name, field=e.field,
-                transformations=[column_lineage_dataset.Transformation(
-                    type=e.type, subtype=e.subtype,
-                    description=(f"{e.description} (line {e.line})" if e.description
-                                 else f"line {e.line}"),
-                    masking=False)])
-
-        facets["columnLineage"] = column_lineage_dataset.ColumnLineageDatasetFacet(
-            fields={name: column_lineage_dataset.Fields(inputFields=[field(e) for e in edges])
-                    for name, edges in output.columns},
-            dataset=[field(e) for e in output.indirect])
-    return facets
-
-
-def to_openlineage(jobs: Sequence[JobLineage], *, event_time: str | None = None,
-                   ) -> list[dict[str, Any]]:
-    """One COMPLETE RunEvent per job (openlineage-python's model, as plain JSON dicts),
-    with ``schema``, ``symlinks`` and ``columnLineage`` facets. Static lineage has no real
-    run, so each event gets a fresh run id and ``event_time`` (now by default)."""
-    from openlineage.client.event_v2 import InputDataset, Job, OutputDataset, Run, RunEvent
-    from openlineage.client.event_v2 import RunState
-    from openlineage.client.facet_v2 import job_type_job, source_code_job
-    from openlineage.client.serde import Serde
-
-    when = event_time or datetime.now(timezone.utc).isoformat()
-    jobs = redact_lineage(jobs, source=True)
-    events: list[dict[str, Any]] = []
-    for job in jobs:
-        inputs = [InputDataset(namespace=i.dataset.namespace, name=i.dataset.name,
-                               facets=_ol_dataset(i.dataset, i.fields))
-                  for i in job.inputs]
-        outputs = []
-        for o in job.outputs:
-            fields = [(name, None) for name, _ in o.columns]
-            outputs.append(OutputDataset(namespace=o.dataset.namespace, name=o.dataset.name,
-                                         facets=_ol_dataset(o.dataset, fields, o)))
-        job_facets: dict[str, Any] = {
-            "jobType": job_type_job.JobTypeJobFacet(processingType="BATCH",
-                                                    integration="GLUE", jobType="JOB"),
-        }
-        if job.source_code:
-            job_facets["sourceCode"] = source_code_job.SourceCodeJobFacet(
-                language="python", sourceCode=job.source_code)
-        event = RunEvent(eventType=RunState.COMPLETE, eventTime=when, producer=PRODUCER,
-                         run=Run(runId=str(uuid.uuid4())),
-                         job=Job(namespace=job.namespace, name=job.job, facets=job_facets),
-                         inputs=inputs, outputs=outputs)
-        events.append(json.loads(Serde.to_json(event)))
-    return events
 
 
 def to_json(jobs: Sequence[JobLineage]) -> list[dict[str, Any]]:
