@@ -40,20 +40,29 @@ def test_report_is_self_contained_and_holds_every_edge() -> None:
     assert ("b", "", "FILTER") in kinds
 
 
+def data_script(page: str) -> str:
+    """The report's own script (after the vendored dagre one): data and code."""
+    scripts = [s.split("</script>", 1)[0] for s in page.split("<script>")[1:]]
+    assert len(scripts) == 2 and "dagre" in scripts[0][:2000]
+    return scripts[1]
+
+
 def test_names_from_scripts_cannot_break_out_of_the_script_element() -> None:
     page = render()
-    script = page.split("<script>", 1)[1]
-    assert script.count("</script>") == 1  # only the real end tag
+    assert page.count("</script>") == 2  # only the real end tags (dagre, then the report's)
     assert "<img" not in page.split("<script>", 1)[0]
+    assert "alert(1)" in data_script(page) and "alert(1)" not in page.split("<script>", 1)[0]
 
 
 def test_embedded_javascript_parses(tmp_path: Path) -> None:
     node = shutil.which("node")
     if node is None:
         need_service("node is not installed; the report's script syntax is not checked")
-    script = render().split("<script>", 1)[1].rsplit("</script>", 1)[0]
-    path = tmp_path / "report.js"
-    path.write_text(script)
-    result = subprocess.run([node, "--check", str(path)], capture_output=True, text=True,
-                            timeout=60)
-    assert result.returncode == 0, result.stderr
+    page = render()
+    for n, script in enumerate((page.split("<script>", 1)[1].split("</script>", 1)[0],
+                                data_script(page))):
+        path = tmp_path / f"report{n}.js"
+        path.write_text(script)
+        result = subprocess.run([node, "--check", str(path)], capture_output=True, text=True,
+                                timeout=60)
+        assert result.returncode == 0, result.stderr

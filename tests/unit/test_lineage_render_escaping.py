@@ -141,8 +141,9 @@ def test_html_report_keeps_hostile_names_inside_its_data() -> None:
     hostile = parse(page)
     # the very same elements as a report of nothing: no element, comment or script was added
     assert hostile.tags == benign.tags and hostile.comments == benign.comments == []
-    assert len(hostile.scripts) == 1
-    script = hostile.scripts[0]
+    assert len(hostile.scripts) == 2  # the vendored dagre, then the report's data and code
+    assert hostile.scripts[0] == benign.scripts[0]
+    script = hostile.scripts[1]
     for bad in ("<!--", "</script", "<script", "\u2028", "\u2029"):
         assert bad not in script.lower()
     data = embedded_data(script)
@@ -172,7 +173,11 @@ def test_html_report_with_hostile_names_renders_in_chromium(tmp_path: Path) -> N
     assert len(re.findall(r'<path class="e (?:DIRECT|INDIRECT) ', dom)) == edges + indirect
     assert f'<span id="count">{edges + indirect} edges</span>' in dom
     assert "<script>alert(1)" not in dom.split("<script>", 2)[-1]  # only the report's script
-    assert len(re.findall(r"<option value=", dom)) == len(HOSTILE) + 1
+    job_filter = dom.split('<select id="job">', 1)[1].split("</select>", 1)[0]
+    assert len(re.findall(r"<option value=", job_filter)) == len(HOSTILE) + 1
+    # the index lists every job and dataset, each as one entry
+    assert len(re.findall(r'<li class="job[^"]*" data-id="j:', dom)) == len(HOSTILE)
+    assert len(re.findall(r'<li class="ds[^"]*" data-id="d:', dom)) == len(datasets)
 
 
 # -- DOT -------------------------------------------------------------------------------------
@@ -377,4 +382,4 @@ def test_each_name_alone_is_one_label(name: str) -> None:
     statements = dot_statements(to_dot([job]))
     assert len([s for s in statements if ("p", "->") in s]) == 3
     page = parse(to_html([job]))
-    assert len(page.scripts) == 1 and embedded_data(page.scripts[0])["jobs"] == [utf8(job.job)]
+    assert len(page.scripts) == 2 and embedded_data(page.scripts[1])["jobs"] == [utf8(job.job)]
