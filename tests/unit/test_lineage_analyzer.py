@@ -951,7 +951,7 @@ def test_columns_of_schemaless_frames_after_unknown_code_are_unknown_edges() -> 
         "a.select('x').write.parquet('s3://out/a')\n"
         "b = Map.apply(frame=glueContext.create_dynamic_frame.from_options("
         "connection_type='s3', connection_options={'paths': ['s3://in/b']}, format='json'), "
-        "f=lambda r: r)\n"
+        "f=lambda r: vendor.fix(r))\n"
         "b.toDF().select('y').write.parquet('s3://out/b')\n"
         "spark.read.json('s3://in/c').select('z').write.parquet('s3://out/c')\n")
     assert {(o, c, s) for o, c, _, _, s in direct(r)} == {

@@ -14,6 +14,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from ._datasets import DatasetResolver
+from ._map_fn import apply_map
 from ._graph import (
     AGGREGATION,
     FILTER,
@@ -192,6 +193,8 @@ class FrameOps:
             return frame
         if name in ("Map", "FlatMap"):
             kw = _bind(["frame", "f"], args, kwargs)
+            if name == "Map":
+                return apply_map(self, kw.get("frame"), kw.get("f"), line, "Map function")
             return self.opaque(kw.get("frame"), f"{name} function", line)
         if name == "EvaluateDataQuality":
             kw = _bind(["frame"], args, kwargs)
@@ -492,6 +495,9 @@ class FrameOps:
         if name in ("map", "mapPartitions", "transform"):
             if name == "transform" and args and isinstance(args[0], (UserFunc, Lambda)):
                 return self.call(args[0], [frame, *args[1:]], kwargs, line, "transform")
+            if name == "map" and frame.dynamic:
+                return apply_map(self, frame, args[0] if args else kwargs.get("f"), line,
+                                 "map function")
             return self.opaque(frame, f"{name} function", line)
         if name == "mergeDynamicFrame":
             other = args[0] if args else kwargs.get("stage_dynamic_frame")
