@@ -1,4 +1,3 @@
-"use strict";
 /* lakemark lineage report: an index of jobs and datasets (searchable) and, for the selection,
    its upstream/downstream graph (job -> dataset -> column) laid out by dagre. Names are data:
    they reach the page as text nodes and attribute values only. */
@@ -137,6 +136,7 @@ function apply(){
  $("count").textContent=n+" edges"}
 qBox.oninput=apply;sel.onchange=apply;depthSel.onchange=render;
 $("all").onclick=()=>select(null);
+if(ALL.length>400)$("all").textContent="whole graph (slow)";
 
 // -- pan and zoom -----------------------------------------------------------------------------
 let drag=null;
