@@ -17,7 +17,6 @@ every name for its format, so a crafted dataset, column or job name stays one la
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 from collections.abc import Sequence
 from typing import Any
