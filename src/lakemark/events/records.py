@@ -18,7 +18,7 @@ import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import datetime, UTC
 from typing import Any
 from urllib.parse import unquote_plus
 
@@ -77,7 +77,7 @@ class S3EventRecord:
         return {
             "record_id": self.record_id, "bucket": self.bucket, "key": self.key,
             "event_name": self.event_name, "event_time_ms": self.event_time_ms,
-            "event_date": datetime.fromtimestamp(self.event_time_ms / 1000, timezone.utc)
+            "event_date": datetime.fromtimestamp(self.event_time_ms / 1000, UTC)
             .strftime("%Y-%m-%d"),
             "size": self.size, "etag": self.etag, "version_id": self.version_id,
             "sequencer": self.sequencer,
@@ -97,7 +97,7 @@ def _event_time_ms(value: Any) -> int:
     except ValueError:
         raise EventParseError(f"eventTime {value!r} is not an ISO-8601 time") from None
     if parsed.tzinfo is None:
-        parsed = parsed.replace(tzinfo=timezone.utc)
+        parsed = parsed.replace(tzinfo=UTC)
     return int(parsed.timestamp() * 1000)
 
 
