@@ -11,7 +11,8 @@ plus — when a bound cut a version's events in two — the position of the last
    (SQS does not keep order) with an older sequencer than one already decided is stale and
    changes nothing — it neither re-reads the object nor hides a newer creation;
 3. candidates are taken in the (commit version, event time, key) order of their last event, up
-   to ``max_files`` / ``max_bytes`` (the first object is always taken, however large, so a run moves on);
+   to ``max_files`` / ``max_bytes`` (the first object is always taken, however large, so a run
+   moves on);
 4. when a bound cut the candidates, the checkpoint is the version before the last taken event
    plus that event's position; otherwise it is the table's current version, and the objects a
    backfill listing found (which no event names) are taken too.
