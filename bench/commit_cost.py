@@ -17,7 +17,8 @@ from pathlib import Path
 from typing import Any
 
 
-def scenario(workroot: Path, *, runs: int, checkpoints: list[int], window: int = 10) -> dict[str, Any]:
+def scenario(workroot: Path, *, runs: int, checkpoints: list[int],
+             window: int = 10) -> dict[str, Any]:
     import pyarrow as pa
     from deltalake import CommitProperties, DeltaTable, Transaction, write_deltalake
 

@@ -1,10 +1,12 @@
 """Clean exits, measured: every Delta-touching command run many times as its own process.
 
-    python bench/exit_stress.py [--repeats N] [--only NAME ...] [--out bench/results/exit_stress.json]
+    python bench/exit_stress.py [--repeats N] [--only NAME ...]
+                                [--out bench/results/exit_stress.json]
 
 Each case is a real ``lakemark`` command started as a scheduler starts it. A run counts as bad
 when its exit status is not 0, when its stderr holds anything but lakemark's own log lines
-(Spark's start-up noise, a Java stack trace) or when it printed ``terminate called`` (a native thread aborting the interpreter
+(Spark's start-up noise, a Java stack trace) or when it printed ``terminate called``
+(a native thread aborting the interpreter
 at exit, status 134). The suite runs the JVM-free cases 20 times each
 (tests/unit/test_cli_process.py) and each Spark case once (tests/spark/test_quiet_exit.py);
 this script runs every case ``--repeats`` times (default 20) and commits the counts.
@@ -118,7 +120,10 @@ class Moto:
         self.proc.wait(timeout=10)
 
 
-def cases(tmp: Path, moto: Moto | None) -> dict[str, Callable[[int], subprocess.CompletedProcess[str]]]:
+Case = Callable[[int], subprocess.CompletedProcess[str]]
+
+
+def cases(tmp: Path, moto: Moto | None) -> dict[str, Case]:
     state = f"sqlite:///{tmp / 'state.db'}"
     landing = tmp / "landing"
     landing.mkdir()

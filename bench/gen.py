@@ -42,7 +42,7 @@ def json_rows(seed: int, batch: int, index: int, rows: int) -> Iterator[str]:
     base_id = (batch * 1_000_000 + index) * 10_000
     for i in range(rows):
         note = " ".join(r.choice(_WORDS) for _ in range(r.randint(2, 8)))
-        yield ('{"id": %d, "customer": "c%06d", "amount": %.2f, "currency": "%s", '
+        yield ('{"id": %d, "customer": "c%06d", "amount": %.2f, "currency": "%s", '  # noqa: UP031
                '"status": "%s", "note": "%s", "ts": "2026-01-01T%02d:%02d:%02dZ"}\n' % (
                    base_id + i, r.randrange(1_000_000), r.random() * 1000,
                    r.choice(_CURRENCIES), r.choice(_STATUSES), note,

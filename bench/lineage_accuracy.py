@@ -5,7 +5,8 @@ here, with hand-labelled expected edges in expected.json).
 An edge is ``(output dataset, output column, input dataset, input column)``. Edges the
 analyser marks *uncertain* (a column of one of several schema-less inputs: "in one of them,
 not all") count for recall when true, and are left out of precision, which is measured on
-the edges the analyser asserts; their number is reported. Subtypes are compared separately (``subtype_agreement``: the share of found true edges whose subtype is
+the edges the analyser asserts; their number is reported. Subtypes are compared separately
+(``subtype_agreement``: the share of found true edges whose subtype is
 the labelled one). A *silent loss* is an expected output missing from the result, or a
 labelled warning (line + text) that is not reported. Nothing is executed: the scripts are
 only parsed. Run: PYTHONPATH=src .venv/bin/python bench/lineage_accuracy.py [--label NAME]

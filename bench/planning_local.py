@@ -2,7 +2,8 @@
 
 Compares lakemark's listing + planning time against the raw listing of the same folder
 (``os.scandir`` walk with one ``stat`` per file: the least any mtime-based planner must do), and
-reports the driver's peak memory. Target (issue 8, scenario 1): planning at most 1.3x the raw listing.
+reports the driver's peak memory. Target (issue 8, scenario 1):
+planning at most 1.3x the raw listing.
 
     python bench/planning_local.py [--files 100000] [--new 1000] [--repeat 5] [--out FILE]
 
@@ -57,7 +58,8 @@ def raw_listing(root: Path) -> int:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--files", type=int, default=100_000)
     ap.add_argument("--new", type=int, default=1_000)
     ap.add_argument("--repeat", type=int, default=5)

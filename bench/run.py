@@ -30,7 +30,8 @@ import tempfile
 import time
 import traceback
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 BENCH = Path(__file__).parent
 sys.path.insert(0, str(BENCH))

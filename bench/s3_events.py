@@ -46,7 +46,7 @@ def start_moto() -> tuple[subprocess.Popen[bytes], str]:
         except OSError:
             if time.monotonic() > deadline:
                 proc.kill()
-                raise SystemExit("moto_server did not start")
+                raise SystemExit("moto_server did not start") from None
             time.sleep(0.1)
 
 

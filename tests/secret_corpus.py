@@ -54,12 +54,12 @@ SHAPES: list[tuple[str, str]] = [
     # AWS key shapes and well-known token shapes
     ("credentials AKIALKMKTEST00000033 in use", "AKIALKMKTEST00000033"),
     ("session ASIALKMKTEST00000034 expired", "ASIALKMKTEST00000034"),
-    ("aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCY0000035KEY", "wJalrXUtnFEMI/K7MDENG/bPxRfiCY0000035KEY"),
-    ("secret key wJalrXUtnFEMI/K7MDENG+bPxRfiCY0000036KEY", "wJalrXUtnFEMI/K7MDENG+bPxRfiCY0000036KEY"),
+    ("aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCY0000035KEY", "wJalrXUtnFEMI/K7MDENG/bPxRfiCY0000035KEY"),  # noqa: E501
+    ("secret key wJalrXUtnFEMI/K7MDENG+bPxRfiCY0000036KEY", "wJalrXUtnFEMI/K7MDENG+bPxRfiCY0000036KEY"),  # noqa: E501
     ("Authorization: Bearer BearerTok37abcdefgh", "BearerTok37abcdefgh"),
     ("-----BEGIN RSA PRIVATE KEY-----\nMIIEpemKey38QIBAAKCAQEA\n-----END RSA PRIVATE KEY-----",
      "MIIEpemKey38QIBAAKCAQEA"),
-    ("token ghp_GithubTok39abcdefghijklmnopqrstuvwxyz0 used", "ghp_GithubTok39abcdefghijklmnopqrstuvwxyz0"),
+    ("token ghp_GithubTok39abcdefghijklmnopqrstuvwxyz0 used", "ghp_GithubTok39abcdefghijklmnopqrstuvwxyz0"),  # noqa: E501
     ("jwt eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJqd3Q0MCJ9.JwtSig40abcdefgh", "eyJzdWIiOiJqd3Q0MCJ9"),
     # quotes, SQL, nested configuration
     ('jdbc:oracle:thin:scott/"Qu0ted Pw41"@//db.example.com:1521/orcl', "Qu0ted Pw41"),

@@ -1,12 +1,18 @@
 """Every error lakemark raises on purpose, under one root class.
 
+Errors about one place carry it as a field as well as in the text: ``SourceError.uri`` (the
+source path or URI) and ``SinkError.target`` (the target), ``None`` where no single place is at
+fault.
+
 Third-party errors (sqlite3, botocore, Spark's Py4J/analysis errors, deltalake) are converted to
 these where they enter lakemark, so callers and the CLI catch one family and print one clear line.
 
     LakemarkError
     ├── ConfigError            bad option, argument, URL or environment value (nothing was done)
+    │   ├── FormatError        unknown or unavailable input/output format
+    │   ├── UnsupportedError   a Glue API, transform or option lakemark does not provide
+    │   └── TypeSyntaxError    a malformed Hive/Glue type string (lakemark.catalog)
     ├── SourceError            a source path/prefix is missing, unreadable or of the wrong kind
-    ├── FormatError            unknown or unavailable input/output format
     ├── StateError             the state store cannot be opened, is corrupt or of a newer schema
     │   ├── LeaseError         another run of the same job holds the lease
     │   ├── CommitConflict     a compare-and-swap commit lost a race
@@ -34,6 +40,7 @@ __all__ = [
     "ReadError",
     "SinkError",
     "EnvironmentProblem",
+    "UnsupportedError",
 ]
 
 
@@ -54,7 +61,12 @@ class ConfigError(LakemarkError, ValueError):
 
 
 class SourceError(LakemarkError):
-    """A source location is missing, unreadable, or not what the options say it is."""
+    """A source location is missing, unreadable, or not what the options say it is; ``uri``
+    names it (as given, credentials removed) when one location is at fault."""
+
+    def __init__(self, message: str, *, uri: str | None = None) -> None:
+        super().__init__(message)
+        self.uri = redact(uri) if uri is not None else None
 
 
 class FormatError(ConfigError):
@@ -102,7 +114,12 @@ class ReadError(LakemarkError):
 
 
 class SinkError(LakemarkError):
-    """A target could not be written, or exists but is not of the requested format."""
+    """A target could not be written, or exists but is not of the requested format; ``target``
+    names it (credentials removed) when one target is at fault."""
+
+    def __init__(self, message: str, *, target: str | None = None) -> None:
+        super().__init__(message)
+        self.target = redact(target) if target is not None else None
 
 
 class EnvironmentProblem(LakemarkError):
@@ -110,4 +127,4 @@ class EnvironmentProblem(LakemarkError):
 
 
 class UnsupportedError(ConfigError):
-    """A Glue API, transform or option that lakemark does not provide; it is named, never ignored."""
+    """A Glue API, transform or option lakemark does not provide; it is named, never ignored."""

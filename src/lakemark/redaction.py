@@ -114,7 +114,7 @@ def is_secret_name(name: str) -> bool:
 # -- patterns -----------------------------------------------------------------------------------
 _STOP = r"\s'\"<>`"  # what ends a token in free text
 
-_PEM = re.compile(r"-----BEGIN ([A-Z0-9 ]*)PRIVATE KEY-----.*?(?:-----END [A-Z0-9 ]*PRIVATE KEY-----|\Z)",
+_PEM = re.compile(r"-----BEGIN ([A-Z0-9 ]*)PRIVATE KEY-----.*?(?:-----END [A-Z0-9 ]*PRIVATE KEY-----|\Z)",  # noqa: E501
                   re.S)
 # scheme://user:PASSWORD@host — the password may hold '/', ':' and '@'; it ends at the first
 # '@' that is followed by a host and then a delimiter (so 'p@ss@db/x' loses 'p@ss').
@@ -153,7 +153,7 @@ _NEAR = re.compile(r"(?P<name>(?<![\w.\-])" + _NAME + r")(?P<sep>[\s\"':=,]{1,6}
 _AUTH_HEADER = re.compile(r"(?i)\b(?P<name>(?:proxy-)?authorization)(?P<sep>\"?\s*[:=]\s*\"?)"
                           r"(?P<value>[^\r\n\"]{1,4096})")
 # <password>…</password> (XML configuration)
-_XML = re.compile(r"<(?P<name>" + r"[A-Za-z_][\w.\-]{0,127}" + r")>(?P<value>[^<]{1,4096})</(?P=name)>")
+_XML = re.compile(r"<(?P<name>" + r"[A-Za-z_][\w.\-]{0,127}" + r")>(?P<value>[^<]{1,4096})</(?P=name)>")  # noqa: E501
 # name%3Dvalue (a URL-encoded query inside another)
 _ENCODED = re.compile(r"(?P<name>(?<![A-Za-z_.])[A-Za-z_][\w.\-]{0,127})(?P<sep>%3[dD])"
                       r"(?P<value>(?:(?!%26)[^" + _STOP + r"&;])+)")

@@ -56,7 +56,8 @@ def test_quick_run_writes_every_result(tmp_path: Path) -> None:
     assert s3["start_after_listing"]["planned"] == s3["full_listing"]["planned"] == s3["new_keys"]
 
     if importlib.util.find_spec("matplotlib") is None:
-        need_service("matplotlib is not installed (pip install 'lakemark[bench]'); report not built")
+        need_service("matplotlib is not installed (pip install 'lakemark[bench]'); "
+                     "report not built")
     readme = tmp_path / "README.md"
     proc = subprocess.run(
         [sys.executable, str(REPO / "bench" / "report.py"), "--results", str(out),

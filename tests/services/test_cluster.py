@@ -34,7 +34,8 @@ source, out, url, table, user, report = sys.argv[1:7]
 
 def where(df):
     """The working directory and pid of the processes that ran the tasks over ``df``."""
-    return df.rdd.mapPartitions(lambda rows: [(os.getcwd(), os.getpid(), sum(1 for _ in rows))]).collect()
+    return df.rdd.mapPartitions(
+        lambda rows: [(os.getcwd(), os.getpid(), sum(1 for _ in rows))]).collect()
 
 
 with Job("cluster-job") as job:
@@ -150,15 +151,18 @@ def test_incremental_job_on_a_standalone_cluster(tmp_path: Path, cluster: Cluste
         work = str(cluster.work)
         for cwd, pid, _ in first["tasks"]:
             assert cwd.startswith(work) and pid != first["driver_pid"], first
-        assert sorted(r["id"] for r in pq.read_table(out / "rows").to_pylist()) == list(range(1, 11))
+        ids = sorted(r["id"] for r in pq.read_table(out / "rows").to_pylist())
+        assert ids == list(range(1, 11))
 
-        conn.execute(f"INSERT INTO \"{schema}\".t SELECT g, 'r' || g FROM generate_series(11, 13) g")
+        conn.execute(f"INSERT INTO \"{schema}\".t "
+                     "SELECT g, 'r' || g FROM generate_series(11, 13) g")
         (source / "b.json").write_text('{"x": 3}\n')
         second = run(2)
         counts = [t[2] for t in second["tasks"]]
         assert sum(counts) == 4  # one new JSON row + three new table rows
         assert sorted(r["x"] for r in pq.read_table(out / "files").to_pylist()) == [1, 2, 3]
-        assert sorted(r["id"] for r in pq.read_table(out / "rows").to_pylist()) == list(range(1, 14))
+        ids = sorted(r["id"] for r in pq.read_table(out / "rows").to_pylist())
+        assert ids == list(range(1, 14))
 
         from lakemark.state import open_store
 

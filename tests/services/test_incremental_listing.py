@@ -34,7 +34,8 @@ def day_keys(day: int, count: int, start: int = 0) -> list[str]:
 def plan(state: str, job: str = "incr", **kw: Any) -> tuple[list[str], dict[str, Any]]:
     """Plan one run (nothing is read); the planned keys and the source's manifest entry."""
     with Job(job, state=state) as j:
-        files = [f.path.split("/events/", 1)[1] for f in j.plan_files(SOURCE, ctx="src", **kw).files]
+        planned = j.plan_files(SOURCE, ctx="src", **kw).files
+        files = [f.path.split("/events/", 1)[1] for f in planned]
         run_id = j.run_id
     store = open_store(state)
     try:

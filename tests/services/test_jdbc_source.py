@@ -172,7 +172,8 @@ def test_an_unconfirmed_primary_key_is_used_with_a_warning(  # type: ignore[no-u
     store.close()
 
 
-def test_hostile_names_and_values_are_quoted_and_rendered_safely(spark, pg: Pg, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_hostile_names_and_values_are_quoted_and_rendered_safely(  # type: ignore[no-untyped-def]
+        spark, pg: Pg, tmp_path: Path) -> None:
     s = pg.schema
     pg.sql(f'CREATE TABLE "{s}".sentinel (x int)')
     table = 'we"ird; DROP TABLE sentinel;--'

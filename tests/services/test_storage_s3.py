@@ -16,7 +16,7 @@ import subprocess
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
-from datetime import timezone
+from datetime import UTC
 from pathlib import Path
 from typing import Any
 
@@ -179,7 +179,7 @@ def test_mtime_is_last_modified_in_epoch_ms(bucket: Any) -> None:
     # S3 may truncate Last-Modified to the second
     assert before // 1000 * 1000 <= entry.mtime <= after
     head = bucket.head_object(Bucket=BUCKET, Key="t/one.json")["LastModified"]
-    assert entry.mtime // 1000 == int(head.astimezone(timezone.utc).timestamp())
+    assert entry.mtime // 1000 == int(head.astimezone(UTC).timestamp())
     assert listing.started_ms >= after
 
 

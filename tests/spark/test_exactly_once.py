@@ -119,7 +119,8 @@ def test_token_options_bad_input_changes_nothing(spark: Any, lake: Lake) -> None
             with pytest.raises(ConfigError, match=match):
                 job.write(df, str(lake.target), ctx="t", options=options)
         with pytest.raises(ConfigError, match="Delta targets only"):
-            job.write(df, str(lake.target) + "_pq", format="parquet", options={"txnAppId": "a", "txnVersion": "1"})
+            job.write(df, str(lake.target) + "_pq", format="parquet",
+                      options={"txnAppId": "a", "txnVersion": "1"})
         run_id = job.run_id
         job.fail("test over")
     assert not lake.target.exists() and not Path(str(lake.target) + "_pq").exists()

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import os
-from datetime import date, datetime, timedelta, timezone
+from datetime import date, datetime, timedelta, UTC
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -25,7 +25,7 @@ from lakemark.sinks import IdempotencyToken, WriteResult, write_target
 
 pytestmark = pytest.mark.spark
 
-UTC = timezone.utc
+UTC = UTC
 SCHEMA = ("id long, name string, ts timestamp, amount decimal(10,2), day date, "
           "region string")
 HIVE_NULL = "__HIVE_DEFAULT_PARTITION__"

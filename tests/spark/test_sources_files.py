@@ -31,7 +31,7 @@ os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
 
 pytestmark = pytest.mark.spark
 
-UTC = dt.timezone.utc
+UTC = dt.UTC
 
 
 def entry(path: Path) -> FileEntry:

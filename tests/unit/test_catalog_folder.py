@@ -189,7 +189,7 @@ def test_unreadable_format_names_the_table_and_what_was_found(catalog: FolderCat
     table = catalog.get_table("database", "access_logs")  # reading the entry is fine
     assert table.classification == "combined_apache"
     with pytest.raises(ConfigError, match=r"database\.access_logs.*'combined_apache'.*GrokSerDe"):
-        table.format
+        _ = table.format
     with pytest.raises(ConfigError, match="access_logs"):
         table.read_options()
 
@@ -530,7 +530,7 @@ def test_format_detection(kwargs: dict, classification: str) -> None:
     assert table.classification == classification
     if classification in ("iceberg", "delta", "view", ""):
         with pytest.raises(ConfigError, match=r"catalog table db\.t: cannot read"):
-            table.format
+            _ = table.format
 
 
 def test_table_input_has_only_writable_fields(catalog: FolderCatalog) -> None:

@@ -9,7 +9,8 @@ import pytest
 from lakemark.errors import ConfigError
 from lakemark.glue.jdbc import _catalog_dbtable, jdbc_source
 
-BASE = {"url": "jdbc:postgresql://h:5432/hr", "dbtable": "hr.emp", "user": "u", "password": "pw-xyzzy"}
+BASE = {"url": "jdbc:postgresql://h:5432/hr", "dbtable": "hr.emp", "user": "u",
+        "password": "pw-xyzzy"}
 
 
 def source(**extra: Any):  # type: ignore[no-untyped-def]

@@ -2,8 +2,9 @@
 shapes of public Glue jobs, with hand-labelled expected edges.
 
 For each script: every labelled column edge ``(output, column, input, field)`` is found and
-every edge the analyser asserts (not marked uncertain) is labelled, every labelled output is written, and every labelled warning (a construct the
-analyser cannot follow) is reported on its line — nothing vanishes silently.
+every edge the analyser asserts (not marked uncertain) is labelled, every labelled output is
+written, and every labelled warning (a construct the analyser cannot follow) is reported on its
+line — nothing vanishes silently.
 """
 
 from __future__ import annotations

@@ -154,7 +154,8 @@ def test_band_cap_bounds_state_without_losing_listed_files() -> None:
 
 
 def test_state_round_trips_through_json() -> None:
-    plan = plan_files(None, [f("a", 10), f("b", 11)], now_ms=12, options=FileOptions(bounded_files=1))
+    plan = plan_files(None, [f("a", 10), f("b", 11)], now_ms=12,
+                      options=FileOptions(bounded_files=1))
     again = FileState.from_json(plan.next_state.to_json())
     assert again == plan.next_state
 

@@ -374,3 +374,20 @@ def test_arrow_filesystem_for_local_paths(tmp_path: Path) -> None:
 def test_list_files_after_is_s3_only(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="S3"):
         list_files_after(str(tmp_path), "a")
+
+
+def test_source_errors_carry_the_path_as_a_field(tmp_path: Path) -> None:
+    missing = tmp_path / "nope"
+    with pytest.raises(SourceError) as caught:
+        list_files(str(missing))
+    assert caught.value.uri == str(missing)
+
+
+def test_errors_about_one_place_name_it_without_credentials() -> None:
+    from lakemark.catalog._types import TypeSyntaxError
+    from lakemark.errors import SinkError
+
+    assert issubclass(TypeSyntaxError, ConfigError) and issubclass(TypeSyntaxError, ValueError)
+    err = SinkError("cannot write", target="s3://AKIALKMKTEST00000099:secretpart@b/t")
+    assert "AKIALKMKTEST00000099" not in (err.target or "")
+    assert SourceError("x").uri is None

@@ -141,7 +141,8 @@ class Catalog(Protocol):
         ...
 
 
-def resolve_catalog_spec(spec: str | None = None, env: Mapping[str, str] | None = None) -> str | None:
+def resolve_catalog_spec(spec: str | None = None,
+                         env: Mapping[str, str] | None = None) -> str | None:
     """The catalog to use: ``spec`` (from ``--catalog``), else ``LAKEMARK_CATALOG``, else None."""
     if spec is not None and spec.strip():
         return spec.strip()

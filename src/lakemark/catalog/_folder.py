@@ -250,7 +250,7 @@ class FolderCatalog:
             + close_matches(name, self.list_databases())
         )
 
-    # -- tables --------------------------------------------------------------------------------------
+    # -- tables ------------------------------------------------------------------------------------
     def list_tables(self, database: str) -> list[CatalogTable]:
         path = self._table_file(database)
         if not path.is_file():
@@ -308,7 +308,7 @@ class FolderCatalog:
             data["TableList"] = tables
             self._write(path, data)
 
-    # -- partitions ----------------------------------------------------------------------------------
+    # -- partitions --------------------------------------------------------------------------------
     def _stored_partitions(self, table: CatalogTable) -> list[Partition] | None:
         path = self._partition_file(table)
         if not path.is_file():
@@ -360,7 +360,7 @@ class FolderCatalog:
                 entries.append(entry)
             self._write(path, {"Partitions": entries})
 
-    # -- connections ---------------------------------------------------------------------------------
+    # -- connections -------------------------------------------------------------------------------
     def get_connection(self, name: str, *, with_password: bool = False) -> Connection:
         """A connection from ``connections.json``; secret properties only with
         ``with_password=True``."""

@@ -62,7 +62,7 @@ class GlueCatalog:
         self._catalog_id = catalog_id
         self._client = client
 
-    # -- client --------------------------------------------------------------------------------------
+    # -- client ------------------------------------------------------------------------------------
     @property
     def endpoint(self) -> str | None:
         """The endpoint set in the environment, if any (botocore's default otherwise)."""
@@ -132,7 +132,7 @@ class GlueCatalog:
     def __repr__(self) -> str:
         return f"GlueCatalog({self.describe()!r})"
 
-    # -- calls ---------------------------------------------------------------------------------------
+    # -- calls -------------------------------------------------------------------------------------
     def _args(self, **kwargs: Any) -> dict[str, Any]:
         if self._catalog_id:
             kwargs["CatalogId"] = self._catalog_id
@@ -173,7 +173,7 @@ class GlueCatalog:
             return ConfigError(text)
         return SinkError(text) if write else SourceError(text)
 
-    # -- databases -----------------------------------------------------------------------------------
+    # -- databases ---------------------------------------------------------------------------------
     def list_databases(self) -> list[str]:
         return sorted(str(d["Name"]) for d in self._pages("get_databases", "DatabaseList",
                                                            "databases"))
@@ -188,7 +188,7 @@ class GlueCatalog:
                               + close_matches(name, self._safe(self.list_databases))) from None
         return Database.from_glue(response["Database"])
 
-    # -- tables --------------------------------------------------------------------------------------
+    # -- tables ------------------------------------------------------------------------------------
     def list_tables(self, database: str) -> list[CatalogTable]:
         from botocore.exceptions import ClientError
 
@@ -246,7 +246,7 @@ class GlueCatalog:
         except ClientError:
             raise self._missing_database(table.database) from None
 
-    # -- partitions ----------------------------------------------------------------------------------
+    # -- partitions --------------------------------------------------------------------------------
     def get_partitions(self, table: CatalogTable, predicate: str | None = None) -> list[Partition]:
         """GetPartitions (paginated); ``predicate`` is sent as ``Expression`` as far as Glue
         evaluates it exactly as lakemark does, and always applied here as well."""
@@ -308,7 +308,7 @@ class GlueCatalog:
                     f"{detail.get('ErrorCode')}: {detail.get('ErrorMessage')}"
                 )
 
-    # -- connections ---------------------------------------------------------------------------------
+    # -- connections -------------------------------------------------------------------------------
     def get_connection(self, name: str, *, with_password: bool = False) -> Connection:
         """GetConnection with ``HidePassword`` unless ``with_password=True``."""
         from botocore.exceptions import ClientError

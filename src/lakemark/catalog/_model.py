@@ -7,10 +7,9 @@ folder catalog can be rewritten without losing fields lakemark does not model (k
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import datetime, UTC
 from typing import Any
 
 from ..errors import ConfigError
@@ -59,7 +58,7 @@ def _entry(value: Any, what: str) -> Mapping[str, Any]:
 
 def now_iso() -> str:
     """The current time as the AWS CLI prints it."""
-    return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
+    return datetime.now(UTC).isoformat(timespec="milliseconds")
 
 
 # --------------------------------------------------------------------------------- columns

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..errors import ConfigError
+
 __all__ = ["HiveType", "TypeSyntaxError", "parse_type", "quote_name", "KINDS"]
 
 #: Comparison families: how a value of the type compares in a partition predicate.
@@ -44,8 +46,9 @@ _INTEGERS = frozenset({"tinyint", "smallint", "int", "bigint"})
 _MAX_PRECISION = 38
 
 
-class TypeSyntaxError(ValueError):
-    """A type string that is not a Hive type lakemark can map (the caller names the column)."""
+class TypeSyntaxError(ConfigError):
+    """A type string that is not a Hive type lakemark can map (the caller names the column).
+    A :class:`ConfigError` (hence also a ``ValueError``), so the CLI reports it as bad input."""
 
 
 @dataclass(frozen=True)

@@ -110,7 +110,7 @@ def _run(argv: Sequence[str] | None) -> int:
     except KeyboardInterrupt:
         click.echo("interrupted", err=True)
         return 130
-    except BaseException:  # an unexpected failure: show it (without credentials), never as a success
+    except BaseException:  # unexpected: show it (without credentials), never as a success
         from ..redaction import redact
 
         sys.stderr.write(redact(traceback.format_exc()))

@@ -21,7 +21,8 @@ def _write_events(folder: Path, day: str, name: str, first_id: int, count: int) 
     target = folder / f"day={day}"
     target.mkdir(parents=True, exist_ok=True)
     lines = [
-        json.dumps({"event_id": i, "user": f"user-{i % 7}", "action": ["view", "click", "buy"][i % 3],
+        json.dumps({"event_id": i, "user": f"user-{i % 7}",
+                    "action": ["view", "click", "buy"][i % 3],
                     "amount": round(i * 1.25, 2)})
         for i in range(first_id, first_id + count)
     ]
@@ -30,7 +31,8 @@ def _write_events(folder: Path, day: str, name: str, first_id: int, count: int) 
 
 @click.command("demo")
 @click.option("--dir", "directory", default="lakemark-demo", show_default=True,
-              type=click.Path(file_okay=False), help="Folder for the demo's input, table and state.")
+              type=click.Path(file_okay=False),
+              help="Folder for the demo's input, table and state.")
 @click.pass_context
 @handle_errors
 def demo(ctx: click.Context, directory: str) -> None:

@@ -105,7 +105,8 @@ def scan_cmd(folder: str, fmt: str, out: str | None, args: tuple[str, ...],
 @lineage.command("analyze")
 @click.argument("folder", type=click.Path(exists=True, file_okay=False))
 @click.option("--out", "out", required=True, type=click.Path(file_okay=False),
-              help="Folder for openlineage.jsonl, lineage.dot, lineage.mmd, lineage.json, lineage.html.")
+              help="Folder for openlineage.jsonl, lineage.dot, lineage.mmd, lineage.json, "
+                   "lineage.html.")
 @click.option("--arg", "args", multiple=True, metavar="KEY=VALUE",
               help="A run argument for every job (repeat).")
 @handle_errors

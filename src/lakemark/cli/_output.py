@@ -7,7 +7,7 @@ import json
 import logging
 import sys
 from collections.abc import Callable
-from datetime import datetime, timezone
+from datetime import datetime, UTC
 from typing import Any, TypeVar
 
 import click
@@ -64,7 +64,7 @@ def fmt_ms(ms: int | None) -> str:
     """Epoch milliseconds as an ISO-8601 UTC time (or '-')."""
     if ms is None:
         return "-"
-    return datetime.fromtimestamp(ms / 1000, tz=timezone.utc).isoformat(timespec="milliseconds")
+    return datetime.fromtimestamp(ms / 1000, tz=UTC).isoformat(timespec="milliseconds")
 
 
 def human_bytes(n: int) -> str:

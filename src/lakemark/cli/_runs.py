@@ -54,7 +54,8 @@ def _took(started_at: str, ended_at: str | None) -> str:
     """How long a run took, for people (``-`` while it runs)."""
     if not ended_at:
         return "-"
-    seconds = (datetime.fromisoformat(ended_at) - datetime.fromisoformat(started_at)).total_seconds()
+    took = datetime.fromisoformat(ended_at) - datetime.fromisoformat(started_at)
+    seconds = took.total_seconds()
     return f"{seconds:.1f}s" if seconds < 120 else f"{seconds / 60:.1f}min"
 
 

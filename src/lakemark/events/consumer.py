@@ -92,7 +92,8 @@ class SyncResult:
         }
 
 
-def _receive(client: Any, queue_url: str, options: QueueOptions, count: int) -> list[dict[str, Any]]:
+def _receive(client: Any, queue_url: str, options: QueueOptions,
+             count: int) -> list[dict[str, Any]]:
     try:
         response = client.receive_message(
             QueueUrl=queue_url, MaxNumberOfMessages=count, WaitTimeSeconds=options.wait_seconds,

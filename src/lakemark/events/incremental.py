@@ -13,6 +13,8 @@ the last event taken (``[commit version, event time, key, record_id]``). A run:
 5. takes them in (commit version, event time, key) order up to ``max_files`` / ``max_bytes``;
 6. records the objects in the run's manifest and reads them with lakemark's file reader.
 
+Steps 2 and 5 (and the checkpoint) are pure: :mod:`lakemark.planning.events`.
+
 A retry of a run whose failed attempt committed its sink replays that attempt's objects exactly
 (its write is then skipped by the sink's token), rather than planning afresh.
 
@@ -27,7 +29,15 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError, SourceError
 from ..planning import FileEntry
-from .records import ObjectFilter, S3EventRecord, latest_per_object
+from ..planning.events import (
+    STATE_KIND,
+    EventObjectPlan,
+    ObjectFilter,
+    S3EventRecord,
+    resume_point,
+    select_objects,
+    take_objects,
+)
 from .table import EventsTable
 
 if TYPE_CHECKING:
@@ -37,8 +47,6 @@ if TYPE_CHECKING:
 
 __all__ = ["EventObjectPlan", "IncrementalOptions", "plan_event_objects", "plan_event_source",
            "read_event_objects", "read_planned_objects"]
-
-STATE_KIND = "s3-events"
 
 
 @dataclass(frozen=True)
@@ -66,85 +74,24 @@ class IncrementalOptions:
                               f"{self.backfill_prefix!r}")
 
 
-@dataclass(frozen=True)
-class EventObjectPlan:
-    """Objects this run takes, and the checkpoint to commit if it succeeds."""
-
-    files: tuple[FileEntry, ...]
-    next_state: dict[str, Any]
-    table_version: int | None
-    pending: int
-    skipped_removed: int
-    skipped_missing: int
-    backfilled: int
-
-
-Position = tuple[int, int, str, str]
-
-
-def _position(row: dict[str, Any]) -> Position:
-    """Total order of events: commit version, then event time, key and record id."""
-    return (int(row["_commit_version"]), int(row["event_time_ms"]), str(row["key"]),
-            str(row["record_id"]))
-
-
 def plan_event_objects(table: EventsTable, previous: dict[str, Any] | None,
                        options: IncrementalOptions, s3_client: Any = None) -> EventObjectPlan:
-    """Which objects to take now (see the module documentation for the rules)."""
-    if options.from_version is not None:
-        after: int | None = options.from_version - 1 if options.from_version > 0 else None
-        cut: Position | None = None
-    elif previous:
-        if previous.get("kind") != STATE_KIND:
-            raise ConfigError(f"the ctx holds state of a {previous.get('kind')!r} source, not "
-                              "an S3 events source; use another ctx or reset it")
-        after = previous.get("version")
-        cut = tuple(previous["position"]) if previous.get("position") else None  # type: ignore[assignment]
-    else:
-        after, cut = None, None
+    """Which objects to take now: the pure rules of :mod:`lakemark.planning.events` over the
+    events read from ``table``, with the optional existence checks and backfill listing."""
+    after, cut = resume_point(previous, options.from_version)
     rows, current = table.changes_after(after)
-    events = [r for r in rows.to_pylist() if cut is None or _position(r) > cut]
-    events.sort(key=_position)
-    latest = latest_per_object(S3EventRecord.from_row(r) for r in events)
-    position_of = {(r["bucket"], r["key"]): _position(r) for r in events}
-    candidates: list[tuple[Position, S3EventRecord]] = []
-    removed = 0
-    for ident, record in latest.items():
-        if record.removed:
-            removed += 1
-        elif record.created and options.filter.keeps(record.key):
-            candidates.append((position_of[ident], record))
-    candidates.sort(key=lambda c: c[0])
+    earlier = [] if after is None else table.events_before(after, rows)
+    selection = select_objects(rows.to_pylist(), cut, options.filter, earlier)
+    candidates = list(selection.candidates)
     missing = 0
     if options.check_exists and candidates:
         existing = [c for c in candidates if _exists(s3_client, c[1])]
         missing = len(candidates) - len(existing)
         candidates = existing
     backfill = _backfill(table, options, s3_client, {c[1].uri for c in candidates})
-
-    taken: list[FileEntry] = []
-    total = 0
-    last: Position | None = None
-    cut_short = False
-    for pos, record in candidates:
-        size = record.size or 0
-        if (options.max_files is not None and len(taken) >= options.max_files) or (
-                options.max_bytes is not None and taken and total + size > options.max_bytes):
-            cut_short = True
-            break
-        taken.append(FileEntry(record.event_time_ms, record.uri, size))
-        total += size
-        last = pos
-    pending = len(candidates) - len(taken)
-    if cut_short and last is not None:
-        # Read up to the version before the last taken event; remember the exact position.
-        state = {"kind": STATE_KIND, "source": table.uri, "version": last[0] - 1,
-                 "position": list(last)}
-    else:
-        state = {"kind": STATE_KIND, "source": table.uri, "version": current, "position": None}
-        taken.extend(backfill)
-    return EventObjectPlan(tuple(taken), state, current, pending, removed, missing,
-                           len(backfill) if not cut_short else 0)
+    return take_objects(table.uri, current, candidates, backfill, max_files=options.max_files,
+                        max_bytes=options.max_bytes, removed=selection.removed,
+                        missing=missing, stale=selection.stale)
 
 
 def _exists(client: Any, record: S3EventRecord) -> bool:
@@ -213,7 +160,8 @@ def plan_event_source(job: Job, events_table: str, *, format: str, ctx: str = "e
                                int(recorded.get("pending_files") or 0),
                                int(recorded.get("skipped_removed") or 0),
                                int(recorded.get("skipped_missing") or 0),
-                               int(recorded.get("backfilled") or 0))
+                               int(recorded.get("backfilled") or 0),
+                               int(recorded.get("skipped_stale") or 0))
     else:
         plan = plan_event_objects(table, job.state_of(ctx), opts, s3_client)
     job.track_source(ctx, {
@@ -221,7 +169,8 @@ def plan_event_source(job: Job, events_table: str, *, format: str, ctx: str = "e
         "events_table_version": plan.table_version, "planned_files": len(plan.files),
         "planned_bytes": sum(f.size for f in plan.files), "pending_files": plan.pending,
         "skipped_removed": plan.skipped_removed, "skipped_missing": plan.skipped_missing,
-        "backfilled": plan.backfilled, "next_state": plan.next_state,
+        "backfilled": plan.backfilled, "skipped_stale": plan.skipped_stale,
+        "next_state": plan.next_state,
         "from_version": opts.from_version, "replay": job.replay_case(ctx),
     }, plan.files, plan.next_state)
     buckets = _buckets(plan)

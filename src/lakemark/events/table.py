@@ -10,6 +10,7 @@ rows that versions after its checkpoint inserted, each with its ``_commit_versio
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError, SinkError
@@ -137,6 +138,27 @@ class EventsTable:
         columns = [*EVENT_COLUMNS, "_commit_version"]
         out = inserts.select(columns)
         return out.cast(empty), current
+
+    def events_before(self, version: int, rows: pa.Table) -> list[dict[str, Any]]:
+        """Rows of versions up to ``version`` for the objects that ``rows`` name, as far back
+        as a day before the oldest event in ``rows``: where a newer event of those objects can
+        be (an object's sequencer order follows its event time), read by partition."""
+        import pyarrow.compute as pc
+
+        if rows.num_rows == 0 or version < 0:
+            return []
+        table = self._open()
+        if table is None:
+            return []
+        table.load_as_version(version)
+        oldest = int(pc.min(rows.column("event_time_ms")).as_py()) - 86_400_000
+        since = datetime.fromtimestamp(max(oldest, 0) / 1000, UTC).strftime("%Y-%m-%d")
+        wanted = set(zip(rows.column("bucket").to_pylist(), rows.column("key").to_pylist(),
+                         strict=True))
+        data = table.to_pyarrow_table(filters=[("event_date", ">=", since)],
+                                      columns=list(EVENT_COLUMNS))
+        keys = pc.is_in(data.column("key"), value_set=rows.column("key").unique())
+        return [r for r in data.filter(keys).to_pylist() if (r["bucket"], r["key"]) in wanted]
 
     def created_keys(self) -> set[tuple[str, str]]:
         """Every (bucket, key) that a created event in the table names."""

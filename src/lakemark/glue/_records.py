@@ -30,7 +30,7 @@ from ..errors import ConfigError
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, Row, SparkSession
-    from pyspark.sql.types import DataType, StructType
+    from pyspark.sql.types import DataType
 
 __all__ = ["filter_frame", "map_frame", "RecordErrors", "ERROR_SCHEMA", "to_record"]
 

@@ -33,7 +33,6 @@ _DOUBLE = r"^[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?$"
 
 
 def _kinds(col: Column) -> tuple[Column, Column, Column]:
-    from pyspark.sql import functions as F
 
     is_long = col.rlike(_LONG) & col.try_cast("bigint").isNotNull()
     is_double = ~is_long & col.rlike(_DOUBLE) & col.try_cast("double").isNotNull()

@@ -84,7 +84,7 @@ _FRAME_METHODS = _PASSTHROUGH_FRAME | _NO_VALUE | {
     "orderBy", "sort", "alias", "createOrReplaceTempView", "createTempView",
     "createGlobalTempView", "createOrReplaceGlobalTempView", "registerTempTable", "crossJoin",
     "intersect", "intersectAll", "subtract", "exceptAll", "rollup", "cube", "writeTo",
-    "transform", "selectExpr", "rdd", "na", "write", "printSchema",
+    "transform", "rdd", "na", "write", "printSchema",
 }
 
 

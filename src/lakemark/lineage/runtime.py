@@ -25,7 +25,7 @@ import sys
 import threading
 import uuid
 from collections.abc import Callable, Mapping
-from datetime import datetime, timezone
+from datetime import datetime, UTC
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -176,7 +176,7 @@ class RuntimeLineage:
 
     def _datasets(self) -> tuple[list[Any], list[Any]]:
         from openlineage.client.event_v2 import InputDataset, OutputDataset
-        from openlineage.client.facet_v2 import column_lineage_dataset, schema_dataset
+        from openlineage.client.facet_v2 import schema_dataset
 
         assert self.run_id is not None
         inputs: list[Any] = []
@@ -228,7 +228,7 @@ class RuntimeLineage:
         inputs, outputs = self._datasets() if state != "START" else ([], [])
         event = RunEvent(
             eventType=getattr(RunState, state),
-            eventTime=datetime.now(timezone.utc).isoformat(), producer=PRODUCER,
+            eventTime=datetime.now(UTC).isoformat(), producer=PRODUCER,
             run=Run(runId=run_uuid(self.run_id), facets=run_facets),
             job=OLJob(namespace=NAMESPACE, name=self.job.name, facets={
                 "jobType": job_type_job.JobTypeJobFacet(processingType="BATCH",

@@ -27,7 +27,7 @@ The rules are AWS Glue's job-bookmark rules for S3 sources, made exact:
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from operator import attrgetter
 from typing import Any
 

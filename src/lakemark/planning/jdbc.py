@@ -193,7 +193,7 @@ class KeyRange:
     empty: bool = False
 
     def contains(self, key: Sequence[KeyValue]) -> bool:
-        """Whether a row with composite key ``key`` is in the range (the SQL predicate's meaning)."""
+        """Whether a row with composite key ``key`` is in the range (the SQL predicate's sense)."""
         if self.empty:
             return False
         sign = 1 if self.keys.order == "asc" else -1
@@ -279,7 +279,8 @@ class JdbcPlan:
     next_state: JdbcState
 
 
-def _key_tuple(values: Sequence[Any] | None, keys: JdbcKeys, what: str) -> tuple[KeyValue, ...] | None:
+def _key_tuple(values: Sequence[Any] | None, keys: JdbcKeys,
+               what: str) -> tuple[KeyValue, ...] | None:
     if values is None:
         return None
     out = tuple(_check_value(v, f"{what} of {', '.join(keys.columns)}") for v in values)

@@ -79,7 +79,6 @@ class _OpenFile:
 
     def __init__(self, spec: ArrowWriteSpec, fs: pafs.FileSystem, relative: str,
                  schema: pa.Schema, partition_values: dict[str, str | None]) -> None:
-        import pyarrow as pa
 
         self.spec = spec
         self.fs = fs

@@ -64,7 +64,7 @@ STRING_STATS_PREFIX = 32
 _ESCAPED = frozenset('"#%\'*/:=?\\\x7f{[]^')
 _UNESCAPE = re.compile(r"%([0-9A-Fa-f]{2})")
 _OFFSET = re.compile(r"^(?:UTC|GMT|UT)?([+-])(\d{1,2})(?::?(\d{2}))?$")
-_UTC = dt.timezone.utc
+_UTC = dt.UTC
 
 
 def kind_of(delta_type: object) -> str:

@@ -328,7 +328,7 @@ def extreme_key(spark: SparkSession, source: JdbcSource, columns: Sequence[str],
     for name, value in zip(df.columns, rows[0]):
         if name in zoned and isinstance(value, _dt.datetime) and value.tzinfo is None:
             # PySpark gives zoned timestamps as naive local time: make them exact instants.
-            value = value.astimezone(_dt.timezone.utc)
+            value = value.astimezone(_dt.UTC)
         values.append(value)
     return tuple(values)
 

@@ -50,7 +50,7 @@ DIALECTS = ("postgresql", "mysql", "sqlserver", "oracle", "generic")
 _NUMBER = re.compile(r"-?[0-9]+(\.[0-9]+)?\Z")
 _DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}\Z")
 _TIMESTAMP = re.compile(
-    r"[0-9]{4}-[0-9]{2}-[0-9]{2}[ T][0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]{1,6})?([+-][0-9]{2}:[0-9]{2})?\Z"
+    r"[0-9]{4}-[0-9]{2}-[0-9]{2}[ T][0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]{1,6})?([+-][0-9]{2}:[0-9]{2})?\Z"  # noqa: E501
 )
 
 
@@ -185,7 +185,7 @@ def render_literal(value: KeyValue, dialect: str) -> str:
         if dialect == "mysql":
             kind = "TIMESTAMP"
             if value.tzinfo:  # MySQL has no zoned literal: compare in UTC
-                text = value.astimezone(_dt.timezone.utc).replace(tzinfo=None).isoformat(sep=" ")
+                text = value.astimezone(_dt.UTC).replace(tzinfo=None).isoformat(sep=" ")
                 text = _checked(text, _TIMESTAMP, "timestamp")
         return f"{kind} '{text}'"
     if isinstance(value, _dt.date):

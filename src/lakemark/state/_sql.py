@@ -17,7 +17,7 @@ import uuid
 from collections.abc import Callable, Collection, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import replace
-from datetime import datetime, timezone
+from datetime import datetime, UTC
 from typing import Any
 
 from ..errors import (CommitConflict, ConfigError, LeaseError, LeaseLost, StateError,
@@ -113,7 +113,7 @@ class LockedReads:
 
 
 def _now_iso() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def _pid_alive(pid: int) -> bool:

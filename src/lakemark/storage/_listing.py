@@ -142,7 +142,8 @@ def list_files_after(
     if "://" in after:
         after_loc = parse_uri(after)
         if not after_loc.is_s3 or after_loc.bucket != loc.bucket:
-            raise ConfigError(f"start_after_key {start_after_key!r} is not in bucket {loc.bucket!r}")
+            raise ConfigError(
+                f"start_after_key {start_after_key!r} is not in bucket {loc.bucket!r}")
         after = after_loc.key
     excl = parse_exclusions(exclusions)
     started = _now_ms()
@@ -168,7 +169,9 @@ def check_source(uri: str, *, s3_client: Any = None) -> Location:
         probe_s3(s3_client if s3_client is not None else make_s3_client(), loc)
     else:
         if not os.path.exists(loc.key):
-            raise SourceError(f"source path does not exist: {loc.key}")
+            raise SourceError(f"source path does not exist: {loc.key}", uri=str(loc.original))
         if not os.access(loc.key, os.R_OK):
-            raise SourceError(f"cannot read source path {loc.key}: permission denied")
+            raise SourceError(
+                f"cannot read source path {loc.key}: permission denied",
+                uri=str(loc.original))
     return loc

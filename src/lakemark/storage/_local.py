@@ -35,16 +35,20 @@ def list_local(root: str, *, recurse: bool, exclusions: Exclusions) -> list[File
     try:
         st = os.stat(root)
     except FileNotFoundError:
-        raise SourceError(f"source path does not exist: {root}") from None
+        raise SourceError(f"source path does not exist: {root}", uri=str(root)) from None
     except NotADirectoryError:
-        raise SourceError(f"source path does not exist (a parent is a file): {root}") from None
+        raise SourceError(
+            f"source path does not exist (a parent is a file): {root}",
+            uri=str(root)) from None
     except OSError as exc:
-        raise SourceError(f"cannot read source path {root}: {exc.strerror or exc}") from None
+        raise SourceError(
+            f"cannot read source path {root}: {exc.strerror or exc}",
+            uri=str(root)) from None
     if stat.S_ISREG(st.st_mode):
         name = os.path.basename(root)
         return [] if exclusions.excludes(name, root) else [_entry(root, st)]
     if not stat.S_ISDIR(st.st_mode):
-        raise SourceError(f"source path is neither a file nor a folder: {root}")
+        raise SourceError(f"source path is neither a file nor a folder: {root}", uri=str(root))
 
     files: list[FileEntry] = []
     seen_dirs = {(st.st_dev, st.st_ino)}
@@ -101,8 +105,8 @@ def _stat_carefully(
             continue
         except OSError as exc:
             raise SourceError(
-                f"cannot read {entry.path} under source {root}: {exc.strerror or exc}"
-            ) from None
+                f"cannot read {entry.path} under source {root}: {exc.strerror or exc}",
+                uri=entry.path) from None
         kept.append(entry)
     return kept, stats
 
@@ -114,7 +118,9 @@ def _scan(folder: str, *, is_root: bool) -> list[os.DirEntry[str]]:
             return list(it)
     except FileNotFoundError:
         if is_root:
-            raise SourceError(f"source path does not exist: {folder}") from None
+            raise SourceError(f"source path does not exist: {folder}", uri=str(folder)) from None
         return []  # removed while we walked
     except OSError as exc:
-        raise SourceError(f"cannot read folder {folder}: {exc.strerror or exc}") from None
+        raise SourceError(
+            f"cannot read folder {folder}: {exc.strerror or exc}",
+            uri=str(folder)) from None

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timedelta, UTC
 from typing import Any
 
 from ..errors import SourceError
@@ -24,7 +24,7 @@ from ._uri import Location
 __all__ = ["s3_client", "list_s3", "probe_s3", "PAGE_SIZE"]
 
 PAGE_SIZE = 1000  # ListObjectsV2's maximum
-_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _MS = timedelta(milliseconds=1)
 
 
@@ -64,7 +64,7 @@ def s3_client(
 def _mtime_ms(value: datetime) -> int:
     """An S3 ``LastModified`` as exact integer epoch milliseconds (no float rounding)."""
     if value.tzinfo is None:
-        value = value.replace(tzinfo=timezone.utc)
+        value = value.replace(tzinfo=UTC)
     return (value - _EPOCH) // _MS
 
 
@@ -78,30 +78,27 @@ def _convert(exc: Exception, loc: Location) -> SourceError:
         code = str(error.get("Code", "")) or "Unknown"
         message = str(error.get("Message", "")) or code
         if code in ("NoSuchBucket", "404"):
-            return SourceError(f"S3 bucket {loc.bucket!r} does not exist (listing {uri})")
+            return SourceError(
+                f"S3 bucket {loc.bucket!r} does not exist (listing {uri})",
+                uri=str(uri))
         if code in ("AccessDenied", "403", "AllAccessDisabled", "InvalidAccessKeyId",
                     "SignatureDoesNotMatch", "ExpiredToken"):
-            return SourceError(f"access to {uri} denied by S3 ({code}: {message})")
-        return SourceError(f"cannot list {uri}: S3 error {code}: {message}")
-    return SourceError(f"cannot list {uri}: {type(exc).__name__}: {exc}")
+            return SourceError(f"access to {uri} denied by S3 ({code}: {message})", uri=str(uri))
+        return SourceError(f"cannot list {uri}: S3 error {code}: {message}", uri=str(uri))
+    return SourceError(f"cannot list {uri}: {type(exc).__name__}: {exc}", uri=str(uri))
 
 
 def _pages(client: Any, loc: Location, params: dict[str, Any]) -> Iterator[dict[str, Any]]:
-    """ListObjectsV2 responses for ``params``, following continuation tokens."""
+    """ListObjectsV2 responses for ``params``, through boto3's paginator (which follows the
+    continuation tokens); botocore errors become :class:`SourceError` naming the URI."""
     from botocore.exceptions import BotoCoreError, ClientError
 
     request = {"Bucket": loc.bucket, "MaxKeys": PAGE_SIZE, **params}
-    while True:
-        try:
-            page: dict[str, Any] = client.list_objects_v2(**request)
-        except (ClientError, BotoCoreError) as exc:
-            raise _convert(exc, loc) from exc
-        yield page
-        token = page.get("NextContinuationToken")
-        if not page.get("IsTruncated") or not token:
-            return
-        request = {k: v for k, v in request.items() if k != "StartAfter"}
-        request["ContinuationToken"] = token
+    pages = client.get_paginator("list_objects_v2").paginate(**request)
+    try:
+        yield from pages
+    except (ClientError, BotoCoreError) as exc:
+        raise _convert(exc, loc) from exc
 
 
 def _is_marker(key: str) -> bool:

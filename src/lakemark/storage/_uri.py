@@ -52,7 +52,7 @@ class Location:
 
     @property
     def root(self) -> str:
-        """The canonical name: an absolute path, or ``s3://bucket[/prefix]`` without a trailing /."""
+        """The canonical name: an absolute path, or ``s3://bucket[/prefix]`` with no trailing /."""
         if self.scheme == "file":
             return self.key
         prefix = self.key.rstrip("/")
