@@ -61,8 +61,9 @@ def measure(jobs: int, browser: str | None) -> dict[str, Any]:
         if browser is None:
             return out
         data = json.loads(re.search(r"const D=(.*?);const NS=", page, re.S).group(1))  # type: ignore[union-attr]
-        key = {d["label"]: d["key"] for d in data["datasets"]}["lake.t_%03d" % (jobs // 2)]
-        page = page.replace("<script>\nconst D=", "<script>\nwindow.__t0=performance.now();const D=", 1)
+        key = {d["label"]: d["key"] for d in data["datasets"]}[f"lake.t_{jobs // 2:03d}"]
+        page = page.replace("<script>\nconst D=",
+                            "<script>\nwindow.__t0=performance.now();const D=", 1)
         probed = root / "probe.html"
         probed.write_text(page.rsplit("</body></html>", 1)[0]
                           + PROBE.replace("__KEY__", json.dumps(key)))

@@ -29,7 +29,8 @@ def keys(client: Any, prefix: str) -> list[str]:
 
 
 def test_reads_json_csv_and_parquet_from_s3(spark: Any, bucket: Any) -> None:
-    bucket.put_object(Bucket="lake", Key="raw/a.json", Body=b'{"id": 1, "v": "x"}\n{"id": 2, "v": "y"}\n')
+    bucket.put_object(Bucket="lake", Key="raw/a.json",
+                      Body=b'{"id": 1, "v": "x"}\n{"id": 2, "v": "y"}\n')
     bucket.put_object(Bucket="lake", Key="raw/d=2024-01-02/b.json", Body=b'{"id": 3, "v": "z"}\n')
     bucket.put_object(Bucket="lake", Key="csv/a.csv", Body=b"id;name\n1;ann\n2;bob\n")
     df = spark.read.json("s3://lake/raw/")

@@ -149,10 +149,10 @@ def test_index_search_focus_depth_filter_and_column_lineage_in_chromium(
         tmp_path: Path, jobs: int) -> None:
     path, data = build(tmp_path, jobs)
     keys = {d["label"]: d["key"] for d in data["datasets"]}
-    target = keys["lake.t_%03d" % (jobs // 3)]
-    writer = "job_%03d" % (jobs // 3)
-    column = "a_%03d" % (jobs // 3)
-    r = probe(tmp_path, path, data, query="u_%03d" % (jobs // 3), dataset=target, job=writer,
+    target = keys[f"lake.t_{jobs // 3:03d}"]
+    writer = f"job_{jobs // 3:03d}"
+    column = f"a_{jobs // 3:03d}"
+    r = probe(tmp_path, path, data, query=f"u_{jobs // 3:03d}", dataset=target, job=writer,
               column=column)
 
     # the index holds every job and dataset; the first view is everything only when small
@@ -185,12 +185,12 @@ def test_index_search_focus_depth_filter_and_column_lineage_in_chromium(
 @pytest.mark.parametrize("jobs", [30, 500])
 def test_report_screenshots_at_scale(tmp_path: Path, jobs: int) -> None:
     path, data = build(tmp_path, jobs)
-    target = {d["label"]: d["key"] for d in data["datasets"]}["lake.t_%03d" % (jobs // 2)]
+    target = {d["label"]: d["key"] for d in data["datasets"]}[f"lake.t_{jobs // 2:03d}"]
     url = path.resolve().as_uri() + "#sel=d:" + target
     dom = browser(chromium(), tmp_path, url)
     drawn = re.findall(r'<g class="ds[^"]*" data-key="([^"]*)"', dom)
     assert len(drawn) == len(split(neighbourhood(data, "d:" + target, 2))["ds"])
-    assert re.search(r'<g class="ds focus" data-key="%s"' % re.escape(html.escape(target)), dom)
+    assert re.search(rf'<g class="ds focus" data-key="{re.escape(html.escape(target))}"', dom)
     shot = tmp_path / "shot.png"
     browser(chromium(), tmp_path, url, shot=shot)
     png = shot.read_bytes()

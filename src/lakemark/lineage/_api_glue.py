@@ -71,7 +71,8 @@ class GlueIO(DatasetIO):
             name = name[len("from_"):]
         if name == "catalog":
             kw = _bind(["frame", "database", "table_name"], args, kwargs)
-            self.write_catalog(kw.get("frame", kw.get("dataframe", kw.get("frame_or_dfc"))), kw, line)
+            frame = kw.get("frame", kw.get("dataframe", kw.get("frame_or_dfc")))
+            self.write_catalog(frame, kw, line)
         elif name == "options":
             kw = _bind(["frame", "connection_type", "connection_options", "format"], args,
                        kwargs)

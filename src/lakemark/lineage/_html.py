@@ -36,7 +36,8 @@ def _asset(name: str) -> str:
     return (_ASSETS / name).read_text(encoding="utf-8")
 
 
-def _collect(jobs: Sequence[JobLineage]) -> tuple[dict[str, dict[str, object]], list[dict[str, object]]]:
+def _collect(jobs: Sequence[JobLineage]
+             ) -> tuple[dict[str, dict[str, object]], list[dict[str, object]]]:
     """Every dataset (its columns, the jobs that read and write it) and every column edge."""
     datasets: dict[str, dict[str, object]] = {}
 

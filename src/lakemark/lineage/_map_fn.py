@@ -113,7 +113,8 @@ def _target(node: ast.AST, row: str) -> str | None:
         if isinstance(node.value, ast.Name) and node.value.id == row:
             return _key(node.slice)
         return _target(node.value, row)
-    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == row:
+    if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
+            and node.value.id == row):
         raise _Opaque
     return None
 

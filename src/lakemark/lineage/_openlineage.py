@@ -22,7 +22,7 @@ from __future__ import annotations
 import json
 import uuid
 from collections.abc import Sequence
-from datetime import datetime, timezone
+from datetime import datetime, UTC
 from typing import Any
 
 from ._graph import (
@@ -160,7 +160,7 @@ def to_openlineage(jobs: Sequence[JobLineage], *, event_time: str | None = None,
     from openlineage.client.facet_v2 import job_type_job, source_code_job
     from openlineage.client.serde import Serde
 
-    when = event_time or datetime.now(timezone.utc).isoformat()
+    when = event_time or datetime.now(UTC).isoformat()
     jobs = redact_lineage(jobs, source=True)
     events: list[dict[str, Any]] = []
     for job in jobs:

@@ -13,8 +13,8 @@ facet traced from the plan Spark ran (:mod:`lakemark.lineage._spark_plan`): each
 column maps to the columns of the frames the job read (``read_files``, ``read_jdbc``, so also
 the Glue facade's sources) that it was computed from — DIRECT with subtype IDENTITY,
 TRANSFORMATION or AGGREGATION — and filter, join, grouping, sort and window keys are
-dataset-level INDIRECT inputs. Dataset names follow docs/lineage.md. A transport that fails is reported on stderr and never
-fails the run.
+dataset-level INDIRECT inputs. Dataset names follow docs/lineage.md. A transport that fails is
+reported on stderr and never fails the run.
 """
 
 from __future__ import annotations
