@@ -230,11 +230,14 @@ def test_every_file_is_taken_at_most_once_and_only_too_late_ones_are_missed(
     state: FileState | None = None
     taken: list[str] = []
     highs: list[int] = []
+    first_seen: dict[str, FileState | None] = {}  # the state before the run that first listed it
     now = 0
     # Keep running until everything visible has been offered and the planner is idle.
     horizon = max((a.visible_at for a in arrivals), default=0) + 300
     while now <= horizon + 50 * (len(arrivals) + 1):
         listing = [FileEntry(a.mtime, a.path, a.size) for a in arrivals if a.visible_at <= now]
+        for e in listing:
+            first_seen.setdefault(e.path, state)
         plan = plan_files(state, listing, now_ms=now, options=opts)
         assert list(plan.files) == sorted(plan.files)
         taken += [e.path for e in plan.files]
@@ -248,11 +251,24 @@ def test_every_file_is_taken_at_most_once_and_only_too_late_ones_are_missed(
     missed = {a.path for a in arrivals} - set(taken)
     for a in arrivals:
         if a.path in missed:
-            # Only a file that became visible after the band had moved past its mtime may be
-            # missed: at some run before it appeared, high - maxBand had reached its mtime.
-            assert a.visible_at > a.mtime + band or cap is not None and a.visible_at > a.mtime, (
-                f"{a} was missed although it arrived inside the band"
+            # The only way to be passed over: when the file was first listed, its key was
+            # already at or below the state's floor — the MaxBand window's lower edge
+            # (high - maxBand) or the floor that maxFilesInBand raised.
+            before = first_seen[a.path]
+            assert before is not None and below_floor((a.mtime, a.path), before, band), (
+                f"{a} was missed although it was listed above the floor ({before})"
             )
+
+
+def below_floor(key: tuple[int, str], state: FileState, band: int) -> bool:
+    """Whether ``key`` is at or below the state's floor (a bound ``(ms, None)`` covers all of
+    that millisecond; ``(ms, path)`` the keys up to that path)."""
+    assert state.high is not None
+    bounds: list[tuple[int, str | None]] = [(state.high - band, None)]
+    if state.floor is not None:
+        bounds.append(state.floor)
+    return any(key[0] < ms or (key[0] == ms and (path is None or key[1] <= path))
+               for ms, path in bounds)
 
 
 @settings(max_examples=300, deadline=None)
