@@ -88,3 +88,36 @@ def test_bookmarked_json_source_with_choices(spark: Any, tmp_path: Path,
     frame = _read(glue, path, ctx="src")
     assert [r["provider"] for r in frame.toDF().collect()] == ["XYZ9"]  # one type: no choice
     job.commit()
+
+
+def test_to_df_options_and_apply_mapping_on_choices(spark: Any, tmp_path: Path) -> None:
+    from pyspark.sql.types import LongType, StringType
+
+    from lakemark.glue.dynamicframe import ResolveOption
+
+    frame = _read(GlueContext(spark.sparkContext), _source(tmp_path))
+    df = frame.toDF([ResolveOption("provider", "Project", LongType()),
+                     ResolveOption("price", "Cast", StringType()),
+                     ResolveOption("flag", "KeepAsStruct")])
+    assert dict(df.dtypes)["provider"] == "bigint" and dict(df.dtypes)["price"] == "string"
+    assert dict(df.dtypes)["flag"] == "struct<boolean:boolean,string:string>"
+    got = _by_id(df)
+    assert [got[i]["provider"] for i in (1, 2, 3)] == [10001, None, 10002]
+    assert [got[i]["price"] for i in (1, 2, 3)] == ["1.5", "free", "2.0"]
+    with pytest.raises(Exception, match="Missing target type"):
+        frame.toDF([ResolveOption("provider", "Cast")])
+
+    # Athena type names, dotted and back-quoted targets, on a choice source.
+    mapped = frame.apply_mapping([
+        ("provider", "choice", "provider_id", "varchar"),
+        ("id", "long", "meta.id", "tinyint"),
+        ("zip", "string", "`zip.code`", "varchar(5)"),
+        ("price", "choice", "price", "decimal(10,2)"),
+    ]).toDF()
+    assert [(f.name, f.dataType.simpleString()) for f in mapped.schema.fields] == [
+        ("provider_id", "string"), ("meta", "struct<id:tinyint>"), ("zip.code", "string"),
+        ("price", "decimal(10,2)")]
+    rows = {r["meta"]["id"]: r.asDict(recursive=True) for r in mapped.collect()}
+    assert [rows[i]["provider_id"] for i in (1, 2, 3)] == ["10001", "ABC0", "10002"]
+    assert [str(rows[i]["price"]) for i in (1, 2, 3)] == ["1.50", "None", "2.00"]
+    assert rows[1]["zip.code"] == "02134"

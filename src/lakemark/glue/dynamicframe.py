@@ -75,9 +75,39 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
     from pyspark.sql.types import StructType
 
-__all__ = ["DynamicFrame", "DynamicFrameCollection"]
+__all__ = ["DynamicFrame", "DynamicFrameCollection", "ResolveOption"]
 
 log = logging.getLogger("lakemark.glue")
+
+
+class ResolveOption:
+    """Glue's option for ``toDF``: resolve the choice at ``path`` by ``action`` (``Project``,
+    ``Cast`` — both need ``target``, a Spark ``DataType`` — or ``KeepAsStruct``)."""
+
+    def __init__(self, path: str, action: str, target: Any = None) -> None:
+        self.path = path
+        self.action = action
+        self.target = target
+
+
+def _resolve_option_spec(option: Any) -> tuple[str, str] | None:
+    """A ``ResolveOption`` as a resolveChoice spec; None for ``KeepAsStruct``."""
+    from ._df_types import glue_type_name
+
+    action = str(getattr(option, "action", "")).lower()
+    path = getattr(option, "path", None)
+    if not isinstance(path, str) or not path:
+        raise ConfigError(f"toDF option {option!r} needs a path (ResolveOption(path, action))")
+    if action == "keepasstruct":
+        return None
+    if action not in ("project", "cast"):
+        raise ConfigError(f"toDF option for {path!r}: action {option.action!r} is not one of "
+                          "Project, Cast, KeepAsStruct")
+    target = getattr(option, "target", None)
+    if target is None:
+        raise ConfigError(f"Missing target type for resolve action {option.action} ({path!r})")
+    name = target if isinstance(target, str) else glue_type_name(target)
+    return (path, f"{action}:{name}")
 
 
 class DynamicFrame:
@@ -108,14 +138,17 @@ class DynamicFrame:
         """Wrap a Spark DataFrame."""
         return DynamicFrame(dataframe, glue_ctx, name)
 
-    def toDF(self, options: Any = None) -> DataFrame:
+    def toDF(self, options: Sequence[ResolveOption] | None = None) -> DataFrame:
         """The Spark DataFrame; a choice field left unresolved becomes a struct with one field
-        per type (``struct<long:bigint,string:string>``). Glue's ``options`` (ResolveOption
-        list) are not supported: use ``resolveChoice`` first."""
-        if options:
-            raise UnsupportedError("toDF(options=...) is not supported by lakemark; resolve "
-                                   f"choice types with resolveChoice first (got {options!r})")
-        return _plain(self._df)
+        per type (``struct<long:bigint,string:string>``). ``options`` (a list of
+        :class:`ResolveOption`) resolve choices on the way, as Glue's ``toDF`` does:
+        ``Project`` / ``Cast`` to the option's Spark type, ``KeepAsStruct`` the struct."""
+        df = self._df
+        for option in options or []:
+            spec = _resolve_option_spec(option)
+            if spec is not None:
+                df = resolve_choice(df, [spec], "", None, None, self.glue_ctx)
+        return _plain(df)
 
     def _derive(self, df: DataFrame, transformation_ctx: str = "", *,
                 errors: tuple[RecordErrors, ...] | None = None,
