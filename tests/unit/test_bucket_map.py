@@ -50,3 +50,15 @@ def test_listing_of_a_mapped_prefix_keeps_s3_names(tmp_path: Path,
     assert listing.root == "s3://prod/in"
     assert [f.path for f in listing.files] == ["s3://prod/in/d=1/a.json"]
     assert list_files("s3://prod/missing/").files == []  # an empty prefix, as on S3
+
+
+def test_exclusions_match_the_s3_uri_of_a_mapped_file(tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in" / "a.json").write_text("{}\n")
+    (tmp_path / "in" / "b.txt").write_text("x\n")
+    monkeypatch.setenv(BUCKET_MAP_ENV, json.dumps({"s3://prod": str(tmp_path)}))
+    by_uri = list_files("s3://prod/in/", exclusions=["s3://prod/in/*.txt"])
+    by_rel = list_files("s3://prod/in/", exclusions=["**.json"])
+    assert [f.path for f in by_uri.files] == ["s3://prod/in/a.json"]
+    assert [f.path for f in by_rel.files] == ["s3://prod/in/b.txt"]

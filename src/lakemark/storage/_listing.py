@@ -129,8 +129,15 @@ def _list_mapped(uri: str, local: str, recurse: bool, excl: Exclusions) -> list[
     if not os.path.exists(local):
         return []
     with _no_gc_pauses():
-        files = list_local(local, recurse=recurse, exclusions=excl)
-    return [FileEntry(f.mtime, s3_name(uri, f.path), f.size) for f in files]
+        files = list_local(local, recurse=recurse, exclusions=parse_exclusions(()))
+    base = local if os.path.isdir(local) else os.path.dirname(local)
+    out = []
+    for f in files:  # exclusions see the s3:// URI, as they would on S3
+        name = s3_name(uri, f.path)
+        relative = os.path.relpath(f.path, base).replace(os.sep, "/")
+        if not excl or not excl.excludes(relative, name):
+            out.append(FileEntry(f.mtime, name, f.size))
+    return out
 
 
 def list_files_after(
