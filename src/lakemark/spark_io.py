@@ -15,6 +15,10 @@ lakemark sets up a session or a GlueContext) wraps pyspark's ``DataFrameReader``
   task, ``partitionBy`` folders) with Spark's save modes: ``errorifexists`` (the default) fails
   if the folder has files, ``ignore`` then does nothing, ``append`` and ``overwrite`` as Spark.
 
+A path in a bucket mapped to a local folder (``lakemark run --bucket-map``, see
+``storage._bucket_map``) is handed to Spark's own reader or writer as that folder, whether or
+not S3A is present.
+
 Every other call — local paths, tables, JDBC, and any path when S3A is present — is Spark's
 own, untouched. Formats: those lakemark reads (parquet, json, csv, orc, avro, text, xml) and
 writes (parquet, json, csv, orc, delta); another format on ``s3://`` fails naming it.
@@ -47,6 +51,17 @@ def is_s3_path(path: Any) -> bool:
     if isinstance(path, (list, tuple)) and path:
         return all(isinstance(p, str) and p.lower().startswith(_S3) for p in path)
     return False
+
+
+def _mapped(path: Any) -> Any:
+    """``path`` (a string or a list) with every mapped S3 URI replaced by its local folder."""
+    from .storage import mapped_path
+
+    if isinstance(path, str):
+        return mapped_path(path) or path
+    if isinstance(path, (list, tuple)):
+        return [mapped_path(p) or p if isinstance(p, str) else p for p in path]
+    return path
 
 
 def _s3_uri(path: str) -> str:
@@ -103,7 +118,12 @@ def _reader_call(fmt_of: Callable[[dict[str, Any], tuple[Any, ...], dict[str, An
     def method(self: Any, *args: Any, **kwargs: Any) -> DataFrame:
         named = dict(zip(positional, args))
         named.update(kwargs)
-        path: Any = named.get("path", named.get("paths"))
+        key = "path" if "path" in named else "paths"
+        path: Any = named.get(key)
+        local = _mapped(path)
+        if local != path:  # a mapped bucket: Spark reads the local folder
+            named[key] = local
+            return original(self, **named)
         if not is_s3_path(path) or not _no_s3a(self._spark):
             return original(self, *args, **kwargs)
         state = _state(self)
@@ -126,6 +146,9 @@ def _reader_call(fmt_of: Callable[[dict[str, Any], tuple[Any, ...], dict[str, An
 def _parquet_call(original: Callable[..., DataFrame]) -> Callable[..., DataFrame]:
     """``parquet(*paths, **options)``: paths are positional."""
     def method(self: Any, *paths: Any, **options: Any) -> DataFrame:
+        local = _mapped(list(paths))
+        if local != list(paths):  # a mapped bucket: Spark reads the local folder
+            return original(self, *local, **options)
         if not is_s3_path(list(paths)) or not _no_s3a(self._spark):
             return original(self, *paths, **options)
         merged = dict(_state(self)["options"])
@@ -178,6 +201,10 @@ def _writer_call(fmt_of: Callable[[dict[str, Any], dict[str, Any]], str | None],
         named = dict(zip(positional, args))
         named.update(kwargs)
         path: Any = named.get("path")
+        local = _mapped(path)
+        if local != path:  # a mapped bucket: Spark writes the local folder
+            named["path"] = local
+            return original(self, **named)
         if not is_s3_path(path) or not _no_s3a(self._spark):
             return original(self, *args, **kwargs)
         state = _state(self)

@@ -241,6 +241,85 @@ def _bookmarks_check(w: World, runs: Runs) -> None:
     assert sorted(r["id"] for r in parquet_rows(w.tmp / "out")) == [1, 2, 3]
 
 
+def _prod_mapped(w: World) -> list[list[str]]:
+    raw = w.folder("acme-prod-raw", {"events/e1.json": "\n".join(json.dumps(r) for r in [
+        {"event_id": 1, "kind": "click", "day": "2024-05-01"},
+        {"event_id": 2, "kind": "view", "day": "2024-05-01"},
+        {"event_id": 3, "kind": "click", "day": "2024-05-02"}]) + "\n"})
+    curated = w.folder("acme-prod-curated", {"_staging/events/old.json": '{"stale": 1}\n'})
+    w.table("acme_raw", "events", w.tmp / "PLACEHOLDER", "json",
+            [("event_id", "bigint"), ("kind", "string"), ("day", "string")])
+    tables = w.catalog / "tables" / "acme_raw.json"
+    tables.write_text(tables.read_text().replace(str(w.tmp / "PLACEHOLDER") + "/",
+                                                 "s3://acme-prod-raw/events/"))
+    w.seed["run_options"] = ["--bucket-map", f"s3://acme-prod-raw={raw}",
+                             "--bucket-map", f"s3://acme-prod-curated={curated}"]
+    w.seed["second"] = raw / "events" / "e2.json"
+    w.seed["second_text"] = '{"event_id": 4, "kind": "view", "day": "2024-05-02"}\n'
+    # No S3 at all: a request that escaped the mapping would fail the run.
+    w.env.update(AWS_ENDPOINT_URL="http://127.0.0.1:9", AWS_ACCESS_KEY_ID="x",
+                 AWS_SECRET_ACCESS_KEY="x", AWS_DEFAULT_REGION="us-east-1", AWS_MAX_ATTEMPTS="1")
+    args = ["--JOB_NAME", "acme-events", "--job-bookmark-option", "job-bookmark-enable"]
+    return [args, args]
+
+
+def _prod_mapped_check(w: World, runs: Runs) -> None:
+    _ok(runs)
+    assert "STAGED 3" in runs[0].stdout and "STAGED 1" in runs[1].stdout, \
+        runs[0].stdout + runs[1].stdout
+    curated = w.tmp / "acme-prod-curated"
+    assert not (curated / "_staging" / "events" / "old.json").exists()
+    rows = sorted(parquet_rows(curated / "events"), key=lambda r: r["event_id"])
+    got = [(r["event_id"], r["event_type"], str(r["event_day"])) for r in rows]
+    assert got == [(1, "click", "2024-05-01"), (2, "view", "2024-05-01"),
+                   (3, "click", "2024-05-02"), (4, "view", "2024-05-02")], got
+
+
+def _json_mixed(w: World) -> list[list[str]]:
+    src = w.folder("feed", {"f.json": "\n".join(json.dumps(r) for r in [
+        {"order": 1, "qty": 3, "price": 2.5, "vendor_code": 501},
+        {"order": 2, "qty": "4", "price": "n/a", "vendor_code": "X12"},
+        {"order": 3, "qty": "many", "price": 1, "vendor_code": 502}]) + "\n"})
+    return [["--JOB_NAME", "feed", "--src", str(src), "--dst", str(w.tmp / "out")]]
+
+
+def _json_mixed_check(w: World, runs: Runs) -> None:
+    _ok(runs)
+    assert "qty: choice" in runs[0].stdout, runs[0].stdout  # printSchema shows the choice
+    rows = {r["order"]: r for r in json_rows(w.tmp / "out")}
+    got = [(rows[i].get("qty"), rows[i].get("price"), rows[i].get("vendor_code_long"),
+            rows[i].get("vendor_code_string"), rows[i].get("total")) for i in (1, 2, 3)]
+    assert got == [(3, 2.5, 501, None, 7.5), (4, None, None, "X12", None),
+                   (None, 1.0, 502, None, None)], got
+
+
+def _quarantine(w: World) -> list[list[str]]:
+    src = w.folder("signups", {"s.json": "\n".join(json.dumps(r) for r in [
+        {"id": 1, "email": "a@Example.com", "amount": "10.5"},
+        {"id": 2, "amount": "3"},
+        {"id": 3, "email": "c@x.org", "amount": "abc"},
+        {"id": 4, "email": "d@x.org", "amount": "0.99"},
+        {"id": 5, "email": "e@y.net", "amount": "7"}]) + "\n"})
+    runs = []
+    for n, bad in ((1, "2"), (2, "1")):
+        runs.append(["--JOB_NAME", "signups", "--src", str(src), "--dst", str(w.tmp / f"out{n}"),
+                     "--quarantine", str(w.tmp / f"bad{n}"), "--max_bad", bad])
+    return runs
+
+
+def _quarantine_check(w: World, runs: Runs) -> None:
+    _ok(runs[:1])
+    rows = sorted(json_rows(w.tmp / "out1"), key=lambda r: r["id"])
+    assert [(r["id"], r["domain"], r["amount_cents"]) for r in rows] == [
+        (1, "example.com", 1050), (4, "x.org", 99), (5, "y.net", 700)], rows
+    bad = sorted(json.loads(r["record"])["id"] for r in json_rows(w.tmp / "bad1"))
+    assert bad == [2, 3], bad
+    # Two bad records, one tolerated: the job fails, naming the threshold, and writes nothing.
+    assert runs[1].returncode != 0
+    assert "more than stageThreshold=1" in runs[1].stderr, runs[1].stderr[-2000:]
+    assert not (w.tmp / "out2").exists() and not (w.tmp / "bad2").exists()
+
+
 def _plain_s3(w: World) -> list[list[str]]:
     import boto3
 
@@ -599,6 +678,15 @@ CASES: list[Case] = [
     Case("plain_spark_s3", "plain_spark_s3.py",
          "plain spark.read.json / df.write.partitionBy on s3:// (moto_server)", _plain_s3,
          _plain_s3_check, needs_s3=True),
+    Case("production_buckets_mapped", "production_buckets_mapped.py",
+         "production job with hard-coded buckets and catalog locations, run on local folders "
+         "(--bucket-map), two bookmarked runs", _prod_mapped, _prod_mapped_check),
+    Case("json_mixed_types_resolve", "json_mixed_types_resolve.py",
+         "JSON feed with mixed types: resolveChoice cast/make_cols + toDF(ResolveOption)",
+         _json_mixed, _json_mixed_check),
+    Case("error_records_quarantine", "error_records_quarantine.py",
+         "Map.apply with stageThreshold, errorsAsDynamicFrame to a quarantine path",
+         _quarantine, _quarantine_check),
 ]
 
 
@@ -608,7 +696,7 @@ def run_case(case: Case, world: World) -> Runs:
     for i, args in enumerate(case.setup(world)):
         if i == 1 and "second" in world.seed:  # a second run sees one new file
             world.seed["second"].parent.mkdir(parents=True, exist_ok=True)
-            world.seed["second"].write_text('{"id": 3}\n')
+            world.seed["second"].write_text(world.seed.get("second_text", '{"id": 3}\n'))
         if i == 1 and "pg" in world.seed:  # ... or one new row
             import psycopg
 

@@ -63,7 +63,8 @@ class World:
     def run(self, script: str, *args: str) -> subprocess.CompletedProcess[str]:
         env = dict(os.environ, PYSPARK_PYTHON=sys.executable, **self.env)
         cmd = [sys.executable, "-m", "lakemark", "run", "--state", self.state,
-               "--catalog", str(self.catalog.parent), str(SCRIPTS / script), *args]
+               "--catalog", str(self.catalog.parent), *self.seed.get("run_options", []),
+               str(SCRIPTS / script), *args]
         return subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=900,
                               cwd=self.tmp)
 

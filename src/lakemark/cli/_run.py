@@ -32,6 +32,10 @@ from ._output import handle_errors, setup_logging
 @click.option("--catalog", "catalog", metavar="DIR|glue",
               help="Data catalog for Glue scripts' from_catalog: a catalog folder, or 'glue' "
               "for the AWS Glue Data Catalog [env LAKEMARK_CATALOG].")
+@click.option("--bucket-map", "bucket_maps", multiple=True, metavar="s3://BUCKET[/prefix]=DIR",
+              help="Serve an S3 bucket (or a prefix of one) from a local folder: the script's "
+              "reads, writes, catalog table locations and purge_s3_path under it use DIR, "
+              "bookmarks keep the s3:// names (repeatable).")
 @state_option
 @verbose_option
 @handle_errors
@@ -42,6 +46,7 @@ def run(
     confs: tuple[str, ...],
     submit: bool,
     catalog: str | None,
+    bucket_maps: tuple[str, ...],
     state_url: str | None,
     verbose: bool,
 ) -> None:
@@ -53,6 +58,9 @@ def run(
       lakemark run --state sqlite:///state.db --catalog ./catalog job.py \
           --JOB_NAME orders --job-bookmark-option job-bookmark-enable
 
+    --bucket-map s3://prod-bucket=./local runs a production script on local folders: every
+    path under the bucket (arguments, code, catalog locations) is read and written there.
+
     lakemark's options come before SCRIPT; everything after SCRIPT goes to the script
     (sys.argv). The script's exit status becomes lakemark's.
     """
@@ -61,6 +69,9 @@ def run(
     if not path.is_file():
         raise ConfigError(f"script {script} does not exist or is not a file")
     conf = parse_key_values(confs, "--conf")
+    from ..storage import BUCKET_MAP_ENV, parse_bucket_map
+
+    mapping = parse_bucket_map(bucket_maps, "--bucket-map")  # malformed: fails before Spark
     if catalog:  # a missing or unreadable catalog folder fails now, before Spark starts
         from ..catalog import open_catalog
 
@@ -74,6 +85,8 @@ def run(
         env["LAKEMARK_SPARK_CONF"] = json.dumps(conf)
     if catalog:
         env["LAKEMARK_CATALOG"] = catalog
+    if mapping:
+        env[BUCKET_MAP_ENV] = json.dumps(mapping)
     from ..glue import shim_path
     from ..spark import spark_settings
 

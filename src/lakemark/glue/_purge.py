@@ -20,10 +20,11 @@ _OPTIONS = {"retentionPeriod", "excludeStorageClasses", "manifestFilePath"}
 def purge_path(path: str, options: Mapping[str, Any]) -> int:
     """Delete every file under ``path`` older than ``retentionPeriod`` hours; returns the count.
 
+    A bucket mapped to a local folder (``lakemark run --bucket-map``) is purged there.
     ``retentionPeriod`` defaults to 168 hours (7 days) as in Glue; 0 deletes everything. A
     path with nothing under it (an empty S3 prefix, a local folder not made yet) purges nothing.
     """
-    from ..storage import list_files, parse_uri, s3_client
+    from ..storage import list_files, mapped_path, parse_uri, s3_client
 
     unknown = sorted(set(options) - _OPTIONS)
     if unknown:
@@ -36,6 +37,7 @@ def purge_path(path: str, options: Mapping[str, Any]) -> int:
         raise ConfigError(f"purge option retentionPeriod must be a number of hours, "
                           f"not {options.get('retentionPeriod')!r}") from None
     cutoff_ms = int((time.time() - hours * 3600) * 1000)
+    path = mapped_path(path) or path  # a bucket mapped to a local folder (--bucket-map)
     location = parse_uri(path)
     if not location.is_s3 and not os.path.exists(location.path):
         # Like an S3 prefix with nothing under it (Glue's case): nothing to purge. Scripts

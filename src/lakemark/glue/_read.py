@@ -56,6 +56,7 @@ def _read_file_source(
     ctx: str | None,
     schema: str | None = None,
     fail_fast: bool = False,
+    json_records: bool = False,
 ) -> DataFrame:
     if not paths:
         raise ConfigError("an S3/file source needs connection option 'paths' (a list of paths)")
@@ -63,12 +64,54 @@ def _read_file_source(
     if schema is not None:
         spark_options.pop("inferSchema", None)
     job = glue_ctx.active_job()
+    if json_records and schema is None:
+        return _read_json_records(glue_ctx, paths, spark_options, planner, ctx, mode)
     if job is not None:
         df = job.read_files(paths, format=fmt, ctx=ctx, options=spark_options, schema=schema,
                             mode=mode, **planner)
     else:
         df = _read_untracked(glue_ctx, paths, fmt, spark_options, planner, schema, mode)
     return _glue_column_names(df, fmt, spark_options)
+
+
+def _read_json_records(glue_ctx: GlueContext, paths: list[str], spark_options: dict[str, str],
+                       planner: dict[str, Any], ctx: str | None, mode: str) -> DataFrame:
+    """A JSON DynamicFrame source: Spark's schema, then the same files read again with the
+    fields Spark typed ``string`` as variants, to find Glue's choices (``_jsonchoice``)."""
+    from ._jsonchoice import json_choices
+
+    job = glue_ctx.active_job()
+    base = planner.get("base_path")
+    if job is not None and ctx is not None:
+        plan_kwargs = {k: v for k, v in planner.items() if k != "base_path"}
+        plan = job.plan_files(paths, ctx=ctx, format="json", **plan_kwargs)
+        files = [f.path for f in plan.files]
+
+        def read(schema: Any) -> DataFrame:
+            return job.read_planned(ctx, format="json", options=spark_options, schema=schema,
+                                    mode=mode, base_path=base)
+    else:
+        def read(schema: Any) -> DataFrame:
+            if job is not None:  # untracked inside a job: recorded once, read again below
+                return job.read_files(paths, format="json", ctx=None, options=spark_options,
+                                      schema=schema, mode=mode, **planner)
+            return _read_untracked(glue_ctx, paths, "json", spark_options, planner, schema,
+                                   mode)
+        from ..storage import list_files
+
+        files = [f.path for p in paths
+                 for f in list_files(p, recurse=planner.get("recurse", True)).entries[:1000]]
+    first = read(None)
+    if job is not None and ctx is None:
+        def read(schema: Any) -> DataFrame:
+            return _read_untracked(glue_ctx, paths, "json", spark_options, planner, schema, mode)
+    return json_choices(first, _partition_names(files, first.columns), read)
+
+
+def _partition_names(files: list[str], columns: list[str]) -> list[str]:
+    """The columns that come from ``key=value`` folders of ``files`` (a sample of them)."""
+    names = {seg.split("=", 1)[0] for f in files[:1000] for seg in f.split("/")[:-1] if "=" in seg}
+    return [c for c in columns if c in names]
 
 
 def _read_untracked(glue_ctx: GlueContext, paths: list[str], fmt: str, spark_options: dict[str, str],
@@ -130,7 +173,8 @@ def read_options_source(
     records: bool = False,
 ) -> DataFrame:
     """``create_dynamic_frame.from_options`` / ``create_data_frame.from_options`` as a DataFrame.
-    ``records`` (a DynamicFrame source): CSV values are typed one by one (``_textchoice``)."""
+    ``records`` (a DynamicFrame source): CSV values are typed one by one (``_textchoice``), JSON
+    fields holding numbers in some records and text in others become choices (``_jsonchoice``)."""
     ctx = transformation_ctx or None
     kind = (connection_type or "").strip().lower()
     if kind in JDBC_TYPES:
@@ -149,7 +193,8 @@ def read_options_source(
     if typed:
         spark_options.pop("inferSchema", None)
     df = _read_file_source(glue_ctx, source.paths, fmt, spark_options, source.planner_kwargs(),
-                           ctx, fail_fast=source.fail_fast)
+                           ctx, fail_fast=source.fail_fast,
+                           json_records=records and fmt == "json")
     return _typed_text(df, ()) if typed else df
 
 
@@ -185,10 +230,11 @@ def read_catalog(
     elif not paths:
         return _empty_frame(glue_ctx, table)
     if len(paths) > 1 or paths != [table.location]:
-        df = _read_partitions(glue_ctx, table, paths, fmt, spark_options, source, ctx, schema)
+        df = _read_partitions(glue_ctx, table, paths, fmt, spark_options, source, ctx, schema,
+                              json_records=records and fmt == "json")
     else:
         df = _read_file_source(glue_ctx, paths, fmt, spark_options, source.planner_kwargs(), ctx,
-                               schema, source.fail_fast)
+                               schema, source.fail_fast, json_records=records and fmt == "json")
     return _typed_text(df, [k.name for k in table.partition_keys]) if typed else df
 
 
@@ -213,12 +259,12 @@ def _partition_paths(catalog: Any, table: CatalogTable, predicate: str | None) -
 
 def _read_partitions(glue_ctx: GlueContext, table: CatalogTable, paths: list[str], fmt: str,
                      spark_options: dict[str, str], source: Any, ctx: str | None,
-                     schema: str | None) -> DataFrame:
+                     schema: str | None, json_records: bool = False) -> DataFrame:
     """Read the kept partitions as one source (one ctx) rooted at the table's location, so the
     partition columns come from the folder names as for a whole-table read."""
     planner = dict(source.planner_kwargs(), base_path=table.location)
     return _read_file_source(glue_ctx, paths, fmt, spark_options, planner, ctx, schema,
-                             source.fail_fast)
+                             source.fail_fast, json_records=json_records)
 
 
 def _catalog_schema(table: CatalogTable, fmt: str, options: dict[str, str],

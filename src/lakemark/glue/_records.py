@@ -26,13 +26,14 @@ import logging
 from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
-from ..errors import ConfigError
+from ..errors import ConfigError, ReadError
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, Row, SparkSession
     from pyspark.sql.types import DataType
 
-__all__ = ["filter_frame", "map_frame", "RecordErrors", "ERROR_SCHEMA", "to_record"]
+__all__ = ["check_thresholds", "filter_frame", "map_frame", "RecordErrors", "ERROR_SCHEMA",
+           "to_record"]
 
 log = logging.getLogger("lakemark.glue")
 
@@ -181,6 +182,37 @@ class RecordErrors:
                     yield kind, err, json.dumps(to_record(row), default=str, sort_keys=False)
 
         return spark.createDataFrame(self._df.rdd.mapPartitions(errors), ERROR_SCHEMA)
+
+
+def _threshold(value: Any, name: str, what: str) -> int:
+    try:
+        number = int(value or 0)
+    except (TypeError, ValueError):
+        raise ConfigError(f"{what}: {name} must be a whole number of error records, "
+                          f"not {value!r}") from None
+    if number < 0:
+        raise ConfigError(f"{what}: {name} must be >= 0 (0 sets no limit), not {number}")
+    return number
+
+
+def check_thresholds(frame: Any, thresholds: tuple[Any, Any], what: str) -> None:
+    """Glue's ``stageThreshold`` / ``totalThreshold`` on the frame a transform made: more error
+    records than a positive threshold fails the transform (ReadError naming both numbers);
+    0 sets no limit. Counting runs the record functions (only when a threshold is set)."""
+    stage = _threshold(thresholds[0], "stageThreshold", what)
+    total = _threshold(thresholds[1], "totalThreshold", what)
+    ctx = f" (transformation_ctx {frame.transformation_ctx!r})" if frame.transformation_ctx else ""
+    if stage:
+        count = frame.stageErrorsCount()
+        if count > stage:
+            raise ReadError(f"{what}{ctx}: {count} error record(s), more than stageThreshold="
+                            f"{stage}; errorsAsDynamicFrame() shows them")
+    if total:
+        count = frame.errorsCount()
+        if count > total:
+            raise ReadError(f"{what}{ctx}: {count} error record(s) in this frame and the frames "
+                            f"it came from, more than totalThreshold={total}; "
+                            "errorsAsDynamicFrame() shows them")
 
 
 # ------------------------------------------------------------------------- schema inference

@@ -33,6 +33,9 @@ _S3_SINK_OPTIONS = {"path", "partitionKeys", "compression", "enableUpdateCatalog
 
 def _write_files(glue_ctx: GlueContext, df: DataFrame, path: str, fmt: str, options: dict[str, str],
                  partition_keys: Sequence[str], ctx: str | None) -> WriteResult:
+    from ..storage import mapped_path
+
+    path = mapped_path(path) or path  # a bucket mapped to a local folder (--bucket-map)
     job = glue_ctx.active_job()
     if job is not None:
         return job.write(df, path, format=fmt, mode="append", partition_by=list(partition_keys),

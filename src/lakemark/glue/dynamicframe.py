@@ -6,7 +6,7 @@ Glue user should know:
 
 * **Schema and choice types.** A field whose records hold values of different types is a
   Glue *choice* (``choice(long, string)``): CSV sources type every value as Glue's reader does
-  (``_textchoice``), and a join of frames whose shared field has two types makes one.
+  (``_textchoice``), JSON sources keep each value's JSON type (``_jsonchoice``), and a join of frames whose shared field has two types makes one.
   ``resolveChoice`` settles choices (``_choice``: ``cast:T``, ``project:T``, ``make_cols``,
   ``make_struct``, ``match_catalog``); ``printSchema`` prints Glue's tree (``provider id:
   choice`` with ``long`` and ``string`` beneath); ``toDF()`` and every sink turn a choice left
@@ -44,8 +44,13 @@ Glue user should know:
   lines when called, and returns the frame unchanged. **drop_null_fields** and **unbox**
   (without ``withSchema``) run one Spark job when called to look at the data.
 * **show** prints records as JSON lines (as Glue does); **printSchema** prints Spark's tree.
-* Glue's bookkeeping arguments ``info``, ``stageThreshold`` and ``totalThreshold`` are accepted
-  and ignored; ``transformation_ctx`` is kept on the result (attribute ``transformation_ctx``).
+* **Error thresholds** (``stageThreshold``, ``totalThreshold``, as Glue documents them): a
+  positive ``stageThreshold`` N fails the transform when it made more than N error records; a
+  positive ``totalThreshold`` N when this frame and the frames it came from hold more than N
+  in all. 0 (the default) sets no limit. lakemark checks when the transform is called (one
+  Spark job, only when a threshold is set); Glue at its next action: either way the run fails
+  and the bookmark is unchanged. ``info`` is accepted and ignored; ``transformation_ctx`` is
+  kept on the result (attribute ``transformation_ctx``).
 * Glue APIs lakemark does not provide raise UnsupportedError naming them; other unknown
   attributes are an AttributeError (DataFrame methods are *not* proxied — use ``toDF()``).
 """
@@ -62,16 +67,47 @@ from . import _df_ops as ops
 from ._choice import resolve_choice
 from ._choicetype import glue_tree, has_choice, plain_column
 from ._fieldpaths import flatten_columns, quote
-from ._records import ERROR_SCHEMA, RecordErrors, filter_frame, map_frame, to_record
+from ._records import (ERROR_SCHEMA, RecordErrors, check_thresholds, filter_frame, map_frame,
+                       to_record)
 from ._relationalize import relationalize as _relationalize
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
     from pyspark.sql.types import StructType
 
-__all__ = ["DynamicFrame", "DynamicFrameCollection"]
+__all__ = ["DynamicFrame", "DynamicFrameCollection", "ResolveOption"]
 
 log = logging.getLogger("lakemark.glue")
+
+
+class ResolveOption:
+    """Glue's option for ``toDF``: resolve the choice at ``path`` by ``action`` (``Project``,
+    ``Cast`` — both need ``target``, a Spark ``DataType`` — or ``KeepAsStruct``)."""
+
+    def __init__(self, path: str, action: str, target: Any = None) -> None:
+        self.path = path
+        self.action = action
+        self.target = target
+
+
+def _resolve_option_spec(option: Any) -> tuple[str, str] | None:
+    """A ``ResolveOption`` as a resolveChoice spec; None for ``KeepAsStruct``."""
+    from ._df_types import glue_type_name
+
+    action = str(getattr(option, "action", "")).lower()
+    path = getattr(option, "path", None)
+    if not isinstance(path, str) or not path:
+        raise ConfigError(f"toDF option {option!r} needs a path (ResolveOption(path, action))")
+    if action == "keepasstruct":
+        return None
+    if action not in ("project", "cast"):
+        raise ConfigError(f"toDF option for {path!r}: action {option.action!r} is not one of "
+                          "Project, Cast, KeepAsStruct")
+    target = getattr(option, "target", None)
+    if target is None:
+        raise ConfigError(f"Missing target type for resolve action {option.action} ({path!r})")
+    name = target if isinstance(target, str) else glue_type_name(target)
+    return (path, f"{action}:{name}")
 
 
 class DynamicFrame:
@@ -102,22 +138,27 @@ class DynamicFrame:
         """Wrap a Spark DataFrame."""
         return DynamicFrame(dataframe, glue_ctx, name)
 
-    def toDF(self, options: Any = None) -> DataFrame:
+    def toDF(self, options: Sequence[ResolveOption] | None = None) -> DataFrame:
         """The Spark DataFrame; a choice field left unresolved becomes a struct with one field
-        per type (``struct<long:bigint,string:string>``). Glue's ``options`` (ResolveOption
-        list) are not supported: use ``resolveChoice`` first."""
-        if options:
-            raise UnsupportedError("toDF(options=...) is not supported by lakemark; resolve "
-                                   f"choice types with resolveChoice first (got {options!r})")
-        return _plain(self._df)
+        per type (``struct<long:bigint,string:string>``). ``options`` (a list of
+        :class:`ResolveOption`) resolve choices on the way, as Glue's ``toDF`` does:
+        ``Project`` / ``Cast`` to the option's Spark type, ``KeepAsStruct`` the struct."""
+        df = self._df
+        for option in options or []:
+            spec = _resolve_option_spec(option)
+            if spec is not None:
+                df = resolve_choice(df, [spec], "", None, None, self.glue_ctx)
+        return _plain(df)
 
     def _derive(self, df: DataFrame, transformation_ctx: str = "", *,
                 errors: tuple[RecordErrors, ...] | None = None,
-                stage: tuple[RecordErrors, ...] = ()) -> DynamicFrame:
+                stage: tuple[RecordErrors, ...] = (),
+                thresholds: tuple[Any, Any] = (0, 0), what: str = "") -> DynamicFrame:
         out = DynamicFrame(df, self.glue_ctx, self.name)
         out.transformation_ctx = transformation_ctx or ""
         out._errors = (self._errors if errors is None else errors) + stage
         out._stage_errors = stage
+        check_thresholds(out, thresholds, what)
         return out
 
     @property
@@ -173,22 +214,26 @@ class DynamicFrame:
                       totalThreshold: int = 0) -> DynamicFrame:
         """Keep, rename, retype and nest fields (module docstring)."""
         return self._derive(ops.apply_mapping(self._df, mappings, case_sensitive),
-                            transformation_ctx)
+                            transformation_ctx, thresholds=(stageThreshold, totalThreshold),
+                            what="ApplyMapping")
 
     def select_fields(self, paths: Sequence[str], transformation_ctx: str = "", info: str = "",
                       stageThreshold: int = 0, totalThreshold: int = 0) -> DynamicFrame:
         paths = ops.as_paths(paths, "select_fields paths")
-        return self._derive(ops.select_fields(self._df, paths), transformation_ctx)
+        return self._derive(ops.select_fields(self._df, paths), transformation_ctx,
+                            thresholds=(stageThreshold, totalThreshold), what="SelectFields")
 
     def drop_fields(self, paths: Sequence[str], transformation_ctx: str = "", info: str = "",
                     stageThreshold: int = 0, totalThreshold: int = 0) -> DynamicFrame:
         paths = ops.as_paths(paths, "drop_fields paths")
-        return self._derive(ops.drop_fields(self._df, paths), transformation_ctx)
+        return self._derive(ops.drop_fields(self._df, paths), transformation_ctx,
+                            thresholds=(stageThreshold, totalThreshold), what="DropFields")
 
     def rename_field(self, oldName: str, newName: str, transformation_ctx: str = "",
                      info: str = "", stageThreshold: int = 0,
                      totalThreshold: int = 0) -> DynamicFrame:
-        return self._derive(ops.rename_field(self._df, oldName, newName), transformation_ctx)
+        return self._derive(ops.rename_field(self._df, oldName, newName), transformation_ctx,
+                            thresholds=(stageThreshold, totalThreshold), what="RenameField")
 
     def unnest(self, transformation_ctx: str = "", info: str = "", stageThreshold: int = 0,
                totalThreshold: int = 0) -> DynamicFrame:
@@ -208,7 +253,8 @@ class DynamicFrame:
         """See the ``_choice`` module for what each action does to single-typed columns."""
         df = resolve_choice(self._df, specs, choice, database, table_name, self.glue_ctx,
                             catalog_id)
-        return self._derive(df, transformation_ctx)
+        return self._derive(df, transformation_ctx, thresholds=(stageThreshold, totalThreshold),
+                            what="ResolveChoice")
 
     def unbox(self, path: str, format: str, transformation_ctx: str = "", info: str = "",
               stageThreshold: int = 0, totalThreshold: int = 0, **options: Any) -> DynamicFrame:
@@ -221,7 +267,8 @@ class DynamicFrame:
                info: str = "", stageThreshold: int = 0, totalThreshold: int = 0) -> DynamicFrame:
         """Records for which ``f(record)`` is true; records ``f`` fails on are error records."""
         df = filter_frame(self._df, f)
-        return self._derive(df, transformation_ctx, stage=(RecordErrors("Filter", self._df, f),))
+        return self._derive(df, transformation_ctx, stage=(RecordErrors("Filter", self._df, f),),
+                            thresholds=(stageThreshold, totalThreshold), what="Filter")
 
     def map(self, f: Callable[[dict[str, Any]], Any], preservesPartitioning: bool = False,
             transformation_ctx: str = "", info: str = "", stageThreshold: int = 0,
@@ -229,7 +276,8 @@ class DynamicFrame:
         """``f(record)`` for every record (a dict, possibly changed); failures are error
         records. The output schema is inferred from all results now (one Spark job)."""
         df = map_frame(self._df, f)
-        return self._derive(df, transformation_ctx, stage=(RecordErrors("Map", self._df, f),))
+        return self._derive(df, transformation_ctx, stage=(RecordErrors("Map", self._df, f),),
+                            thresholds=(stageThreshold, totalThreshold), what="Map")
 
     def errorsCount(self) -> int:
         """Error records of this frame and the frames it was made from."""
@@ -257,14 +305,16 @@ class DynamicFrame:
         other = _frame(frame2, "join frame2")
         df = ops.join(self._df, other._df, ops.as_paths(paths1, "join paths1"),
                       ops.as_paths(paths2, "join paths2"))
-        return self._derive(df, transformation_ctx, errors=self._errors + other._errors)
+        return self._derive(df, transformation_ctx, errors=self._errors + other._errors,
+                            thresholds=(stageThreshold, totalThreshold), what="Join")
 
     def union(self, other_frame: DynamicFrame, transformation_ctx: str = "", info: str = "",
               stageThreshold: int = 0, totalThreshold: int = 0) -> DynamicFrame:
         """All records of both frames, fields matched by name."""
         other = _frame(other_frame, "union other_frame")
         df = ops.union(self._df, other._df)
-        return self._derive(df, transformation_ctx, errors=self._errors + other._errors)
+        return self._derive(df, transformation_ctx, errors=self._errors + other._errors,
+                            thresholds=(stageThreshold, totalThreshold), what="Union")
 
     def relationalize(self, root_table_name: str, staging_path: str | None = None,
                       options: Mapping[str, Any] | None = None, transformation_ctx: str = "",

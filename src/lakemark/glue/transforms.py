@@ -78,21 +78,27 @@ class ApplyMapping(GlueTransform):
                  info: str = "", stageThreshold: int = 0, totalThreshold: int = 0,
                  case_sensitive: bool = False) -> DynamicFrame:
         return _frame(frame).apply_mapping(mappings, case_sensitive=case_sensitive,
-                                           transformation_ctx=transformation_ctx)
+                                           transformation_ctx=transformation_ctx,
+                                           stageThreshold=stageThreshold,
+                                           totalThreshold=totalThreshold)
 
 
 class SelectFields(GlueTransform):
     def __call__(self, frame: DynamicFrame, paths: Sequence[str], transformation_ctx: str = "",
                  info: str = "", stageThreshold: int = 0,
                  totalThreshold: int = 0) -> DynamicFrame:
-        return _frame(frame).select_fields(paths, transformation_ctx=transformation_ctx)
+        return _frame(frame).select_fields(paths, transformation_ctx=transformation_ctx,
+                                           stageThreshold=stageThreshold,
+                                           totalThreshold=totalThreshold)
 
 
 class DropFields(GlueTransform):
     def __call__(self, frame: DynamicFrame, paths: Sequence[str], transformation_ctx: str = "",
                  info: str = "", stageThreshold: int = 0,
                  totalThreshold: int = 0) -> DynamicFrame:
-        return _frame(frame).drop_fields(paths, transformation_ctx=transformation_ctx)
+        return _frame(frame).drop_fields(paths, transformation_ctx=transformation_ctx,
+                                         stageThreshold=stageThreshold,
+                                         totalThreshold=totalThreshold)
 
 
 class RenameField(GlueTransform):
@@ -100,21 +106,25 @@ class RenameField(GlueTransform):
                  transformation_ctx: str = "", info: str = "", stageThreshold: int = 0,
                  totalThreshold: int = 0) -> DynamicFrame:
         return _frame(frame).rename_field(old_name, new_name,
-                                          transformation_ctx=transformation_ctx)
+                                          transformation_ctx=transformation_ctx,
+                                          stageThreshold=stageThreshold,
+                                          totalThreshold=totalThreshold)
 
 
 class Filter(GlueTransform):
     def __call__(self, frame: DynamicFrame, f: Callable[[dict[str, Any]], Any],
                  transformation_ctx: str = "", info: str = "", stageThreshold: int = 0,
                  totalThreshold: int = 0) -> DynamicFrame:
-        return _frame(frame).filter(f, transformation_ctx=transformation_ctx)
+        return _frame(frame).filter(f, transformation_ctx=transformation_ctx,
+                                    stageThreshold=stageThreshold, totalThreshold=totalThreshold)
 
 
 class Map(GlueTransform):
     def __call__(self, frame: DynamicFrame, f: Callable[[dict[str, Any]], Any],
                  transformation_ctx: str = "", info: str = "", stageThreshold: int = 0,
                  totalThreshold: int = 0) -> DynamicFrame:
-        return _frame(frame).map(f, transformation_ctx=transformation_ctx)
+        return _frame(frame).map(f, transformation_ctx=transformation_ctx,
+                                 stageThreshold=stageThreshold, totalThreshold=totalThreshold)
 
 
 class Join(GlueTransform):
@@ -140,7 +150,8 @@ class ResolveChoice(GlueTransform):
                  totalThreshold: int = 0, catalog_id: str | None = None) -> DynamicFrame:
         return _frame(frame).resolveChoice(specs, choice, database, table_name,
                                            transformation_ctx=transformation_ctx,
-                                           catalog_id=catalog_id)
+                                           stageThreshold=stageThreshold,
+                                           totalThreshold=totalThreshold, catalog_id=catalog_id)
 
 
 class DropNullFields(GlueTransform):
@@ -184,7 +195,9 @@ class Union(GlueTransform):
                  info: str = "", stageThreshold: int = 0,
                  totalThreshold: int = 0) -> DynamicFrame:
         return _frame(frame1, "frame1").union(_frame(frame2, "frame2"),
-                                              transformation_ctx=transformation_ctx)
+                                              transformation_ctx=transformation_ctx,
+                                              stageThreshold=stageThreshold,
+                                              totalThreshold=totalThreshold)
 
 
 class Spigot(GlueTransform):

@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..storage import parse_uri
+from ..planning.files import FileEntry
+from ..storage import mapped_path, parse_uri
 from ._arrow_reader import read_with_arrow
 from ._errors import guard
 from ._options import make_request, parse_schema
@@ -13,8 +14,6 @@ from ._spark_reader import read_with_spark
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
-
-    from ..planning.files import FileEntry
 
 __all__ = ["read_files"]
 
@@ -37,8 +36,9 @@ def read_files(
     json/csv/xml records. No files gives an empty DataFrame (with ``schema`` if given) without
     touching the source.
 
-    Local files other than Avro are read by Spark's own file sources; S3 objects, and Avro
-    anywhere, by the Arrow reader on the executors (see the package documentation for what
+    Files of a bucket mapped to a local folder (``lakemark run --bucket-map``) are read from
+    that folder. Local files other than Avro are read by Spark's own file sources; S3 objects,
+    and Avro anywhere, by the Arrow reader on the executors (see the package documentation for what
     differs). Bad arguments raise ConfigError (FormatError for the format) before any I/O;
     schema inference failures raise ReadError here; read failures at action time (FAILFAST,
     corrupt files) are raised as ReadError by the returned DataFrame's actions.
@@ -48,6 +48,10 @@ def read_files(
     request = make_request(format, mode, options, schema, root)
     struct = parse_schema(schema)
     entries = list(files)
+    local_root = mapped_path(root)
+    if local_root is not None:  # a bucket mapped to a local folder (storage._bucket_map)
+        entries = [FileEntry(f.mtime, mapped_path(f.path) or f.path, f.size) for f in entries]
+        root = local_root
     if not entries:
         # An RDD with no partitions: writing it starts no Python worker, which the empty
         # Python RDD of createDataFrame([]) does (seconds per run with nothing new to read).

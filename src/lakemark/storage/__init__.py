@@ -12,10 +12,13 @@
   ``AWS_ENDPOINT_URL[_S3]``); :func:`arrow_filesystem` and friends give ``pyarrow.fs``
   filesystems whose endpoint/region settings (:func:`arrow_fs_config`, no secrets) can be
   shipped to executors and rebuilt there (:func:`arrow_filesystem_from_config`).
+* :func:`mapped_path` serves ``s3://`` buckets mapped to local folders (``lakemark run
+  --bucket-map``, :mod:`._bucket_map`): listings keep the ``s3://`` names.
 """
 
 from __future__ import annotations
 
+from ._bucket_map import BUCKET_MAP_ENV, bucket_map, mapped_path, parse_bucket_map
 from ._arrow import arrow_filesystem, arrow_filesystem_from_config, arrow_fs_config, arrow_path
 from ._filters import Exclusions, is_hidden, parse_exclusions, partition_values
 from ._listing import Listing, check_source, list_files, list_files_after
@@ -23,6 +26,7 @@ from ._s3 import s3_client
 from ._uri import Location, parse_uri
 
 __all__ = [
+    "BUCKET_MAP_ENV",
     "Exclusions",
     "Listing",
     "Location",
@@ -30,10 +34,13 @@ __all__ = [
     "arrow_filesystem_from_config",
     "arrow_fs_config",
     "arrow_path",
+    "bucket_map",
     "check_source",
     "is_hidden",
     "list_files",
     "list_files_after",
+    "mapped_path",
+    "parse_bucket_map",
     "parse_exclusions",
     "parse_uri",
     "partition_values",

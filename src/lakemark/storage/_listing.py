@@ -19,7 +19,8 @@ from typing import Any
 
 from ..errors import ConfigError, SourceError
 from ..planning.files import FileEntry
-from ._filters import parse_exclusions
+from ._bucket_map import mapped_path, s3_name
+from ._filters import Exclusions, parse_exclusions
 from ._local import list_local
 from ._s3 import list_s3, probe_s3
 from ._s3 import s3_client as make_s3_client
@@ -114,9 +115,29 @@ def list_files(
         with _no_gc_pauses():
             files = list_local(loc.key, recurse=recurse, exclusions=excl)
         return Listing(loc.root, files, started, 0)
+    local = mapped_path(uri)
+    if local is not None:
+        return Listing(loc.root, _list_mapped(uri, local, recurse, excl), started, 0)
     client = s3_client if s3_client is not None else make_s3_client()
     files, requests = list_s3(client, loc, recurse=recurse, exclusions=excl)
     return Listing(loc.root, files, started, requests)
+
+
+def _list_mapped(uri: str, local: str, recurse: bool, excl: Exclusions) -> list[FileEntry]:
+    """An S3 URI mapped to a local folder (``--bucket-map``): the folder's files, named by
+    their ``s3://`` URIs; nothing there is an empty prefix, as on S3."""
+    if not os.path.exists(local):
+        return []
+    with _no_gc_pauses():
+        files = list_local(local, recurse=recurse, exclusions=parse_exclusions(()))
+    base = local if os.path.isdir(local) else os.path.dirname(local)
+    out = []
+    for f in files:  # exclusions see the s3:// URI, as they would on S3
+        name = s3_name(uri, f.path)
+        relative = os.path.relpath(f.path, base).replace(os.sep, "/")
+        if not excl or not excl.excludes(relative, name):
+            out.append(FileEntry(f.mtime, name, f.size))
+    return out
 
 
 def list_files_after(
@@ -147,6 +168,11 @@ def list_files_after(
         after = after_loc.key
     excl = parse_exclusions(exclusions)
     started = _now_ms()
+    local = mapped_path(uri)
+    if local is not None:
+        start = f"s3://{loc.bucket}/{after}"
+        files = [f for f in _list_mapped(uri, local, recurse, excl) if f.path > start]
+        return Listing(loc.root, files, started, 0)
     client = s3_client if s3_client is not None else make_s3_client()
     folder = loc if not loc.key or loc.key.endswith("/") else Location(
         "s3", loc.bucket, loc.key + "/", loc.original
@@ -165,6 +191,8 @@ def check_source(uri: str, *, s3_client: Any = None) -> Location:
     prefix with nothing under it passes: it is a valid, empty source.
     """
     loc = parse_uri(uri)
+    if loc.is_s3 and mapped_path(uri) is not None:
+        return loc  # a mapped bucket: a local folder, missing or empty is an empty prefix
     if loc.is_s3:
         probe_s3(s3_client if s3_client is not None else make_s3_client(), loc)
     else:

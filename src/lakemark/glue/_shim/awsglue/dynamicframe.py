@@ -1,6 +1,7 @@
 """``awsglue.dynamicframe`` served by lakemark."""
 
 from lakemark.glue.context import DynamicFrameReader, DynamicFrameWriter
-from lakemark.glue.dynamicframe import DynamicFrame, DynamicFrameCollection
+from lakemark.glue.dynamicframe import DynamicFrame, DynamicFrameCollection, ResolveOption
 
-__all__ = ["DynamicFrame", "DynamicFrameCollection", "DynamicFrameReader", "DynamicFrameWriter"]
+__all__ = ["DynamicFrame", "DynamicFrameCollection", "DynamicFrameReader", "DynamicFrameWriter",
+           "ResolveOption"]
