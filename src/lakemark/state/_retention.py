@@ -17,7 +17,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timezone
 from typing import Any
 
 from ..errors import ConfigError
@@ -79,6 +79,15 @@ def auto_policy(env: Mapping[str, str] | None = None) -> RetentionPolicy | None:
         raise ConfigError(f"LAKEMARK_KEEP_DAYS/LAKEMARK_KEEP_RUNS: {exc}") from None
 
 
+_DAY_S = 86_400.0
+
+
+def _iso(epoch: float) -> str:
+    """A time as the store stamps rows (so that stamps compare as text)."""
+    return datetime.fromtimestamp(epoch, timezone.utc).isoformat(
+        timespec="milliseconds").replace("+00:00", "Z")
+
+
 def _epoch(stamp: str | None) -> float:
     if not stamp:
         return 0.0
@@ -106,9 +115,9 @@ def prune_job(db: Any, job_name: str, policy: RetentionPolicy, now: float, *,
               dry_run: bool = False) -> PruneReport:
     """Delete (or only count, ``dry_run``) what ``policy`` lets go of job ``job_name``.
 
-    ``db`` is inside the store's write transaction. Only the runs beyond the job's last
-    ``keep_runs`` are read (they are the only candidates), with the bookmark versions older
-    than the first run left out.
+    ``db`` is inside the store's write transaction. Only the runs before the window are read
+    (they are the only candidates), with the bookmark versions older than the version the
+    window's oldest run started from.
     """
     row = db.execute("SELECT version, run, run_id, previous_run_id FROM jobs WHERE job_name = ?",
                      (job_name,)).fetchone()
@@ -118,15 +127,27 @@ def prune_job(db: Any, job_name: str, policy: RetentionPolicy, now: float, *,
     current = (CurrentBookmark(version=0, run=0) if row is None else
                CurrentBookmark(version=int(row[0]), run=int(row[1]), run_id=row[2],
                                previous_run_id=row[3]))
-    # The first run of the last keep_runs: it and every later run stay.
-    limit = None
+    # The window's oldest run: the first of the last keep_runs, or the first that started
+    # within keep_days if that is older. It and every later run stay, so only the runs before
+    # it are read (in steady state a handful: the index on started_at finds it).
+    cutoff = now - policy.keep_days * _DAY_S
+    starts = []
     if policy.keep_runs:
         first = db.execute(
-            "SELECT seq, base_version FROM runs WHERE job_name = ? ORDER BY seq DESC "
-            "LIMIT 1 OFFSET ?", (job_name, policy.keep_runs - 1)).fetchone()
+            "SELECT seq FROM runs WHERE job_name = ? ORDER BY seq DESC LIMIT 1 OFFSET ?",
+            (job_name, policy.keep_runs - 1)).fetchone()
         if first is None:  # fewer runs than keep_runs: nothing may go
             return PruneReport(job_name, 0, 0, 0, 0, dry_run, total)
-        limit = (int(first[0]), int(first[1]))
+        starts.append(int(first[0]))
+    recent = db.execute("SELECT MIN(seq) FROM runs WHERE job_name = ? AND started_at >= ?",
+                        (job_name, _iso(cutoff))).fetchone()
+    if recent is not None and recent[0] is not None:
+        starts.append(int(recent[0]))
+    limit = None
+    if starts:
+        seq = min(starts)
+        base = db.execute("SELECT base_version FROM runs WHERE seq = ?", (seq,)).fetchone()
+        limit = (seq, int(base[0]))
     where = " AND seq < ?" if limit else ""
     runs = [
         RunRow(seq=int(r[0]), run_id=str(r[1]), run=int(r[2]), status=str(r[3]),
@@ -146,9 +167,10 @@ def prune_job(db: Any, job_name: str, policy: RetentionPolicy, now: float, *,
             f"WHERE job_name = ?{vwhere}",
             (job_name, limit[1]) if limit else (job_name,)).fetchall()
     ]
+    # The rows read are all before the window: decided with keep_runs 0, they are decided
+    # as over every row (tests/unit/test_planning_retention.py checks the equivalence).
     decision: PruneDecision = decide(runs, versions, current,
-                                     RetentionPolicy(policy.keep_days, 0) if limit else policy,
-                                     now)
+                                     RetentionPolicy(policy.keep_days, 0), now)
     ids = list(decision.runs)
     files = _count(db, "SELECT COUNT(*) FROM run_files WHERE run_id IN ({marks})", ids)
     plans = _count(db, "SELECT COUNT(*) FROM run_plans WHERE run_id IN ({marks})", ids)
