@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError, SourceError
 from ..planning import FileEntry
+from ..state.manifest import SourceManifest
 from .records import ObjectFilter, S3EventRecord, latest_per_object
 from .table import EventsTable
 
@@ -207,13 +208,15 @@ def plan_event_source(job: Job, events_table: str, *, format: str, ctx: str = "e
     if replay is not None:
         # A failed attempt of this run committed its sink: take exactly its objects again, so
         # the write its token now skips holds the same data (see docs/exactly-once.md).
-        recorded = replay.plan
-        plan = EventObjectPlan(tuple(replay.files), dict(recorded["next_state"]),
-                               recorded.get("events_table_version"),
-                               int(recorded.get("pending_files") or 0),
-                               int(recorded.get("skipped_removed") or 0),
-                               int(recorded.get("skipped_missing") or 0),
-                               int(recorded.get("backfilled") or 0))
+        recorded = replay.manifest
+        assert isinstance(recorded, SourceManifest) and recorded.next_state is not None
+        extra = recorded.extra  # the events source's own entries
+        plan = EventObjectPlan(tuple(replay.files), dict(recorded.next_state),
+                               extra.get("events_table_version"),
+                               int(recorded.pending_files or 0),
+                               int(extra.get("skipped_removed") or 0),
+                               int(extra.get("skipped_missing") or 0),
+                               int(extra.get("backfilled") or 0))
     else:
         plan = plan_event_objects(table, job.state_of(ctx), opts, s3_client)
     job.track_source(ctx, {

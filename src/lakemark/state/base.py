@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from ..planning.files import FileEntry
 from ..planning.retention import RetentionPolicy
+from .manifest import Manifest, manifest_from_json
 
 if TYPE_CHECKING:
     from ._retention import PruneReport
@@ -114,8 +115,13 @@ class RunInputs:
     """What one run recorded for one ctx: its plan and the files it planned to read."""
 
     ctx: str
-    plan: Mapping[str, Any]
+    plan: Mapping[str, Any]  # the stored JSON (any manifest version)
     files: Sequence[FileEntry]
+
+    @property
+    def manifest(self) -> Manifest:
+        """The plan as its typed record (a source's or a sink's)."""
+        return manifest_from_json(self.plan)
 
 
 @runtime_checkable
