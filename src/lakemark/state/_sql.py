@@ -302,7 +302,8 @@ class SqlStore:
             if row is None:
                 raise UnknownRunError(
                     f"{run_id} is not a successful run of job {job_name!r} that moved its "
-                    "bookmark; `lakemark runs list` shows the runs"
+                    "bookmark (or it was pruned by `state prune`); `lakemark runs list` shows "
+                    "the runs"
                 )
             b = self._bookmark(db, job_name)
             return self._save(db, Bookmark(job_name, b.version + 1, b.run, 0, run_id, row[1],
@@ -575,8 +576,8 @@ class SqlStore:
             ).fetchone()
             if row is None:
                 raise UnknownRunError(
-                    f"{which} {rid!r} is not a successful bookmarked run of job {job_name!r}; "
-                    "`lakemark runs list` shows the runs"
+                    f"{which} {rid!r} is not a successful bookmarked run of job {job_name!r} "
+                    "(or it was pruned by `state prune`); `lakemark runs list` shows the runs"
                 )
             seqs[which] = row[0]
         if seqs["job-bookmark-from"] > seqs["job-bookmark-to"]:
