@@ -20,7 +20,7 @@ import logging
 import os
 import socket
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
@@ -39,6 +39,7 @@ from .planning import (
     resume_after,
 )
 from ._fault import fault_point
+from .state.manifest import SinkManifest, SinkToken, SourceManifest
 from .state import (BOOKMARK_OPTIONS, Bookmark, RunInputs, RunRecord, StateStore, open_store,
                     resolve_state_url)
 
@@ -382,16 +383,16 @@ class Job:
         elif self.from_run_id is not None and self.to_run_id is not None:
             plan = self._replay_plan(ctx, files)
         else:
-            if pinned is not None and pinned[1].plan.get("kind") == "files":
+            if pinned is not None and pinned[1].manifest.kind == "files":
                 plan = self._pinned_plan(ctx, pinned, files)
             else:
                 plan = plan_files(previous, files, listed_at, options)
-        recorded = {
-            "kind": "files",
-            "source": source,
-            "format": format,
-            "bookmark_option": self.bookmark_option,
-            "options": {
+        recorded = SourceManifest(
+            kind="files",
+            source=source,
+            format=format,
+            bookmark_option=self.bookmark_option,
+            options={
                 "recurse": recurse,
                 "exclusions": list(exclusions) if not isinstance(exclusions, str) else exclusions,
                 "maxBand": options.max_band_ms,
@@ -399,24 +400,24 @@ class Job:
                 "boundedFiles": options.bounded_files,
                 "boundedSize": options.bounded_size,
             },
-            "listed_at_ms": listed_at,
-            "listed_files": len(files),
-            "listing": {
+            listed_at_ms=listed_at,
+            listed_files=len(files),
+            listing={
                 "mode": "start-after" if any(starts.values()) else "full",
                 "start_after": {r: k for r, k in starts.items() if k},
                 "incremental": listing.incremental,
                 "requests": sum(lst.requests for lst in listings),
             },
-            "planned_files": len(plan.files),
-            "planned_bytes": plan.total_bytes,
-            "pending_files": plan.pending,
-            "previous_state": previous.to_json() if previous else None,
-            "next_state": plan.next_state.to_json(),
-        }
+            planned_files=len(plan.files),
+            planned_bytes=plan.total_bytes,
+            pending_files=plan.pending,
+            previous_state=previous.to_json() if previous else None,
+            next_state=plan.next_state.to_json(),
+        )
         if ctx is not None and self.tracking and self.from_run_id is None:
-            recorded["replay"] = self._replay_case(ctx)
+            recorded = recorded.with_replay(self._replay_case(ctx))
         fault_point("after-plan")
-        self.store.record_plan(record.run_id, key, recorded, plan.files)
+        self.store.record_plan(record.run_id, key, recorded.to_json(), plan.files)
         fault_point("after-plan-recorded")
         if ctx is not None and self.tracking:
             self._pending[ctx] = {**plan.next_state.to_json(), "source": source}
@@ -601,22 +602,22 @@ class Job:
 
         df, rejected = split_corrupt_records(df, target, record.run_id,
                                              target_columns(target, fmt))
-        entry: dict[str, Any] = {
-            "kind": "sink",
-            "ctx": ctx,
-            "target": target,
-            "format": format,
-            "mode": mode,
-            "partition_by": list(partition_by),
-            "token": {"app_id": used.app_id, "version": used.version} if used else None,
-            "token_source": "explicit" if explicit else ("automatic" if automatic else None),
-            "status": "writing",
-        }
+        entry = SinkManifest(
+            ctx=ctx,
+            target=target,
+            format=format,
+            mode=mode,
+            partition_by=list(partition_by),
+            token=SinkToken(used.app_id, used.version) if used else None,
+            token_source="explicit" if explicit else ("automatic" if automatic else None),
+            status="writing",
+            present=frozenset({"token_source"}),
+        )
         if rejected is not None:  # corrupt lines kept aside, not written as a column
-            entry.update(corrupt_records=rejected.count, rejected_file=rejected.path)
+            entry = replace(entry, corrupt_records=rejected.count, rejected_file=rejected.path)
             log.warning("%d record(s) could not be parsed; kept in %s", rejected.count,
                         rejected.path)
-        self.store.record_plan(record.run_id, key, entry, [])
+        self.store.record_plan(record.run_id, key, entry.to_json(), [])
         user_options = {k: v for k, v in (options or {}).items()
                         if k not in ("txnAppId", "txnVersion")}
         result = write_target(
@@ -630,10 +631,10 @@ class Job:
         if result.skipped:
             self._check_skipped_write(key, result.target, automatic)
         self.results.append(result)
-        entry.update(status="skipped" if result.skipped else "committed", rows=result.rows,
-                     files=result.files, bytes=result.bytes, skipped=result.skipped,
-                     table_version=result.table_version)
-        self.store.record_plan(record.run_id, key, entry, [])
+        entry = replace(entry, status="skipped" if result.skipped else "committed",
+                        rows=result.rows, files=result.files, bytes=result.bytes,
+                        skipped=result.skipped, table_version=result.table_version)
+        self.store.record_plan(record.run_id, key, entry.to_json(), [])
         self._emit("written", ctx, {"rows": result.rows, "files": result.files,
                                     "target": target, "skipped": result.skipped})
         return result
@@ -648,13 +649,13 @@ class Job:
 
         result = WriteResult(resolve_target(target).root, format.strip().lower(), 0, 0, 0)
         self.results.append(result)
-        self.store.record_plan(self.run_id, key, {
-            "kind": "sink", "ctx": ctx, "target": target, "format": format, "mode": "append",
-            "partition_by": list(partition_by),
-            "token": {"app_id": token.app_id, "version": token.version} if token else None,
-            "status": "nothing-to-write", "rows": 0, "files": 0, "bytes": 0, "skipped": False,
-            "reason": "the frame written is a source of this run that took no file",
-        }, [])
+        self.store.record_plan(self.run_id, key, SinkManifest(
+            ctx=ctx, target=target, format=format, mode="append",
+            partition_by=list(partition_by),
+            token=SinkToken(token.app_id, token.version) if token else None,
+            status="nothing-to-write", rows=0, files=0, bytes=0, skipped=False,
+            reason="the frame written is a source of this run that took no file",
+        ).to_json(), [])
         self._emit("written", ctx, {"rows": 0, "files": 0, "target": target, "skipped": False})
         return result
 
@@ -682,7 +683,7 @@ class Job:
         replay exactly — that of a failed attempt of this run whose sink committed — or None
         when the source may plan afresh. For sources planned outside the file planner."""
         pinned = self._pinned_inputs().get(ctx) if self.tracking else None
-        if pinned is None or pinned[1].plan.get("kind") != kind:
+        if pinned is None or pinned[1].manifest.kind != kind:
             return None
         return pinned[1]
 
@@ -792,8 +793,8 @@ class Job:
         record = self._started()
         committer = next((a.run_id for a in self._failed_attempts()
                           for i in self.store.run_inputs(a.run_id)
-                          if i.ctx == key and i.plan.get("kind") == "sink"
-                          and _sink_committed(i.plan, a.run_id)), None)
+                          if i.ctx == key and isinstance(m := i.manifest, SinkManifest)
+                          and _sink_committed(m, a.run_id)), None)
         if committer is None:
             if automatic is not None and not self._retried_sink(key):
                 # Only a failed attempt of this very run may have committed its token.
@@ -838,11 +839,11 @@ class Job:
                           "reason": "no sink of an earlier attempt of this run committed"}
         for attempt in attempts:
             inputs = self.store.run_inputs(attempt.run_id)
-            committed = [i.ctx for i in inputs
-                         if i.plan.get("kind") == "sink" and _sink_committed(i.plan, attempt.run_id)]
+            committed = [i.ctx for i in inputs if isinstance(m := i.manifest, SinkManifest)
+                         and _sink_committed(m, attempt.run_id)]
             if committed:
                 self._pinned = {i.ctx: (attempt.run_id, i) for i in inputs
-                                if i.plan.get("kind") != "sink"}
+                                if not isinstance(i.manifest, SinkManifest)}
                 self._pin_info = {
                     "case": "pinned",
                     "from_attempt": attempt.run_id,
@@ -874,10 +875,11 @@ class Job:
                 f"attempt {attempt_id} committed a sink, so this retry must replay its input, "
                 f"but {len(missing)} of its file(s) of ctx {ctx!r} no longer exist: {shown}"
             )
-        plan = inputs.plan
+        plan = inputs.manifest
+        assert isinstance(plan, SourceManifest) and plan.next_state is not None
         return FilePlan(files=tuple(inputs.files),
-                        next_state=FileState.from_json(plan["next_state"]),
-                        pending=int(plan.get("pending_files") or 0))
+                        next_state=FileState.from_json(plan.next_state),
+                        pending=int(plan.pending_files or 0))
 
     def _warn_untracked(self, path: str) -> None:
         if not self._warned_untracked:
@@ -931,30 +933,29 @@ class Job:
             self._store = None
 
 
-def _sink_committed(plan: Mapping[str, Any], run_id: str) -> bool:
+def _sink_committed(plan: SinkManifest, run_id: str) -> bool:
     """Whether the recorded Delta sink ``plan`` has a commit made by attempt ``run_id``."""
-    if plan.get("status") == "committed":
+    if plan.status == "committed":
         return True
-    fmt = str(plan.get("format", "")).strip().lower()
-    token = plan.get("token")
+    fmt = plan.format.strip().lower()
+    token = plan.token
     if fmt != "delta":
         from .sinks import IdempotencyToken
         from .sinks._write import folder_commit_run_id, folder_token_supported
 
-        if not token or not folder_token_supported(str(plan["target"]), fmt):
+        if not token or not folder_token_supported(plan.target, fmt):
             return False
         found = folder_commit_run_id(
-            str(plan["target"]), IdempotencyToken(str(token["app_id"]), int(token["version"])),
-            RUN_ID_KEY)
+            plan.target, IdempotencyToken(token.app_id, token.version), RUN_ID_KEY)
         return found == run_id
     from .sinks._location import open_delta, resolve_target
 
-    table = open_delta(resolve_target(str(plan["target"])))
+    table = open_delta(resolve_target(plan.target))
     if table is None:
         return False
     if token:
-        recorded = table.transaction_version(str(token["app_id"]))
-        if recorded is None or recorded < int(token["version"]):
+        recorded = table.transaction_version(token.app_id)
+        if recorded is None or recorded < token.version:
             return False  # the token would be there had this attempt committed
     return any(entry.get(RUN_ID_KEY) == run_id for entry in table.history())
 
@@ -964,8 +965,9 @@ def _source_inputs(inputs: Sequence[RunInputs]) -> dict[str, tuple[frozenset[Any
     import json
 
     return {i.ctx: (frozenset((f.path, f.mtime, f.size) for f in i.files),
-                    json.dumps(i.plan.get("range"), sort_keys=True))
-            for i in inputs if i.plan.get("kind") != "sink" and not i.ctx.startswith(UNTRACKED)}
+                    json.dumps(m.range, sort_keys=True))
+            for i in inputs if isinstance(m := i.manifest, SourceManifest)
+            and not i.ctx.startswith(UNTRACKED)}
 
 
 def _group_by_root(files: Sequence[FileEntry], roots: Sequence[str]) -> dict[str, list[FileEntry]]:

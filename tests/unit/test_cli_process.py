@@ -67,7 +67,7 @@ def test_bookmark_and_runs_commands_never_import_spark(folder: dict[str, str]) -
     run_id = json.loads(first.stdout)["run_id"]
     for args in (["bookmark", "show", "j"], ["bookmark", "history", "j"], ["runs", "list", "j"],
                  ["runs", "show", run_id], ["bookmark", "rewind", "j", "--to", run_id],
-                 ["bookmark", "reset", "j"]):
+                 ["bookmark", "reset", "j"], ["state", "prune", "j", "--dry-run"]):
         out = lakemark(*args, "--state", folder["state"], importtime=True)
         assert out.returncode == 0, (args, out.stderr)
         modules = imported_modules(out.stderr)

@@ -38,6 +38,7 @@ from ..planning.events import (
     select_objects,
     take_objects,
 )
+from ..state.manifest import SourceManifest
 from .table import EventsTable
 
 if TYPE_CHECKING:
@@ -154,14 +155,16 @@ def plan_event_source(job: Job, events_table: str, *, format: str, ctx: str = "e
     if replay is not None:
         # A failed attempt of this run committed its sink: take exactly its objects again, so
         # the write its token now skips holds the same data (see docs/exactly-once.md).
-        recorded = replay.plan
-        plan = EventObjectPlan(tuple(replay.files), dict(recorded["next_state"]),
-                               recorded.get("events_table_version"),
-                               int(recorded.get("pending_files") or 0),
-                               int(recorded.get("skipped_removed") or 0),
-                               int(recorded.get("skipped_missing") or 0),
-                               int(recorded.get("backfilled") or 0),
-                               int(recorded.get("skipped_stale") or 0))
+        recorded = replay.manifest
+        assert isinstance(recorded, SourceManifest) and recorded.next_state is not None
+        extra = recorded.extra  # the events source's own entries
+        plan = EventObjectPlan(tuple(replay.files), dict(recorded.next_state),
+                               extra.get("events_table_version"),
+                               int(recorded.pending_files or 0),
+                               int(extra.get("skipped_removed") or 0),
+                               int(extra.get("skipped_missing") or 0),
+                               int(extra.get("backfilled") or 0),
+                               int(extra.get("skipped_stale") or 0))
     else:
         plan = plan_event_objects(table, job.state_of(ctx), opts, s3_client)
     job.track_source(ctx, {

@@ -40,6 +40,7 @@ from ..planning.jdbc import (
 )
 from ..redaction import remember_secret
 from .._fault import fault_point
+from ..state.manifest import SourceManifest
 from .jdbc_sql import (
     dialect_of,
     not_null,
@@ -370,7 +371,8 @@ def _replay_range(job: Job, ctx: str, keys: JdbcKeys) -> KeyRange:
     first = True
     for run in job.store.runs_between(job.name, job.from_run_id, job.to_run_id):
         for inputs in job.store.run_inputs(run.run_id):
-            rng = inputs.plan.get("range") if inputs.ctx == ctx else None
+            plan = inputs.manifest
+            rng = plan.range if inputs.ctx == ctx and isinstance(plan, SourceManifest) else None
             if not rng or rng.get("empty"):
                 continue
             if first:
@@ -396,12 +398,13 @@ def _retry_bound(job: Job, ctx: str, previous: Mapping[str, Any] | None,
                 or earlier.status != "FAILED":
             continue
         for inputs in job.store.run_inputs(earlier.run_id):
-            rng = inputs.plan.get("range") if inputs.ctx == ctx else None
+            plan = inputs.manifest
+            rng = plan.range if inputs.ctx == ctx and isinstance(plan, SourceManifest) else None
             if not rng or rng.get("empty") or rng.get("through") is None:
                 continue
             same_keys = rng.get("keys") == list(keys.columns) and rng.get("order") == keys.order
-            if same_keys and inputs.plan.get("previous_state") == (dict(previous) if previous
-                                                                  else None):
+            assert isinstance(plan, SourceManifest)
+            if same_keys and plan.previous_state == (dict(previous) if previous else None):
                 return tuple(decode_value(v) for v in rng["through"])
         return None  # only the latest failed attempt counts
     return None

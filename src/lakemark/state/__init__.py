@@ -13,15 +13,20 @@ from pathlib import Path
 
 from ..errors import ConfigError
 from ..redaction import redact
+from ..planning.retention import RetentionPolicy
+from ._retention import PruneReport, auto_policy
 from ._sql import OlderSchema
 from .base import BOOKMARK_OPTIONS, Bookmark, RunInputs, RunRecord, StateStore
 
 __all__ = [
     "BOOKMARK_OPTIONS",
     "Bookmark",
+    "PruneReport",
+    "RetentionPolicy",
     "RunInputs",
     "RunRecord",
     "StateStore",
+    "auto_policy",
     "default_state_url",
     "open_store",
     "resolve_state_url",

@@ -11,8 +11,10 @@ translates them for psycopg.
 from __future__ import annotations
 
 import json
+import logging
 import os
 import threading
+import time
 import uuid
 from collections.abc import Callable, Collection, Mapping, Sequence
 from contextlib import AbstractContextManager
@@ -25,7 +27,11 @@ from ..errors import (CommitConflict, ConfigError, LeaseError, LeaseLost, StateE
 from ..planning.files import FileEntry
 from ..redaction import redact
 from .._fault import fault_point
+from ..planning.retention import RetentionPolicy
+from ._retention import PRUNE_EVERY, PruneReport, _epoch, auto_policy, prune_job
 from .base import Bookmark, RunInputs, RunRecord
+
+log = logging.getLogger("lakemark.state")
 
 __all__ = ["SCHEMA_VERSION", "LockedReads", "OlderSchema", "SqlStore", "new_run_id"]
 
@@ -50,6 +56,18 @@ _TAKEN_OVER = "lease taken over"
 
 _RUN_COLUMNS = ("run_id, job_name, run, attempt, status, bookmark_option, started_at, ended_at, "
                 "error, host, pid, generation")
+_RUN_FIELDS = tuple(c.strip() for c in _RUN_COLUMNS.split(","))
+
+#: The columns of a bookmark row (``jobs`` and ``bookmark_versions``), as Bookmark's fields.
+_BOOKMARK_FIELDS = ("version", "run", "attempt", "run_id", "previous_run_id", "state",
+                    "reason", "created_at")
+
+
+def _bookmark_of(job_name: str, row: Sequence[Any]) -> Bookmark:
+    """A bookmark from its row (the columns of :data:`_BOOKMARK_FIELDS`, by name)."""
+    values = dict(zip(_BOOKMARK_FIELDS, row, strict=True))
+    values["state"] = json.loads(values["state"])
+    return Bookmark(job_name=job_name, **values)
 
 #: Bookmark options whose successful runs move the bookmark (and so count for from/to replays).
 _TRACKING_OPTIONS = ("enable", "mark-processed")
@@ -68,7 +86,7 @@ def _displayed(plan: Mapping[str, Any]) -> dict[str, Any]:
 
 def _record_of(row: Sequence[Any]) -> RunRecord:
     """A run record from its row; an error stored by an older lakemark is redacted on read."""
-    record = RunRecord(*row)
+    record = RunRecord(**dict(zip(_RUN_FIELDS, row, strict=True)))
     if record.error:
         record = replace(record, error=redact(record.error))
     return record
@@ -145,6 +163,26 @@ class SqlStore:
         """One write transaction holding the store's write lock."""
         raise NotImplementedError
 
+    def _stamp(self) -> str:
+        """The time recorded on rows (ISO-8601 UTC); a benchmark may simulate it."""
+        return _now_iso()
+
+    #: The automatic retention policy (None: off); read from the environment on first use.
+    _retention: RetentionPolicy | None | bool = False
+
+    @property
+    def retention(self) -> RetentionPolicy | None:
+        """The policy pruned after commits (``LAKEMARK_RETENTION``/``_KEEP_DAYS``/``_KEEP_RUNS``
+        unless set on the store; None: automatic pruning is off)."""
+        if self._retention is False:
+            self._retention = auto_policy()
+        assert self._retention is not True
+        return self._retention
+
+    @retention.setter
+    def retention(self, policy: RetentionPolicy | None) -> None:
+        self._retention = policy
+
     def _create_tables(self, db: Any, schema: str) -> None:
         """Create what is missing of ``schema`` (statements separated by ``;``), bring a store
         of an older schema version up to date (:data:`_MIGRATIONS`) and record the schema
@@ -177,13 +215,12 @@ class SqlStore:
         ).fetchone()
         if row is None:
             return Bookmark(job_name=job_name)
-        return Bookmark(job_name, row[0], row[1], row[2], row[3], row[4], json.loads(row[5]),
-                        row[6], row[7])
+        return _bookmark_of(job_name, row)
 
     def _save(self, db: Any, b: Bookmark, made_by: str | None) -> Bookmark:
         """Store ``b`` as the job's current bookmark and as a row of its history."""
         state_json = json.dumps({k: dict(v) for k, v in b.state.items()}, sort_keys=True)
-        now = _now_iso()
+        now = self._stamp()
         db.execute(
             "INSERT INTO jobs (job_name, version, run, attempt, run_id, previous_run_id, "
             "state_json, reason, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) "
@@ -201,8 +238,7 @@ class SqlStore:
             (b.job_name, b.version, b.run, b.attempt, b.run_id, b.previous_run_id, state_json,
              b.reason, made_by, now),
         )
-        return Bookmark(b.job_name, b.version, b.run, b.attempt, b.run_id, b.previous_run_id,
-                        b.state, b.reason, now)
+        return replace(b, created_at=now)
 
     def get_bookmark(self, job_name: str) -> Bookmark:
         return self._bookmark(self._q, job_name)
@@ -218,8 +254,7 @@ class SqlStore:
             "FROM bookmark_versions WHERE job_name = ? ORDER BY version",
             (job_name,),
         ).fetchall()
-        return [Bookmark(job_name, r[0], r[1], r[2], r[3], r[4], json.loads(r[5]), r[6], r[7])
-                for r in rows]
+        return [_bookmark_of(job_name, r) for r in rows]
 
     def _refuse_while_running(self, db: Any, job_name: str, what: str) -> None:
         holder = self._live_holder(db, job_name)
@@ -267,7 +302,8 @@ class SqlStore:
             if row is None:
                 raise UnknownRunError(
                     f"{run_id} is not a successful run of job {job_name!r} that moved its "
-                    "bookmark; `lakemark runs list` shows the runs"
+                    "bookmark (or it was pruned by `state prune`); `lakemark runs list` shows "
+                    "the runs"
                 )
             b = self._bookmark(db, job_name)
             return self._save(db, Bookmark(job_name, b.version + 1, b.run, 0, run_id, row[1],
@@ -286,7 +322,7 @@ class SqlStore:
         # stored only after credentials are removed.
         db.execute(
             "UPDATE runs SET status = ?, ended_at = ?, error = ? WHERE run_id = ?",
-            (status, _now_iso(), redact(error) if error else error, run_id),
+            (status, self._stamp(), redact(error) if error else error, run_id),
         )
         db.execute("DELETE FROM leases WHERE run_id = ?", (run_id,))
 
@@ -311,6 +347,7 @@ class SqlStore:
         force: bool = False,
         held: Collection[str] | None = None,
     ) -> RunRecord:
+        self.retention  # noqa: B018 - a bad LAKEMARK_RETENTION/_KEEP_* fails before any change
         with self._tx() as db:
             lease = db.execute(
                 "SELECT l.run_id, l.host, l.pid, l.heartbeat_at FROM leases l "
@@ -346,7 +383,7 @@ class SqlStore:
                 "INSERT INTO runs (run_id, job_name, run, attempt, status, bookmark_option, "
                 "base_version, started_at, host, pid, generation) "
                 "VALUES (?, ?, ?, ?, 'RUNNING', ?, ?, ?, ?, ?, ?)",
-                (run_id, job_name, b.run + 1, b.attempt, bookmark_option, b.version, _now_iso(),
+                (run_id, job_name, b.run + 1, b.attempt, bookmark_option, b.version, self._stamp(),
                  host, pid, generation),
             )
             db.execute(
@@ -447,8 +484,8 @@ class SqlStore:
                 raise
             except LeaseError as exc:
                 raise CommitConflict(f"cannot commit: {exc}") from exc
-            base = db.execute("SELECT base_version FROM runs WHERE run_id = ?",
-                              (run_id,)).fetchone()[0]
+            seq, base = db.execute("SELECT seq, base_version FROM runs WHERE run_id = ?",
+                                   (run_id,)).fetchone()
             b = self._bookmark(db, record.job_name)
             if update_bookmark and b.version != base:
                 raise CommitConflict(
@@ -457,12 +494,56 @@ class SqlStore:
                 )
             self._end_run(db, run_id, "SUCCEEDED", None)
             fault_point("during-job-commit")  # crash tests: half a transaction, never visible
-            if not update_bookmark:
-                return b
-            state = {k: dict(v) for k, v in b.state.items()}
-            state.update({k: dict(v) for k, v in states.items()})
-            return self._save(db, Bookmark(record.job_name, b.version + 1, record.run, 0, run_id,
-                                           b.run_id, state, "commit"), run_id)
+            saved = b
+            if update_bookmark:
+                state = {k: dict(v) for k, v in b.state.items()}
+                state.update({k: dict(v) for k, v in states.items()})
+                saved = self._save(db, Bookmark(record.job_name, b.version + 1, record.run, 0,
+                                                run_id, b.run_id, state, "commit"), run_id)
+        if int(seq) % PRUNE_EVERY == 0:
+            self._auto_prune(record)
+        return saved
+
+    def _auto_prune(self, record: RunRecord) -> None:
+        """The automatic retention, after every PRUNE_EVERY-th successful commit of the store
+        (by run sequence); a failure is logged, never raised (the commit stands)."""
+        policy = self.retention
+        if policy is None:
+            return
+        try:
+            with self._tx() as db:
+                report = prune_job(db, record.job_name, policy, _epoch(self._stamp()))
+        except Exception as exc:  # noqa: BLE001 - the run committed; pruning waits for the next
+            log.warning("automatic prune of job %r failed (%s); the next commit retries",
+                        record.job_name, exc)
+            return
+        if report.runs or report.versions:
+            log.info("pruned %d run(s) and %d bookmark version(s) of job %r",
+                     report.runs, report.versions, record.job_name)
+
+    def prune(self, job_name: str | None, policy: RetentionPolicy, *, dry_run: bool = False,
+              now: float | None = None) -> list[PruneReport]:
+        """Delete the runs, manifests and bookmark versions of ``job_name`` (None: every job)
+        that ``policy`` lets go, never what a pending retry, a rewind or a replay inside the
+        window needs (:mod:`lakemark.planning.retention`). One transaction per job; with
+        ``dry_run`` only count. ConfigError for a job the store does not know."""
+        when = time.time() if now is None else now
+        if job_name is None:
+            names = [str(r[0]) for r in self._q.execute(
+                "SELECT job_name FROM jobs UNION SELECT DISTINCT job_name FROM runs "
+                "ORDER BY 1")]
+        else:
+            if self._q.execute("SELECT 1 FROM jobs WHERE job_name = ? UNION "
+                               "SELECT 1 FROM runs WHERE job_name = ?",
+                               (job_name, job_name)).fetchone() is None:
+                raise ConfigError(f"no job {job_name!r} in {self._where}; `lakemark bookmark "
+                                  "show` lists the jobs")
+            names = [job_name]
+        reports = []
+        for name in names:
+            with self._tx() as db:
+                reports.append(prune_job(db, name, policy, when, dry_run=dry_run))
+        return reports
 
     def fail_run(self, run_id: str, error: str, *, update_bookmark: bool) -> Bookmark:
         with self._tx() as db:
@@ -495,8 +576,8 @@ class SqlStore:
             ).fetchone()
             if row is None:
                 raise UnknownRunError(
-                    f"{which} {rid!r} is not a successful bookmarked run of job {job_name!r}; "
-                    "`lakemark runs list` shows the runs"
+                    f"{which} {rid!r} is not a successful bookmarked run of job {job_name!r} "
+                    "(or it was pruned by `state prune`); `lakemark runs list` shows the runs"
                 )
             seqs[which] = row[0]
         if seqs["job-bookmark-from"] > seqs["job-bookmark-to"]:

@@ -14,6 +14,8 @@ Model (per job):
   option it ran under;
 * the **manifest**: per run and ctx, the recorded plan (a JSON object) and every input file
   ``(path, mtime, size)`` by name, written *before* the data is read;
+* **retention**: runs, their manifests and bookmark versions older than a window are pruned
+  (``prune``, and automatically after commits), never what a retry, rewind or replay needs;
 * a **lease** per job: one run at a time. Every acquisition (and every takeover) gets the
   next **generation** number of the job; every state change of a run (plan, heartbeat, commit,
   failure) checks in its own transaction that the run still holds the lease at its generation,
@@ -25,9 +27,14 @@ from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from ..planning.files import FileEntry
+from ..planning.retention import RetentionPolicy
+from .manifest import Manifest, manifest_from_json
+
+if TYPE_CHECKING:
+    from ._retention import PruneReport
 
 __all__ = [
     "BOOKMARK_OPTIONS",
@@ -108,8 +115,13 @@ class RunInputs:
     """What one run recorded for one ctx: its plan and the files it planned to read."""
 
     ctx: str
-    plan: Mapping[str, Any]
+    plan: Mapping[str, Any]  # the stored JSON (any manifest version)
     files: Sequence[FileEntry]
+
+    @property
+    def manifest(self) -> Manifest:
+        """The plan as its typed record (a source's or a sink's)."""
+        return manifest_from_json(self.plan)
 
 
 @runtime_checkable
@@ -223,6 +235,14 @@ class StateStore(Protocol):
 
     def run_inputs(self, run_id: str) -> list[RunInputs]:
         """What the run recorded per ctx (ordered by ctx); UnknownRunError if no such run."""
+        ...
+
+    def prune(self, job_name: str | None, policy: RetentionPolicy, *, dry_run: bool = False,
+              now: float | None = None) -> list[PruneReport]:
+        """Delete old runs, their manifests and old bookmark versions of ``job_name`` (None:
+        every job) as ``policy`` allows, never what a pending retry, a rewind or a replay
+        inside the window needs (:mod:`lakemark.planning.retention`); ``dry_run`` only counts.
+        """
         ...
 
     def close(self) -> None:

@@ -81,6 +81,7 @@ CREATE TABLE IF NOT EXISTS runs (
     generation BIGINT
 );
 CREATE INDEX IF NOT EXISTS runs_by_job ON runs (job_name, seq);
+CREATE INDEX IF NOT EXISTS runs_by_job_start ON runs (job_name, started_at);
 CREATE TABLE IF NOT EXISTS run_plans (
     run_id TEXT NOT NULL,
     ctx TEXT NOT NULL,
