@@ -14,11 +14,14 @@ from pathlib import Path
 from ..errors import ConfigError
 from ..redaction import redact
 from ._sql import OlderSchema
+from ._schemas import PendingSchema, SourceSchema
 from .base import BOOKMARK_OPTIONS, Bookmark, RunInputs, RunRecord, StateStore
 
 __all__ = [
     "BOOKMARK_OPTIONS",
     "Bookmark",
+    "PendingSchema",
+    "SourceSchema",
     "RunInputs",
     "RunRecord",
     "StateStore",

@@ -25,11 +25,12 @@ from ..errors import (CommitConflict, ConfigError, LeaseError, LeaseLost, StateE
 from ..planning.files import FileEntry
 from ..redaction import redact
 from .._fault import fault_point
+from ._schemas import PendingSchema, SchemaRecords
 from .base import Bookmark, RunInputs, RunRecord
 
 __all__ = ["SCHEMA_VERSION", "LockedReads", "OlderSchema", "SqlStore", "new_run_id"]
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 
 class OlderSchema(StateError):
@@ -43,6 +44,7 @@ _MIGRATIONS: dict[int, tuple[str, ...]] = {
         "ALTER TABLE leases ADD COLUMN generation BIGINT NOT NULL DEFAULT 0",
         "ALTER TABLE runs ADD COLUMN generation BIGINT",
     ),
+    3: (),  # tracked source schemas: the source_schemas table (state/_schemas.py)
 }
 
 #: How the error of a run whose lease was taken over starts.
@@ -126,7 +128,7 @@ def _pid_alive(pid: int) -> bool:
     return True
 
 
-class SqlStore:
+class SqlStore(SchemaRecords):
     """A :class:`~lakemark.state.base.StateStore` over the shared tables (see the module doc)."""
 
     url: str
@@ -438,7 +440,8 @@ class SqlStore:
             )
 
     def commit_run(
-        self, run_id: str, states: Mapping[str, Mapping[str, Any]], *, update_bookmark: bool
+        self, run_id: str, states: Mapping[str, Mapping[str, Any]], *, update_bookmark: bool,
+        schemas: Mapping[str, PendingSchema] | None = None,
     ) -> Bookmark:
         with self._tx() as db:
             try:
@@ -459,6 +462,8 @@ class SqlStore:
             fault_point("during-job-commit")  # crash tests: half a transaction, never visible
             if not update_bookmark:
                 return b
+            if schemas:
+                self._save_source_schemas(db, record.job_name, run_id, schemas)
             state = {k: dict(v) for k, v in b.state.items()}
             state.update({k: dict(v) for k, v in states.items()})
             return self._save(db, Bookmark(record.job_name, b.version + 1, record.run, 0, run_id,

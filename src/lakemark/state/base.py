@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 from ..planning.files import FileEntry
+from ._schemas import PendingSchema, SourceSchema
 
 __all__ = [
     "BOOKMARK_OPTIONS",
@@ -185,9 +186,11 @@ class StateStore(Protocol):
         ...
 
     def commit_run(
-        self, run_id: str, states: Mapping[str, Mapping[str, Any]], *, update_bookmark: bool
+        self, run_id: str, states: Mapping[str, Mapping[str, Any]], *, update_bookmark: bool,
+        schemas: Mapping[str, PendingSchema] | None = None,
     ) -> Bookmark:
-        """End a run as SUCCEEDED, in one transaction with its state elements.
+        """End a run as SUCCEEDED, in one transaction with its state elements (and, when the
+        bookmark moves, a new version of each tracked source schema in ``schemas``).
 
         With ``update_bookmark`` the given ctx states replace those in the bookmark (other
         ctxs keep theirs), ``run`` becomes the run's number, ``attempt`` 0, ``run_id`` this run,
@@ -223,6 +226,19 @@ class StateStore(Protocol):
 
     def run_inputs(self, run_id: str) -> list[RunInputs]:
         """What the run recorded per ctx (ordered by ctx); UnknownRunError if no such run."""
+        ...
+
+    # -- tracked source schemas (state/_schemas.py) ----------------------------------------
+    def get_source_schema(self, job_name: str, ctx: str) -> SourceSchema | None:
+        """The current tracked schema of source ``ctx`` (None: never tracked, or reset)."""
+        ...
+
+    def source_schema_history(self, job_name: str, ctx: str | None = None) -> list[SourceSchema]:
+        """Every version of the job's tracked schemas (of one ctx), by ctx then version."""
+        ...
+
+    def reset_source_schema(self, job_name: str, ctx: str | None = None) -> list[str]:
+        """Forget the tracked schema of ``ctx`` (or all): the next run infers again."""
         ...
 
     def close(self) -> None:
