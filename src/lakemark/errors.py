@@ -6,6 +6,7 @@ these where they enter lakemark, so callers and the CLI catch one family and pri
     LakemarkError
     ├── ConfigError            bad option, argument, URL or environment value (nothing was done)
     ├── SourceError            a source path/prefix is missing, unreadable or of the wrong kind
+    │   └── SchemaEvolutionError  new columns refused by schema evolution mode failOnNewColumns
     ├── FormatError            unknown or unavailable input/output format
     ├── StateError             the state store cannot be opened, is corrupt or of a newer schema
     │   ├── LeaseError         another run of the same job holds the lease
@@ -25,6 +26,7 @@ __all__ = [
     "LakemarkError",
     "ConfigError",
     "SourceError",
+    "SchemaEvolutionError",
     "FormatError",
     "StateError",
     "LeaseError",
@@ -55,6 +57,10 @@ class ConfigError(LakemarkError, ValueError):
 
 class SourceError(LakemarkError):
     """A source location is missing, unreadable, or not what the options say it is."""
+
+
+class SchemaEvolutionError(SourceError):
+    """A tracked source met new columns that its evolution mode (failOnNewColumns) refuses."""
 
 
 class FormatError(ConfigError):

@@ -3,6 +3,7 @@
 Subcommands: ``ingest files`` (the zero-code incremental job), ``ingest s3-events`` and
 ``ingest s3-incremental`` (event-driven S3 ingestion), ``run`` (a script that uses the
 API), ``bookmark show|history|reset|rewind|mark-processed``, ``runs list|show``,
+``schema show|reset`` (tracked source schemas),
 ``lineage extract|scan|analyze`` (static column lineage of Glue jobs) and ``demo``.
 """
 
@@ -39,6 +40,7 @@ _COMMANDS: dict[str, tuple[str, str]] = {
     "run": ("._run", "run"),
     "bookmark": ("._bookmark", "bookmark"),
     "runs": ("._runs", "runs"),
+    "schema": ("._schema", "schema"),
     "demo": ("._demo", "demo"),
     "lineage": ("._lineage", "lineage"),
 }
