@@ -469,8 +469,8 @@ class Job:
         before it is only seen by that full listing (docs/bookmarks.md).
 
         ``schema_evolution`` (``addNewColumns``, ``rescue``, ``failOnNewColumns`` or ``none``;
-        json sources with a ``ctx``) tracks the source's schema in the state store: inferred on
-        the first run, then reused and evolved; values that do not fit go to the
+        json or csv sources with a ``ctx``) tracks the source's schema in the state store:
+        inferred on the first run, then reused and evolved; values that do not fit go to the
         ``rescued_data_column`` (None: none). See docs/schema.md.
         """
         from .sources import check_read_options

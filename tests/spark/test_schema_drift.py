@@ -173,12 +173,34 @@ def test_a_tracked_read_refuses_what_it_cannot_honour(spark: Any, tmp_path: Path
     from lakemark import Job
     from lakemark.errors import ConfigError, FormatError
 
-    (tmp_path / "a.csv").write_text("id\n1\n")
+    (tmp_path / "a.orc").write_bytes(b"")
     state = f"sqlite:///{tmp_path / 'state.db'}"
     with Job("bad", state=state, spark=spark) as job:
         with pytest.raises(ConfigError, match="schema evolution mode 'grow'"):
-            job.read_files(str(tmp_path), format="csv", ctx="s", schema_evolution="grow")
-        with pytest.raises(FormatError, match="not csv"):
-            job.read_files(str(tmp_path), format="csv", ctx="s2", schema_evolution="rescue")
+            job.read_files(str(tmp_path), format="orc", ctx="s", schema_evolution="grow")
+        with pytest.raises(FormatError, match="not orc"):
+            job.read_files(str(tmp_path), format="orc", ctx="s2", schema_evolution="rescue")
         with pytest.raises(ConfigError, match="transformation_ctx"):
             job.read_files(str(tmp_path), format="json", schema_evolution="rescue")
+
+
+def test_csv_values_that_do_not_fit_and_ragged_lines_are_rescued(spark: Any,
+                                                                  tmp_path: Path) -> None:
+    lake = Drift(tmp_path)
+    (lake.src / "a.csv").write_text("id,code\n1,5\n2,6\n")
+    opts = ("--format", "csv", "--option", "header=true", "--option", "inferSchema=true",
+            "--schema-evolution", "addNewColumns")
+    first = out(lake.ingest(*opts))
+    assert first["rows"] == 2 and first["schema"]["inferred"]
+    (lake.src / "b.csv").write_text("id,code,extra\n3,X5,e3\n4,7,e4\n5,8,e5,surplus\n")
+    second = out(lake.ingest(*opts))
+    assert second["status"] == "SUCCEEDED" and second["schema"]["added_columns"] == ["extra"]
+    assert second["schema"]["rescued_values"] == {"code": 1}
+    assert second["schema"]["corrupt_records"] == 1
+    rows = {r["id"]: r for r in DeltaTable(str(lake.target)).to_pyarrow_table().to_pylist()}
+    assert (rows[3]["code"], rows[3]["extra"]) == (None, "e3")
+    assert json.loads(rows[3]["_rescued_data"])["code"] == "X5"
+    assert (rows[4]["code"], rows[4]["_rescued_data"]) == (7, None)
+    ragged = [json.loads(r["_rescued_data"]) for r in rows.values()
+              if r["_rescued_data"] and "_corrupt_record" in r["_rescued_data"]]
+    assert [r["_corrupt_record"] for r in ragged] == ["5,8,e5,surplus"]

@@ -94,7 +94,7 @@ def ingest() -> None:
               "mergeSchema); table columns the data lacks are written as nulls. Without it a "
               "schema difference fails the run before anything is written.")
 @click.option("--schema-evolution", type=click.Choice(EVOLUTION_MODES, case_sensitive=False),
-              help="Track the source's schema in the state store (json sources): inferred on "
+              help="Track the source's schema in the state store (json and csv sources): inferred on "
               "the first run, then reused. New columns are added to it and to a Delta target "
               "(addNewColumns), go to the rescued data (rescue), fail the run (failOnNewColumns) "
               "or are ignored and counted (none). Values that do not fit their column go to the "
@@ -177,9 +177,9 @@ def ingest_files(
     if schema_evolution is not None:
         from ..sources._schema_track import tracking_of
 
-        if fmt != "json":
-            raise click.UsageError(f"--schema-evolution applies to json sources, not --format "
-                                   f"{fmt}")
+        if fmt not in ("json", "csv"):
+            raise click.UsageError(f"--schema-evolution applies to json and csv sources, not "
+                                   f"--format {fmt}")
         tracking_of(schema_evolution, None if no_rescued_data else rescued_data_column)
         if target_format == "delta":  # the tracked schema decides the columns written
             writer["mergeSchema"] = "true"

@@ -18,7 +18,10 @@ every value, a tracked read parses each record itself:
 many records), how many values of each tracked column do not fit, how many records are corrupt.
 It is what a run uses instead of schema inference once the schema is tracked.
 
-Known limits: a JSON string holding a number (``"5"``) fits a ``long`` column (its text casts);
+CSV records come in the same shape: every field read as a string under the header's names (of
+the run's first file), a line Spark cannot split into that many fields (ragged) as its text.
+
+Known limits: the files of one CSV run must share a header (Spark reads one); a JSON string holding a number (``"5"``) fits a ``long`` column (its text casts);
 a mismatch inside a nested value (a struct field of the wrong type) makes that inner field
 ``null`` without rescuing it; a key named ``_file_path`` that is not a column is not rescued.
 """
@@ -45,7 +48,7 @@ RESCUED_DATA = "_rescued_data"
 FILE_PATH_KEY = "_file_path"
 CORRUPT_KEY = "_corrupt_record"
 #: Formats whose tracked reads rescue values.
-RESCUE_FORMATS = ("json",)
+RESCUE_FORMATS = ("json", "csv")
 
 _VALUE = "__lm_value"
 _FILE = "__lm_file"
@@ -73,6 +76,9 @@ def read_records(spark: SparkSession, request: ReadRequest, files: Sequence[File
 
     from ._read import read_files
 
+    if request.format == "csv":
+        return _csv_records(spark, request, files, root)
+
     text_options: dict[str, str] = {}
     if request.flag("multiLine"):
         text_options["wholetext"] = "true"
@@ -89,6 +95,34 @@ def read_records(spark: SparkSession, request: ReadRequest, files: Sequence[File
              .withColumn(_FILE, F.input_file_name())
              .withColumn(_MAP, F.from_json(F.col(_VALUE), "map<string,string>",
                                            {**parse_options, "mode": "PERMISSIVE"})))
+    return frame, partitions
+
+
+def _csv_records(spark: SparkSession, request: ReadRequest, files: Sequence[FileEntry],
+                 root: str) -> tuple[DataFrame, list[str]]:
+    """CSV records as the same internal columns: every field read as a string under the
+    header's names (of the run's first file: Spark reads one header), a ragged or unparseable
+    line as the record's text with no map."""
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import StringType, StructField, StructType
+
+    from ._read import read_files
+
+    options = {k: v for k, v in request.options.items()
+               if k.lower() not in ("inferschema", "columnnameofcorruptrecord")}
+    options["inferSchema"] = "false"
+    header = read_files(spark, files[:1], root=root, format="csv", options=options)
+    partition_probe = read_files(spark, files[:1], root=root, format="text")
+    partitions = [c for c in partition_probe.columns if c != "value"]
+    names = [c for c in header.columns if c not in partitions]
+    strings = StructType([StructField(n, StringType()) for n in names]
+                         + [StructField(_VALUE, StringType())])
+    raw = read_files(spark, files, root=root, format="csv",
+                     options={**options, "columnNameOfCorruptRecord": _VALUE}, schema=strings)
+    parsed = F.map_from_arrays(F.array(*[F.lit(n) for n in names]),
+                               F.array(*[F.col(_quoted(n)) for n in names]))
+    frame = (raw.withColumn(_FILE, F.input_file_name())
+             .withColumn(_MAP, F.when(F.col(_VALUE).isNull(), parsed)))
     return frame, partitions
 
 
