@@ -454,6 +454,7 @@ class Job:
         full_listing_every: int = DEFAULT_FULL_LISTING_EVERY,
         schema_evolution: str | None = None,
         rescued_data_column: str | None = "_rescued_data",
+        schema_hints: str | None = None,
     ) -> DataFrame:
         """A DataFrame of only the files of ``path`` that this run should process.
 
@@ -471,13 +472,14 @@ class Job:
         ``schema_evolution`` (``addNewColumns``, ``rescue``, ``failOnNewColumns`` or ``none``;
         json or csv sources with a ``ctx``) tracks the source's schema in the state store:
         inferred on the first run, then reused and evolved; values that do not fit go to the
-        ``rescued_data_column`` (None: none). See docs/schema.md.
+        ``rescued_data_column`` (None: none); ``schema_hints`` (DDL, "id bigint, ts timestamp")
+        fix the types of columns as they enter the tracked schema. See docs/schema.md.
         """
         from .sources import check_read_options
         from .sources._schema_track import tracking_of
 
         check_read_options(format, mode)
-        tracking = tracking_of(schema_evolution, rescued_data_column)
+        tracking = tracking_of(schema_evolution, rescued_data_column, schema_hints)
         file_options = FileOptions(
             max_band_ms=max_band_ms,
             max_files_in_band=max_files_in_band,
@@ -502,18 +504,19 @@ class Job:
         base_path: str | None = None,
         schema_evolution: str | None = None,
         rescued_data_column: str | None = "_rescued_data",
+        schema_hints: str | None = None,
     ) -> DataFrame:
         """A DataFrame of the files :meth:`plan_files` planned (and recorded) for ``ctx``.
 
         Planning first and reading only when the plan holds files lets a caller skip Spark
         altogether for a run with nothing new (``lakemark ingest files`` does).
-        ``schema_evolution``/``rescued_data_column``: as for :meth:`read_files`.
+        ``schema_evolution``/``rescued_data_column``/``schema_hints``: as for :meth:`read_files`.
         """
         from .sources import check_read_options
         from .sources._schema_track import tracking_of
 
         check_read_options(format, mode)
-        tracking = tracking_of(schema_evolution, rescued_data_column)
+        tracking = tracking_of(schema_evolution, rescued_data_column, schema_hints)
         if ctx not in self.plans or ctx not in self._roots:
             raise ConfigError(f"transformation_ctx {ctx!r} has no plan in this run: call "
                               "plan_files(..., ctx=...) first")

@@ -204,3 +204,30 @@ def test_csv_values_that_do_not_fit_and_ragged_lines_are_rescued(spark: Any,
     ragged = [json.loads(r["_rescued_data"]) for r in rows.values()
               if r["_rescued_data"] and "_corrupt_record" in r["_rescued_data"]]
     assert [r["_corrupt_record"] for r in ragged] == ["5,8,e5,surplus"]
+
+
+def test_schema_hints_fix_types_over_inference(spark: Any, tmp_path: Path) -> None:
+    import datetime
+    import decimal
+
+    lake = Drift(tmp_path)
+    lake.put("a.json", [{"id": 1, "ts": "2026-11-25T10:00:00Z", "amount": 12.5},
+                        {"id": 2, "ts": "nope", "amount": 3}])
+    hints = ("--schema-evolution", "addNewColumns",
+             "--schema-hints", "ts timestamp, amount decimal(12,2), note string")
+    run = out(lake.ingest(*hints))
+    assert run["schema"]["rescued_values"] == {} and run["rows"] == 2
+    fields = {f.name: f.type.type for f in DeltaTable(str(lake.target)).schema().fields}
+    assert (fields["ts"], fields["amount"], fields["note"]) == \
+        ("timestamp", "decimal(12,2)", "string")
+    rows = lake.rows()
+    assert rows[0]["ts"] == datetime.datetime(2026, 11, 25, 10, tzinfo=datetime.timezone.utc)
+    assert rows[1]["amount"] == decimal.Decimal("3.00")
+    assert rows[1]["ts"] is None and json.loads(rows[1]["_rescued_data"])["ts"] == "nope"
+    bad = lake.ingest("--schema-hints", "ts timestamp", ok=False)
+    assert bad.exit_code == 2 and "--schema-evolution" in bad.output
+    lake.put("b.json", [{"id": 3}])  # hints are parsed when the run reads (Spark parses DDL)
+    wrong = lake.ingest("--schema-evolution", "rescue", "--schema-hints", "ts nosuchtype",
+                        ok=False)
+    assert wrong.exit_code == 1 and "ts nosuchtype" in wrong.output
+    assert out(lake.ingest("--schema-evolution", "rescue"))["files"] == 1  # b.json waited

@@ -124,3 +124,28 @@ def test_new_columns_need_types_to_be_added() -> None:
     with pytest.raises(ConfigError, match="extra"):
         decide([Field("a", "long")], [Field("extra")], "addNewColumns")
     assert decide([Field("a", "long")], [Field("extra")], "rescue").rescued_columns == ("extra",)
+
+
+@settings(max_examples=200, deadline=None)
+@given(tracked=st.one_of(st.none(), schemas(unique=True)), observed=schemas(),
+       hints=schemas(unique=True), mode=st.sampled_from(EVOLUTION_MODES))
+def test_hints_type_the_columns_that_enter_and_never_retype_tracked_ones(
+        tracked: list[Field] | None, observed: list[Field], hints: list[Field],
+        mode: str) -> None:
+    d = decide(tracked, observed, mode, reserved=RESERVED, hints=hints)
+    by_key = {name_key(h.name): h.type for h in hints}
+    if tracked is not None:
+        assert list(d.schema[:len(tracked)]) == tracked
+    entered = d.schema if tracked is None else d.added
+    for f in entered:
+        if name_key(f.name) in by_key:
+            assert f.type == by_key[name_key(f.name)]
+    if tracked is None:  # every hinted column is in the first schema
+        assert set(by_key) <= {name_key(f.name) for f in d.schema}
+
+
+def test_a_hint_types_a_column_over_inference() -> None:
+    d = decide(None, [Field("id", "long"), Field("ts", "string")], "addNewColumns",
+               hints=[Field("ts", "timestamp"), Field("amount", "decimal(12,2)")])
+    assert list(d.schema) == [Field("id", "long"), Field("ts", "timestamp"),
+                              Field("amount", "decimal(12,2)")]

@@ -102,6 +102,9 @@ def ingest() -> None:
 @click.option("--rescued-data-column", default="_rescued_data", show_default=True,
               metavar="NAME", help="With --schema-evolution: the column holding, per row, a "
               "JSON object of the values that did not fit and the source file (_file_path).")
+@click.option("--schema-hints", metavar="DDL",
+              help="With --schema-evolution: types that win over inference when a column enters "
+              "the tracked schema, e.g. \"id bigint, ts timestamp, amount decimal(12,2)\".")
 @click.option("--no-rescued-data", is_flag=True,
               help="With --schema-evolution: no rescued-data column (values that do not fit "
               "become null; unparseable records are set aside as without tracking).")
@@ -137,6 +140,7 @@ def ingest_files(
     merge_schema: bool,
     schema_evolution: str | None,
     rescued_data_column: str,
+    schema_hints: str | None,
     no_rescued_data: bool,
     state_url: str | None,
     as_json: bool,
@@ -180,11 +184,12 @@ def ingest_files(
         if fmt not in ("json", "csv"):
             raise click.UsageError(f"--schema-evolution applies to json and csv sources, not "
                                    f"--format {fmt}")
-        tracking_of(schema_evolution, None if no_rescued_data else rescued_data_column)
+        tracking_of(schema_evolution, None if no_rescued_data else rescued_data_column,
+                    schema_hints)
         if target_format == "delta":  # the tracked schema decides the columns written
             writer["mergeSchema"] = "true"
-    elif no_rescued_data:
-        raise click.UsageError("--no-rescued-data goes with --schema-evolution")
+    elif no_rescued_data or schema_hints is not None:
+        raise click.UsageError("--no-rescued-data and --schema-hints go with --schema-evolution")
     from ..sinks import check_write
     from ..sources import check_read_options
     from ..storage import check_source
@@ -241,7 +246,8 @@ def ingest_files(
                 df = job.read_planned(
                     "source", format=fmt, options=reader, mode=mode.upper(),
                     schema_evolution=schema_evolution,
-                    rescued_data_column=None if no_rescued_data else rescued_data_column)
+                    rescued_data_column=None if no_rescued_data else rescued_data_column,
+                    schema_hints=schema_hints)
                 result = job.write(
                     df, target, format=target_format, mode=write_mode, partition_by=partition_by,
                     ctx="target", options=writer,

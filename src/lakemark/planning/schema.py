@@ -30,7 +30,7 @@ from typing import Any
 
 from ..errors import ConfigError
 
-__all__ = ["EVOLUTION_MODES", "DEFAULT_EVOLUTION_MODE", "Field", "SchemaDecision", "decide",
+__all__ = ["apply_hints", "EVOLUTION_MODES", "DEFAULT_EVOLUTION_MODE", "Field", "SchemaDecision", "decide",
            "new_columns", "normalize_evolution_mode", "name_key", "changes_between"]
 
 #: Auto Loader's schema evolution modes, in its spelling.
@@ -117,19 +117,36 @@ def changes_between(old: Sequence[Field] | None, new: Sequence[Field]) -> list[d
     return out
 
 
+def apply_hints(fields: Sequence[Field], hints: Sequence[Field], *,
+                add_missing: bool = False) -> list[Field]:
+    """``fields`` with the types that ``hints`` give (Auto Loader's ``schemaHints``), matched
+    by name up to case and whitespace; ``add_missing`` appends hinted columns not among them."""
+    by_key = {name_key(h.name): h for h in hints}
+    out = [Field(f.name, by_key[name_key(f.name)].type) if name_key(f.name) in by_key else f
+           for f in fields]
+    if add_missing:
+        present = {name_key(f.name) for f in fields}
+        out += [h for h in hints if name_key(h.name) not in present]
+    return out
+
+
 def decide(tracked: Sequence[Field] | None, observed: Sequence[Field], mode: str,
-           *, reserved: Collection[str] = ()) -> SchemaDecision:
+           *, reserved: Collection[str] = (), hints: Sequence[Field] = ()) -> SchemaDecision:
     """The schema a run reads with, given the tracked one (None: the source's first run),
     the columns the run observed and the evolution mode.
 
     The first run takes the observed columns (minus reserved names and case-variants of an
     earlier column, which are rescued). Later runs keep every tracked column with its type, in
     order; new columns are appended (``addNewColumns``), rescued (``rescue``), make an error
-    (``failOnNewColumns``) or are ignored (``none``).
+    (``failOnNewColumns``) or are ignored (``none``). ``hints`` fix the type of a column when
+    it enters the schema (first run: hinted columns not observed are added too); a tracked
+    column keeps its type.
     """
     mode = normalize_evolution_mode(mode)
     skip = {name_key(r) for r in reserved}
+    hints = [h for h in hints if name_key(h.name) not in skip]
     if tracked is None:
+        observed = apply_hints(observed, hints, add_missing=True)
         schema: list[Field] = []
         seen: set[str] = set()
         rescued: list[str] = []
@@ -154,7 +171,7 @@ def decide(tracked: Sequence[Field] | None, observed: Sequence[Field], mode: str
                     and f.type != exact[f.name].type]
     fresh_names = new_columns(tracked, [f.name for f in observed], reserved)
     by_name = {f.name: f for f in observed}
-    fresh = [by_name[n] for n in fresh_names]
+    fresh = apply_hints([by_name[n] for n in fresh_names], hints)
     # Names of observed columns that repeat a new one up to case: rescued, not added twice.
     fresh_keys = {name_key(n) for n in fresh_names}
     repeats = [f.name for f in observed if f.name not in fresh_names

@@ -27,7 +27,7 @@ from ..errors import ConfigError, FormatError
 from ..planning.schema import (DEFAULT_EVOLUTION_MODE, Field, decide, new_columns,
                                normalize_evolution_mode)
 from ..state import PendingSchema
-from ._options import make_request
+from ._options import make_request, parse_schema
 from ._rescue import CORRUPT_KEY, RESCUE_FORMATS, RESCUED_DATA, observe, read_records, typed_frame
 
 if TYPE_CHECKING:
@@ -47,15 +47,23 @@ class SchemaTracking:
 
     mode: str = DEFAULT_EVOLUTION_MODE
     rescued_data_column: str | None = RESCUED_DATA
+    hints: str | None = None  # DDL ("id bigint, ts timestamp"): types over inference
 
 
-def tracking_of(mode: str | None, rescued_data_column: str | None | bool = RESCUED_DATA
-                ) -> SchemaTracking | None:
+def tracking_of(mode: str | None, rescued_data_column: str | None | bool = RESCUED_DATA,
+                hints: str | None = None) -> SchemaTracking | None:
     """Validate the arguments of a tracked read (None: the source does not track its schema).
 
     ``rescued_data_column``: a column name, or None/False/"" for no rescued-data column.
+    ``hints``: a DDL list of columns whose types win over inference (checked when read).
     """
+    if hints is not None and (not isinstance(hints, str) or not hints.strip()):
+        raise ConfigError(f"schema hints must be a non-empty DDL string such as "
+                          f"'id bigint, ts timestamp', not {hints!r}")
     if mode is None:
+        if hints is not None:
+            raise ConfigError("schema hints apply to a tracked schema: give schema_evolution "
+                              "(--schema-evolution) too")
         return None
     chosen = normalize_evolution_mode(mode)
     if rescued_data_column is True:
@@ -63,7 +71,7 @@ def tracking_of(mode: str | None, rescued_data_column: str | None | bool = RESCU
     column = rescued_data_column or None
     if column is not None and (not isinstance(column, str) or not column.strip()):
         raise ConfigError(f"rescued data column must be a non-empty name, not {column!r}")
-    return SchemaTracking(chosen, column)
+    return SchemaTracking(chosen, column, hints)
 
 
 @dataclass
@@ -101,6 +109,10 @@ def read_tracked(spark: SparkSession, store: StateStore, job_name: str, ctx: str
     if request.mode != "PERMISSIVE":
         raise ConfigError(f"schema tracking keeps malformed records in the rescued data; read "
                           f"mode {request.mode} does not apply (use PERMISSIVE)")
+    hints: list[Field] = []
+    if tracking.hints is not None:
+        parsed = parse_schema(tracking.hints)
+        hints = _fields(parsed) if parsed is not None else []
     reserved = [CORRUPT_KEY] + ([tracking.rescued_data_column]
                                 if tracking.rescued_data_column else [])
     current = store.get_source_schema(job_name, ctx)
@@ -139,7 +151,7 @@ def read_tracked(spark: SparkSession, store: StateStore, job_name: str, ctx: str
         # Keys that differ from a column only in case are observed (and rescued) as such.
         known = {f.name for f in observed}
         observed += [Field(k) for k in sorted(seen.keys) if k not in known and k not in skip]
-    decision = decide(tracked, observed, tracking.mode, reserved=sorted(skip))
+    decision = decide(tracked, observed, tracking.mode, reserved=sorted(skip), hints=hints)
     record.update({
         "inferred": inferred,
         "new_columns": list(decision.new_columns),
