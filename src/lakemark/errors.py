@@ -13,6 +13,7 @@ these where they enter lakemark, so callers and the CLI catch one family and pri
     │   ├── UnsupportedError   a Glue API, transform or option lakemark does not provide
     │   └── TypeSyntaxError    a malformed Hive/Glue type string (lakemark.catalog)
     ├── SourceError            a source path/prefix is missing, unreadable or of the wrong kind
+    │   └── SchemaEvolutionError  new columns refused by schema evolution mode failOnNewColumns
     ├── StateError             the state store cannot be opened, is corrupt or of a newer schema
     │   ├── LeaseError         another run of the same job holds the lease
     │   ├── CommitConflict     a compare-and-swap commit lost a race
@@ -31,6 +32,7 @@ __all__ = [
     "LakemarkError",
     "ConfigError",
     "SourceError",
+    "SchemaEvolutionError",
     "FormatError",
     "StateError",
     "LeaseError",
@@ -67,6 +69,10 @@ class SourceError(LakemarkError):
     def __init__(self, message: str, *, uri: str | None = None) -> None:
         super().__init__(message)
         self.uri = redact(uri) if uri is not None else None
+
+
+class SchemaEvolutionError(SourceError):
+    """A tracked source met new columns that its evolution mode (failOnNewColumns) refuses."""
 
 
 class FormatError(ConfigError):

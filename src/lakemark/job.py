@@ -47,6 +47,7 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
     from .sinks import IdempotencyToken, WriteResult
+    from .sources._schema_track import SchemaTracking
 
 __all__ = ["Job", "JobEvent", "DEFAULT_LEASE_TIMEOUT_S", "add_job_observer"]
 
@@ -148,6 +149,7 @@ class Job:
         self._record: RunRecord | None = None
         self._bookmark: Bookmark | None = None
         self._pending: dict[str, dict[str, Any]] = {}
+        self._pending_schemas: dict[str, Any] = {}  # ctx -> PendingSchema (_tracked_read)
         self._ctxs_read: set[str] = set()
         self._untracked = 0
         self._read_started = False
@@ -242,7 +244,8 @@ class Job:
         try:
             self._stop_heartbeat(check=True)
             bookmark = self.store.commit_run(
-                record.run_id, self._pending, update_bookmark=self._updates_bookmark(record)
+                record.run_id, self._pending, update_bookmark=self._updates_bookmark(record),
+                schemas=self._pending_schemas,
             )
         except BaseException as exc:
             self._fail_after_commit_error(record, exc)
@@ -450,6 +453,9 @@ class Job:
         base_path: str | None = None,
         incremental_listing: bool = False,
         full_listing_every: int = DEFAULT_FULL_LISTING_EVERY,
+        schema_evolution: str | None = None,
+        rescued_data_column: str | None = "_rescued_data",
+        schema_hints: str | None = None,
     ) -> DataFrame:
         """A DataFrame of only the files of ``path`` that this run should process.
 
@@ -463,10 +469,18 @@ class Job:
         prefixes): list only the keys after the greatest one the bookmark covers (ListObjectsV2
         ``StartAfter``), with a full listing every ``full_listing_every`` runs; a key that sorts
         before it is only seen by that full listing (docs/bookmarks.md).
+
+        ``schema_evolution`` (``addNewColumns``, ``rescue``, ``failOnNewColumns`` or ``none``;
+        json or csv sources with a ``ctx``) tracks the source's schema in the state store:
+        inferred on the first run, then reused and evolved; values that do not fit go to the
+        ``rescued_data_column`` (None: none); ``schema_hints`` (DDL, "id bigint, ts timestamp")
+        fix the types of columns as they enter the tracked schema. See docs/schema.md.
         """
         from .sources import check_read_options
+        from .sources._schema_track import tracking_of
 
         check_read_options(format, mode)
+        tracking = tracking_of(schema_evolution, rescued_data_column, schema_hints)
         file_options = FileOptions(
             max_band_ms=max_band_ms,
             max_files_in_band=max_files_in_band,
@@ -478,7 +492,7 @@ class Job:
             format=format, listing=ListingOptions(incremental_listing, full_listing_every),
         )
         return self._read_plan(roots, plan, format=format, options=options, schema=schema,
-                               mode=mode, base_path=base_path)
+                               mode=mode, base_path=base_path, ctx=ctx, tracking=tracking)
 
     def read_planned(
         self,
@@ -489,26 +503,44 @@ class Job:
         schema: Any = None,
         mode: str = "PERMISSIVE",
         base_path: str | None = None,
+        schema_evolution: str | None = None,
+        rescued_data_column: str | None = "_rescued_data",
+        schema_hints: str | None = None,
     ) -> DataFrame:
         """A DataFrame of the files :meth:`plan_files` planned (and recorded) for ``ctx``.
 
         Planning first and reading only when the plan holds files lets a caller skip Spark
         altogether for a run with nothing new (``lakemark ingest files`` does).
+        ``schema_evolution``/``rescued_data_column``/``schema_hints``: as for :meth:`read_files`.
         """
         from .sources import check_read_options
+        from .sources._schema_track import tracking_of
 
         check_read_options(format, mode)
+        tracking = tracking_of(schema_evolution, rescued_data_column, schema_hints)
         if ctx not in self.plans or ctx not in self._roots:
             raise ConfigError(f"transformation_ctx {ctx!r} has no plan in this run: call "
                               "plan_files(..., ctx=...) first")
         return self._read_plan(self._roots[ctx], self.plans[ctx], format=format,
-                               options=options, schema=schema, mode=mode, base_path=base_path)
+                               options=options, schema=schema, mode=mode, base_path=base_path,
+                               ctx=ctx, tracking=tracking)
 
     def _read_plan(self, roots: Sequence[str], plan: FilePlan, *, format: str,
                    options: Mapping[str, str] | None, schema: Any, mode: str,
-                   base_path: str | None) -> DataFrame:
+                   base_path: str | None, ctx: str | None = None,
+                   tracking: SchemaTracking | None = None) -> DataFrame:
         from .sources import read_files
 
+        if tracking is not None:  # the tracked schema decides before the run counts as read
+            from ._tracked_read import read_with_tracking
+
+            tracked = read_with_tracking(self, ctx, plan.files, roots=roots, base_path=base_path,
+                                         format=format, options=options, schema=schema,
+                                         mode=mode, tracking=tracking)
+            self._read_started = True
+            if not plan.files:
+                self._empty_reads[id(tracked)] = tracked
+            return tracked
         self._read_started = True
         if len(roots) == 1 or base_path is not None:
             frame = read_files(

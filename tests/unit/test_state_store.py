@@ -544,3 +544,54 @@ def test_a_state_store_of_schema_1_can_be_looked_at_read_only(location: Location
         assert [r.run_id for r in store.list_runs("j")] == ["jr_old"]
     finally:
         store.close()
+
+
+# -- tracked source schemas (issue 23) -------------------------------------------------------
+def test_a_tracked_schema_commits_with_the_run_and_keeps_its_history(store) -> None:  # type: ignore[no-untyped-def]
+    from lakemark.state import PendingSchema
+
+    assert store.get_source_schema("j", "src") is None
+    r1 = begin(store)
+    fields = [{"name": "code", "type": "long"}]
+    store.commit_run(r1.run_id, {"src": {"high": 1}}, update_bookmark=True,
+                     schemas={"src": PendingSchema(fields, [{"column": "code", "change": "added",
+                                                             "type": "long"}])})
+    assert store.get_source_schema("j", "src").fields == fields
+    r2 = begin(store)  # a failed run changes nothing
+    store.fail_run(r2.run_id, "boom", update_bookmark=True)
+    assert store.get_source_schema("j", "src").version == 1
+    r3 = begin(store)
+    wider = fields + [{"name": "extra", "type": "string"}]
+    store.commit_run(r3.run_id, {}, update_bookmark=True, schemas={"src": PendingSchema(
+        wider, [{"column": "extra", "change": "added", "type": "string"}], "evolved")})
+    current = store.get_source_schema("j", "src")
+    assert (current.version, current.fields, current.run_id) == (2, wider, r3.run_id)
+    history = store.source_schema_history("j")
+    assert [(h.version, h.run_id, h.reason) for h in history] == [
+        (1, r1.run_id, "inferred"), (2, r3.run_id, "evolved")]
+    assert store.reset_source_schema("j") == ["src"]
+    assert store.get_source_schema("j", "src") is None
+    assert store.source_schema_history("j", "src")[-1].reason == "reset"
+    with pytest.raises(ConfigError, match="no tracked schema"):
+        store.reset_source_schema("j", "src")
+
+
+def test_a_schema_is_not_committed_by_a_run_that_keeps_the_bookmark(store) -> None:  # type: ignore[no-untyped-def]
+    from lakemark.state import PendingSchema
+
+    r = begin(store, option="pause")
+    store.commit_run(r.run_id, {}, update_bookmark=False,
+                     schemas={"src": PendingSchema([{"name": "a", "type": "long"}], [])})
+    assert store.get_source_schema("j", "src") is None
+
+
+def test_schema_reset_is_refused_while_a_run_holds_the_lease(store) -> None:  # type: ignore[no-untyped-def]
+    from lakemark.state import PendingSchema
+
+    r = begin(store)
+    store.commit_run(r.run_id, {}, update_bookmark=True,
+                     schemas={"src": PendingSchema([{"name": "a", "type": "long"}], [])})
+    begin(store)
+    with pytest.raises(LeaseError):
+        store.reset_source_schema("j")
+    assert store.get_source_schema("j", "src") is not None

@@ -3,7 +3,8 @@
 Subcommands: ``ingest files`` (the zero-code incremental job), ``ingest s3-events`` and
 ``ingest s3-incremental`` (event-driven S3 ingestion), ``run`` (a script that uses the
 API), ``bookmark show|history|reset|rewind|mark-processed``, ``runs list|show``,
-``state prune`` (retention of old runs), ``lineage extract|scan|analyze`` (static column lineage of Glue jobs) and ``demo``.
+``state prune`` (retention of old runs), ``schema show|reset`` (tracked source schemas),
+``lineage extract|scan|analyze`` (static column lineage of Glue jobs) and ``demo``.
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ _COMMANDS: dict[str, tuple[str, str]] = {
     "bookmark": ("._bookmark", "bookmark"),
     "runs": ("._runs", "runs"),
     "state": ("._state", "state"),
+    "schema": ("._schema", "schema"),
     "demo": ("._demo", "demo"),
     "lineage": ("._lineage", "lineage"),
 }

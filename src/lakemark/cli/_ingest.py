@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import click
@@ -9,6 +10,7 @@ from rich.table import Table
 
 from ..job import Job, JobEvent
 from ..planning import DEFAULT_MAX_BAND_MS, FileOptions
+from ..planning.schema import EVOLUTION_MODES
 from ._common import json_option, open_state, parse_key_values, state_option, verbose_option
 from ._output import console, handle_errors, human_bytes, print_json, setup_logging, print_table
 
@@ -91,6 +93,21 @@ def ingest() -> None:
               help="Delta target: add new columns of the data to the table (Delta's "
               "mergeSchema); table columns the data lacks are written as nulls. Without it a "
               "schema difference fails the run before anything is written.")
+@click.option("--schema-evolution", type=click.Choice(EVOLUTION_MODES, case_sensitive=False),
+              help="Track the source's schema in the state store (json and csv sources): inferred on "
+              "the first run, then reused. New columns are added to it and to a Delta target "
+              "(addNewColumns), go to the rescued data (rescue), fail the run (failOnNewColumns) "
+              "or are ignored and counted (none). Values that do not fit their column go to the "
+              "rescued data. See docs/schema.md.")
+@click.option("--rescued-data-column", default="_rescued_data", show_default=True,
+              metavar="NAME", help="With --schema-evolution: the column holding, per row, a "
+              "JSON object of the values that did not fit and the source file (_file_path).")
+@click.option("--schema-hints", metavar="DDL",
+              help="With --schema-evolution: types that win over inference when a column enters "
+              "the tracked schema, e.g. \"id bigint, ts timestamp, amount decimal(12,2)\".")
+@click.option("--no-rescued-data", is_flag=True,
+              help="With --schema-evolution: no rescued-data column (values that do not fit "
+              "become null; unparseable records are set aside as without tracking).")
 @state_option
 @json_option
 @verbose_option
@@ -121,6 +138,10 @@ def ingest_files(
     incremental_listing: bool,
     full_listing_every: int,
     merge_schema: bool,
+    schema_evolution: str | None,
+    rescued_data_column: str,
+    schema_hints: str | None,
+    no_rescued_data: bool,
     state_url: str | None,
     as_json: bool,
     verbose: bool,
@@ -157,6 +178,18 @@ def ingest_files(
             raise click.UsageError(f"--merge-schema applies to Delta targets only, not "
                                    f"--target-format {target_format}")
         writer["mergeSchema"] = "true"
+    if schema_evolution is not None:
+        from ..sources._schema_track import tracking_of
+
+        if fmt not in ("json", "csv"):
+            raise click.UsageError(f"--schema-evolution applies to json and csv sources, not "
+                                   f"--format {fmt}")
+        tracking_of(schema_evolution, None if no_rescued_data else rescued_data_column,
+                    schema_hints)
+        if target_format == "delta":  # the tracked schema decides the columns written
+            writer["mergeSchema"] = "true"
+    elif no_rescued_data or schema_hints is not None:
+        raise click.UsageError("--no-rescued-data and --schema-hints go with --schema-evolution")
     from ..sinks import check_write
     from ..sources import check_read_options
     from ..storage import check_source
@@ -210,14 +243,20 @@ def ingest_files(
                 from ..spark import get_spark
 
                 get_spark(master, verbose=verbose)  # the session the job picks up
-                df = job.read_planned("source", format=fmt, options=reader, mode=mode.upper())
+                df = job.read_planned(
+                    "source", format=fmt, options=reader, mode=mode.upper(),
+                    schema_evolution=schema_evolution,
+                    rescued_data_column=None if no_rescued_data else rescued_data_column,
+                    schema_hints=schema_hints)
                 result = job.write(
                     df, target, format=target_format, mode=write_mode, partition_by=partition_by,
                     ctx="target", options=writer,
                 )
     record = store.get_run(job.run.run_id)
     bookmark = store.get_bookmark(job_name)
-    sink = next((i.plan for i in store.run_inputs(record.run_id) if i.ctx == "sink:target"), {})
+    inputs = {i.ctx: i.plan for i in store.run_inputs(record.run_id)}
+    sink = inputs.get("sink:target", {})
+    tracked = inputs.get("schema:source")
     out: dict[str, Any] = {
         "run_id": record.run_id,
         "job_name": job_name,
@@ -236,6 +275,8 @@ def ingest_files(
         "corrupt_records": int(sink.get("corrupt_records") or 0),
         "rejected_file": sink.get("rejected_file"),
     }
+    if tracked is not None:
+        out["schema"] = {k: v for k, v in tracked.items() if k not in ("kind", "ctx")}
     store.close()
     if as_json:
         print_json(out)
@@ -253,8 +294,26 @@ def ingest_files(
     if out["corrupt_records"]:
         table.add_row("corrupt records", f"{out['corrupt_records']} (not written; kept in "
                       f"{out['rejected_file']})")
+    if tracked is not None:
+        table.add_row("schema", _schema_summary(tracked))
     table.add_row("target", f"{target} ({target_format})")
     table.add_row("bookmark", f"{bookmark_option}, version {bookmark.version}")
     print_table(table)
     if not plan.files:
         console.print("No new files: nothing to write.")
+
+
+def _schema_summary(tracked: Mapping[str, Any]) -> str:
+    """One line per fact of a tracked-schema read (mode, changes, rescued, ignored, corrupt)."""
+    parts = [f"{tracked.get('mode')}" + (" (inferred)" if tracked.get("inferred") else "")]
+    for key, label in (("added_columns", "added"), ("new_columns", "new")):
+        if tracked.get(key):
+            parts.append(f"{label}: {', '.join(tracked[key])}")
+    for key, label in (("rescued_values", "rescued values"),
+                       ("rescued_new_columns", "rescued columns"),
+                       ("ignored_columns", "ignored columns")):
+        if tracked.get(key):
+            parts.append(f"{label}: " + ", ".join(f"{c} ({n})" for c, n in tracked[key].items()))
+    if tracked.get("corrupt_records"):
+        parts.append(f"corrupt records: {tracked['corrupt_records']}")
+    return "\n".join(parts)

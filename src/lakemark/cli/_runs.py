@@ -65,8 +65,12 @@ def run_details(store: StateStore, run_id: str) -> dict[str, Any]:
     out: dict[str, Any] = record.to_json()
     sources: dict[str, Any] = {}
     sinks: dict[str, Any] = {}
+    schemas: dict[str, Any] = {}
     for inputs in store.run_inputs(run_id):
         plan = dict(inputs.plan)
+        if plan.get("kind") == "schema":  # a tracked-schema read (issue 23): its counts
+            schemas[str(plan.get("ctx"))] = {k: v for k, v in plan.items() if k != "kind"}
+            continue
         if plan.get("kind") == "sink":
             sinks[str(plan.get("ctx") or plan.get("target"))] = plan
             continue
@@ -85,6 +89,8 @@ def run_details(store: StateStore, run_id: str) -> dict[str, Any]:
                                        range=plan.get("range"))
     out["sources"] = sources
     out["sinks"] = sinks
+    if schemas:
+        out["schemas"] = schemas
     return out
 
 
@@ -121,6 +127,15 @@ def show_run(run_id: str, state_url: str | None, as_json: bool) -> None:
         for f in src["files"]:
             table.add_row(f["path"], fmt_ms(f["mtime"]), str(f["size"]))
         print_table(table)
+    for ctx, tracked in details.get("schemas", {}).items():
+        counts = {k: tracked.get(k) for k in ("added_columns", "new_columns", "ignored_columns",
+                                              "rescued_values", "corrupt_records")
+                  if tracked.get(k)}
+        console.print(f"schema of ctx {ctx}: {tracked.get('mode')}"
+                      + (" (inferred)" if tracked.get("inferred") else "")
+                      + "".join(f", {k} {json.dumps(v)}" for k, v in counts.items())
+                      + (f" — {tracked['error']}" if tracked.get("error") else ""),
+                      highlight=False)
     for ctx, sink in details["sinks"].items():
         console.print(
             f"sink {ctx}: {sink.get('rows')} row(s) in {sink.get('files')} file(s) → "

@@ -16,6 +16,7 @@ from ..redaction import redact
 from ..planning.retention import RetentionPolicy
 from ._retention import PruneReport, auto_policy
 from ._sql import OlderSchema
+from ._schemas import PendingSchema, SourceSchema
 from .base import BOOKMARK_OPTIONS, Bookmark, RunInputs, RunRecord, StateStore
 
 __all__ = [
@@ -23,6 +24,8 @@ __all__ = [
     "Bookmark",
     "PruneReport",
     "RetentionPolicy",
+    "PendingSchema",
+    "SourceSchema",
     "RunInputs",
     "RunRecord",
     "StateStore",

@@ -29,13 +29,14 @@ from ..redaction import redact
 from .._fault import fault_point
 from ..planning.retention import RetentionPolicy
 from ._retention import PRUNE_EVERY, PruneReport, _epoch, auto_policy, prune_job
+from ._schemas import PendingSchema, SchemaRecords
 from .base import Bookmark, RunInputs, RunRecord
 
 log = logging.getLogger("lakemark.state")
 
 __all__ = ["SCHEMA_VERSION", "LockedReads", "OlderSchema", "SqlStore", "new_run_id"]
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 
 class OlderSchema(StateError):
@@ -49,6 +50,7 @@ _MIGRATIONS: dict[int, tuple[str, ...]] = {
         "ALTER TABLE leases ADD COLUMN generation BIGINT NOT NULL DEFAULT 0",
         "ALTER TABLE runs ADD COLUMN generation BIGINT",
     ),
+    3: (),  # tracked source schemas: the source_schemas table (state/_schemas.py)
 }
 
 #: How the error of a run whose lease was taken over starts.
@@ -144,7 +146,7 @@ def _pid_alive(pid: int) -> bool:
     return True
 
 
-class SqlStore:
+class SqlStore(SchemaRecords):
     """A :class:`~lakemark.state.base.StateStore` over the shared tables (see the module doc)."""
 
     url: str
@@ -475,7 +477,8 @@ class SqlStore:
             )
 
     def commit_run(
-        self, run_id: str, states: Mapping[str, Mapping[str, Any]], *, update_bookmark: bool
+        self, run_id: str, states: Mapping[str, Mapping[str, Any]], *, update_bookmark: bool,
+        schemas: Mapping[str, PendingSchema] | None = None,
     ) -> Bookmark:
         with self._tx() as db:
             try:
@@ -496,6 +499,8 @@ class SqlStore:
             fault_point("during-job-commit")  # crash tests: half a transaction, never visible
             saved = b
             if update_bookmark:
+                if schemas:
+                    self._save_source_schemas(db, record.job_name, run_id, schemas)
                 state = {k: dict(v) for k, v in b.state.items()}
                 state.update({k: dict(v) for k, v in states.items()})
                 saved = self._save(db, Bookmark(record.job_name, b.version + 1, record.run, 0,

@@ -35,6 +35,7 @@ from .manifest import Manifest, manifest_from_json
 
 if TYPE_CHECKING:
     from ._retention import PruneReport
+from ._schemas import PendingSchema, SourceSchema
 
 __all__ = [
     "BOOKMARK_OPTIONS",
@@ -197,9 +198,11 @@ class StateStore(Protocol):
         ...
 
     def commit_run(
-        self, run_id: str, states: Mapping[str, Mapping[str, Any]], *, update_bookmark: bool
+        self, run_id: str, states: Mapping[str, Mapping[str, Any]], *, update_bookmark: bool,
+        schemas: Mapping[str, PendingSchema] | None = None,
     ) -> Bookmark:
-        """End a run as SUCCEEDED, in one transaction with its state elements.
+        """End a run as SUCCEEDED, in one transaction with its state elements (and, when the
+        bookmark moves, a new version of each tracked source schema in ``schemas``).
 
         With ``update_bookmark`` the given ctx states replace those in the bookmark (other
         ctxs keep theirs), ``run`` becomes the run's number, ``attempt`` 0, ``run_id`` this run,
@@ -243,6 +246,17 @@ class StateStore(Protocol):
         every job) as ``policy`` allows, never what a pending retry, a rewind or a replay
         inside the window needs (:mod:`lakemark.planning.retention`); ``dry_run`` only counts.
         """
+    # -- tracked source schemas (state/_schemas.py) ----------------------------------------
+    def get_source_schema(self, job_name: str, ctx: str) -> SourceSchema | None:
+        """The current tracked schema of source ``ctx`` (None: never tracked, or reset)."""
+        ...
+
+    def source_schema_history(self, job_name: str, ctx: str | None = None) -> list[SourceSchema]:
+        """Every version of the job's tracked schemas (of one ctx), by ctx then version."""
+        ...
+
+    def reset_source_schema(self, job_name: str, ctx: str | None = None) -> list[str]:
+        """Forget the tracked schema of ``ctx`` (or all): the next run infers again."""
         ...
 
     def close(self) -> None:

@@ -28,6 +28,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from ..errors import ConfigError, EnvironmentProblem, StateError
 from ..redaction import redact
+from ._schemas import SCHEMA_TABLE_POSTGRES
 from ._sql import SCHEMA_VERSION, LockedReads, OlderSchema, SqlStore
 
 try:
@@ -217,7 +218,7 @@ class PostgresStore(SqlStore):
         with self._tx() as db:
             db.execute(pgsql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(
                 pgsql.Identifier(self.schema)))
-            self._create_tables(db, _SCHEMA)
+            self._create_tables(db, _SCHEMA + SCHEMA_TABLE_POSTGRES)
         # Plain statements outside a transaction (tests, reads) see the store's tables too.
         self._db.execute(pgsql.SQL("SET search_path TO {}").format(pgsql.Identifier(self.schema)))
 

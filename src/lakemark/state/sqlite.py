@@ -19,6 +19,7 @@ from pathlib import Path
 
 from ..errors import ConfigError, StateError
 from ..redaction import redact
+from ._schemas import SCHEMA_TABLE_SQLITE
 from ._sql import SCHEMA_VERSION, LockedReads, OlderSchema, SqlStore, new_run_id  # noqa: F401 - re-exported
 
 __all__ = ["SCHEMA_VERSION", "SQLiteStore", "new_run_id"]
@@ -257,7 +258,7 @@ class SQLiteStore(SqlStore):
 
     def _migrate(self) -> None:
         with self._tx() as db:
-            self._create_tables(db, _SCHEMA)
+            self._create_tables(db, _SCHEMA + SCHEMA_TABLE_SQLITE)
 
     @property
     def _where(self) -> str:

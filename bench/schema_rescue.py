@@ -1,0 +1,116 @@
+"""Cost of a tracked-schema JSON read (issue 23) against the reads it replaces.
+
+On the same local JSON Lines files (``--mib`` MiB, default 256, rows like
+``{"id", "code", "name", "amount", "ok", "tags"}`` with 0.1 % of ``code`` values not numbers),
+each timed on a warm session, materialised with the ``noop`` sink, median of ``--repeat``:
+
+* ``schema_given``: ``spark.read.schema(S).json(files)`` — the plain read with a known schema
+  (no inference, values that do not fit become null silently): the peer for the overhead;
+* ``inferred``: ``spark.read.json(files)`` — today's untracked read (infers, then reads);
+* ``tracked``: lakemark's tracked read of a later run (``observe`` pass + typed frame with the
+  ``_rescued_data`` column).
+
+Writes ``bench/results/schema_rescue.json``. Usage:
+``PYTHONPATH=src python bench/schema_rescue.py [--mib N] [--repeat R]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+
+def generate(folder: Path, mib: int) -> list[Path]:
+    rnd = random.Random(23)
+    files = []
+    per_file = 32 * 1024 * 1024
+    total = 0
+    index = 0
+    while total < mib * 1024 * 1024:
+        path = folder / f"part-{index:04d}.json"
+        with path.open("w") as out:
+            size = 0
+            while size < per_file and total + size < mib * 1024 * 1024:
+                row = {"id": index * 10_000_000 + size, "code": rnd.randint(0, 1000),
+                       "name": f"name-{rnd.randint(0, 10**6)}", "amount": rnd.random() * 100,
+                       "ok": rnd.random() < 0.5, "tags": ["a", "b"][: rnd.randint(0, 2)]}
+                if rnd.random() < 0.001:
+                    row["code"] = f"X{row['code']}"
+                line = json.dumps(row) + "\n"
+                out.write(line)
+                size += len(line)
+        total += size
+        files.append(path)
+        index += 1
+    return files
+
+
+def timed(action) -> float:  # type: ignore[no-untyped-def]
+    start = time.perf_counter()
+    action()
+    return time.perf_counter() - start
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--mib", type=int, default=256)
+    parser.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args()
+    from lakemark.planning.files import FileEntry
+    from lakemark.sources._options import make_request
+    from lakemark.sources._rescue import observe, read_records, typed_frame
+    from lakemark.spark import get_spark
+
+    spark = get_spark("local[2]", {"spark.sql.shuffle.partitions": "4"})
+    with tempfile.TemporaryDirectory(prefix="lakemark-bench-rescue-") as tmp:
+        root = Path(tmp)
+        files = generate(root, args.mib)
+        paths = [str(p) for p in files]
+        entries = [FileEntry(int(p.stat().st_mtime * 1000), str(p), p.stat().st_size)
+                   for p in files]
+        schema = spark.read.json(paths[:1]).schema
+        schema = type(schema)([f for f in schema.fields if f.name != "_corrupt_record"])
+        request = make_request("json", "PERMISSIVE", {}, None, str(root))
+
+        def schema_given() -> None:
+            spark.read.schema(schema).json(paths).write.format("noop").mode("overwrite").save()
+
+        def inferred() -> None:
+            spark.read.json(paths).write.format("noop").mode("overwrite").save()
+
+        def tracked() -> None:
+            records, partitions = read_records(spark, request, entries, str(root))
+            observe(records, schema)
+            typed_frame(records, schema, partitions, rescued_column="_rescued_data",
+                        rescue_new=True).write.format("noop").mode("overwrite").save()
+
+        schema_given()  # warm-up
+        times: dict[str, list[float]] = {"schema_given": [], "inferred": [], "tracked": []}
+        for _ in range(args.repeat):
+            for name, action in (("schema_given", schema_given), ("inferred", inferred),
+                                 ("tracked", tracked)):
+                times[name].append(timed(action))
+        medians = {k: statistics.median(v) for k, v in times.items()}
+        bytes_read = sum(p.stat().st_size for p in files)
+    result = {
+        "scenario": "schema_rescue", "mib": round(bytes_read / 2**20, 1), "files": len(files),
+        "repeat": args.repeat, "load": list(os.getloadavg()), "seconds": times,
+        "median_seconds": medians,
+        "tracked_over_schema_given": medians["tracked"] / medians["schema_given"],
+        "tracked_over_inferred": medians["tracked"] / medians["inferred"],
+        "measured_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+    }
+    out = Path(__file__).parent / "results" / "schema_rescue.json"
+    out.write_text(json.dumps(result, indent=2) + "\n")
+    print(json.dumps(result, indent=2))
+    spark.stop()
+
+
+if __name__ == "__main__":
+    main()

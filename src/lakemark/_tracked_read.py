@@ -1,0 +1,54 @@
+"""The job's side of a tracked-schema read: state in, frame out, schema committed with the run.
+
+``Job.read_files``/``read_planned`` with ``schema_evolution=`` hand their planned files here
+(kept out of ``job.py``, which holds the run lifecycle). The source's tracked schema is read
+from the job's store, the files are read against it (:mod:`lakemark.sources._schema_track`),
+the outcome is recorded in the run's manifest under ``schema:<ctx>`` (mode, new, added and
+ignored columns with their record counts, rescued values per column, corrupt records) and the
+new schema version, if any, waits in the job to be committed in the run's commit transaction.
+``failOnNewColumns`` meeting a new column raises :class:`~lakemark.errors.SchemaEvolutionError`
+before anything is written: the run fails, the bookmark keeps its files.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
+
+from .errors import ConfigError, SchemaEvolutionError
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
+
+    from .job import Job
+    from .planning.files import FileEntry
+    from .sources._schema_track import SchemaTracking
+
+__all__ = ["read_with_tracking"]
+
+
+def read_with_tracking(job: Job, ctx: str | None, files: Sequence[FileEntry], *, roots: Sequence[str],
+                       base_path: str | None, format: str, options: Mapping[str, str] | None,
+                       schema: object, mode: str, tracking: SchemaTracking) -> DataFrame:
+    """A DataFrame of ``files`` read against the tracked schema of source ``ctx``."""
+    from .sources._schema_track import read_tracked
+
+    if ctx is None:
+        raise ConfigError("schema tracking (schema_evolution) needs a transformation_ctx: the "
+                          "schema is kept per job and ctx")
+    if schema is not None:
+        raise ConfigError("give either a schema or schema_evolution, not both: a tracked "
+                          "source's schema comes from its first run")
+    if len(roots) != 1 and base_path is None:
+        raise ConfigError("schema tracking reads one root: give base_path for several paths")
+    read = read_tracked(job.spark, job.store, job.name, ctx, files,
+                        root=base_path or roots[0], format=format, options=options, mode=mode,
+                        tracking=tracking)
+    job.store.record_plan(job.run_id, f"schema:{ctx}",
+                          {**read.record, **({"error": read.error} if read.error else {})}, [])
+    if read.error is not None:
+        raise SchemaEvolutionError(f"source {ctx!r} of job {job.name!r}: {read.error}; nothing "
+                                   "was written and the bookmark keeps these files")
+    if read.pending is not None and job.tracking:
+        job._pending_schemas[ctx] = read.pending  # noqa: SLF001 - the job commits it
+    return read.frame

@@ -1,0 +1,203 @@
+"""How a tracked source schema evolves when a run observes its files: pure Python, no Spark.
+
+A file source that tracks its schema (``schema_evolution=``) keeps the columns it has seen in the
+state store. Each run observes the columns of its own files and :func:`decide` turns
+(tracked schema, observed columns, evolution mode) into the schema the run reads with, what it
+adds, what goes to the rescued-data column and what fails the run. The modes carry Databricks
+Auto Loader's names (``cloudFiles.schemaEvolutionMode``):
+
+* ``addNewColumns`` (the default mode): new columns are appended to the tracked schema;
+* ``rescue``: the schema never changes; values of new columns go to the rescued-data column;
+* ``failOnNewColumns``: a run that sees a new column fails naming it (nothing is written);
+* ``none``: new columns are ignored (and counted).
+
+In every mode a tracked column keeps its type: a value that does not fit it is rescued (the
+reader does that per value); :func:`decide` lists the columns whose observed type differs. A
+name that differs from a tracked one only in case or surrounding whitespace (``Code`` for
+``code``) is not a new column: its values are rescued, as Auto Loader does.
+
+A field is ``Field(name, type)`` where ``type`` is Spark's JSON form of the type (``"long"``,
+``{"type": "struct", ...}``) or None when the observation did not say (then it is never a
+type change). Reserved names (the rescued-data column, Spark's corrupt-record column) never
+enter a schema.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..errors import ConfigError
+
+__all__ = ["apply_hints", "EVOLUTION_MODES", "DEFAULT_EVOLUTION_MODE", "Field", "SchemaDecision", "decide",
+           "new_columns", "normalize_evolution_mode", "name_key", "changes_between"]
+
+#: Auto Loader's schema evolution modes, in its spelling.
+EVOLUTION_MODES: tuple[str, ...] = ("addNewColumns", "rescue", "failOnNewColumns", "none")
+DEFAULT_EVOLUTION_MODE = "addNewColumns"
+
+
+def normalize_evolution_mode(mode: str) -> str:
+    """The canonical spelling of an evolution mode (matched case-insensitively); ConfigError
+    naming the value and the modes otherwise."""
+    text = mode.strip().lower() if isinstance(mode, str) else ""
+    for known in EVOLUTION_MODES:
+        if known.lower() == text:
+            return known
+    raise ConfigError(f"unknown schema evolution mode {mode!r}; expected one of: "
+                      f"{', '.join(EVOLUTION_MODES)}")
+
+
+@dataclass(frozen=True)
+class Field:
+    """One top-level column: its name and Spark's JSON form of its type (None: unknown)."""
+
+    name: str
+    type: Any = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"name": self.name, "type": self.type}
+
+    @staticmethod
+    def from_json(value: Any) -> Field:
+        return Field(str(value["name"]), value.get("type"))
+
+
+def name_key(name: str) -> str:
+    """What two names must share to be the same column up to case and whitespace."""
+    return name.strip().lower()
+
+
+@dataclass(frozen=True)
+class SchemaDecision:
+    """What one run does with its source's schema (see :func:`decide`)."""
+
+    schema: tuple[Field, ...]
+    added: tuple[Field, ...] = ()
+    new_columns: tuple[str, ...] = ()  # observed, not tracked (case-variants excluded)
+    rescued_columns: tuple[str, ...] = ()  # observed columns whose values go to the rescue
+    ignored_columns: tuple[str, ...] = ()  # new columns dropped (mode none)
+    type_changes: tuple[str, ...] = ()  # tracked columns observed with another type
+    error: str | None = None
+    changes: tuple[dict[str, Any], ...] = field(default=())
+
+    @property
+    def changed(self) -> bool:
+        """Whether the tracked schema changes (to be committed with the run)."""
+        return bool(self.added)
+
+
+def new_columns(tracked: Sequence[Field] | None, observed: Iterable[str],
+                reserved: Collection[str] = ()) -> list[str]:
+    """The observed names that are neither tracked (up to case and whitespace) nor reserved,
+    in first-seen order without repeats (up to case and whitespace)."""
+    known = {name_key(f.name) for f in tracked or ()}
+    skip = {name_key(r) for r in reserved}
+    out: list[str] = []
+    for name in observed:
+        key = name_key(name)
+        if key in known or key in skip or not name.strip():
+            continue
+        known.add(key)
+        out.append(name)
+    return out
+
+
+def changes_between(old: Sequence[Field] | None, new: Sequence[Field]) -> list[dict[str, Any]]:
+    """The history entries that turn ``old`` into ``new``: added columns and changed types."""
+    before = {f.name: f.type for f in old or ()}
+    out: list[dict[str, Any]] = []
+    for f in new:
+        if f.name not in before:
+            out.append({"column": f.name, "change": "added", "type": f.type})
+        elif before[f.name] != f.type:
+            out.append({"column": f.name, "change": "type", "type": f.type,
+                        "old_type": before[f.name]})
+    return out
+
+
+def apply_hints(fields: Sequence[Field], hints: Sequence[Field], *,
+                add_missing: bool = False) -> list[Field]:
+    """``fields`` with the types that ``hints`` give (Auto Loader's ``schemaHints``), matched
+    by name up to case and whitespace; ``add_missing`` appends hinted columns not among them."""
+    by_key = {name_key(h.name): h for h in hints}
+    out = [Field(f.name, by_key[name_key(f.name)].type) if name_key(f.name) in by_key else f
+           for f in fields]
+    if add_missing:
+        present = {name_key(f.name) for f in fields}
+        out += [h for h in hints if name_key(h.name) not in present]
+    return out
+
+
+def decide(tracked: Sequence[Field] | None, observed: Sequence[Field], mode: str,
+           *, reserved: Collection[str] = (), hints: Sequence[Field] = ()) -> SchemaDecision:
+    """The schema a run reads with, given the tracked one (None: the source's first run),
+    the columns the run observed and the evolution mode.
+
+    The first run takes the observed columns (minus reserved names and case-variants of an
+    earlier column, which are rescued). Later runs keep every tracked column with its type, in
+    order; new columns are appended (``addNewColumns``), rescued (``rescue``), make an error
+    (``failOnNewColumns``) or are ignored (``none``). ``hints`` fix the type of a column when
+    it enters the schema (first run: hinted columns not observed are added too); a tracked
+    column keeps its type.
+    """
+    mode = normalize_evolution_mode(mode)
+    skip = {name_key(r) for r in reserved}
+    hints = [h for h in hints if name_key(h.name) not in skip]
+    if tracked is None:
+        observed = apply_hints(observed, hints, add_missing=True)
+        schema: list[Field] = []
+        seen: set[str] = set()
+        rescued: list[str] = []
+        for f in observed:
+            key = name_key(f.name)
+            if key in skip or not f.name.strip():
+                continue
+            if key in seen:
+                rescued.append(f.name)
+                continue
+            seen.add(key)
+            schema.append(f)
+        return SchemaDecision(tuple(schema), added=tuple(schema),
+                              rescued_columns=tuple(rescued),
+                              changes=tuple(changes_between(None, schema)))
+    exact = {f.name: f for f in tracked}
+    keys = {name_key(f.name) for f in tracked}
+    variants = [f.name for f in observed
+                if f.name not in exact and name_key(f.name) in keys]
+    type_changes = [f.name for f in observed
+                    if f.name in exact and f.type is not None and exact[f.name].type is not None
+                    and f.type != exact[f.name].type]
+    fresh_names = new_columns(tracked, [f.name for f in observed], reserved)
+    by_name = {f.name: f for f in observed}
+    fresh = apply_hints([by_name[n] for n in fresh_names], hints)
+    # Names of observed columns that repeat a new one up to case: rescued, not added twice.
+    fresh_keys = {name_key(n) for n in fresh_names}
+    repeats = [f.name for f in observed if f.name not in fresh_names
+               and name_key(f.name) in fresh_keys and f.name not in exact]
+    rescued = list(dict.fromkeys(variants + type_changes + repeats))
+    base = tuple(tracked)
+    if mode == "addNewColumns":
+        missing = [f.name for f in fresh if f.type is None]
+        if missing:
+            raise ConfigError("the types of new column(s) " + ", ".join(missing) +
+                              " are unknown: observe them with types before deciding")
+        return SchemaDecision(base + tuple(fresh), added=tuple(fresh),
+                              new_columns=tuple(fresh_names), rescued_columns=tuple(rescued),
+                              type_changes=tuple(type_changes),
+                              changes=tuple(changes_between(tracked, base + tuple(fresh))))
+    if mode == "rescue":
+        return SchemaDecision(base, new_columns=tuple(fresh_names),
+                              rescued_columns=tuple(dict.fromkeys(rescued + fresh_names)),
+                              type_changes=tuple(type_changes))
+    if mode == "failOnNewColumns":
+        error = None
+        if fresh_names:
+            error = ("new column(s) " + ", ".join(fresh_names) + " not in the tracked schema "
+                     "(schema evolution mode failOnNewColumns)")
+        return SchemaDecision(base, new_columns=tuple(fresh_names),
+                              rescued_columns=tuple(rescued), type_changes=tuple(type_changes),
+                              error=error)
+    return SchemaDecision(base, new_columns=tuple(fresh_names), rescued_columns=tuple(rescued),
+                          ignored_columns=tuple(fresh_names), type_changes=tuple(type_changes))

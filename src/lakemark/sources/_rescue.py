@@ -1,0 +1,218 @@
+"""Reading JSON against a tracked schema without losing a value: the rescued-data column.
+
+Spark's JSON reader, given a schema, turns a value that does not fit its column (``"X5"`` in a
+``long`` column) into ``null`` and drops keys the schema does not name, without a word. To keep
+every value, a tracked read parses each record itself:
+
+1. the planned files are read as text (one record per line, or the whole file with
+   ``multiLine``), with the source's partition folders and each record's file;
+2. each record is parsed into a ``map<string, string>`` with Spark's ``from_json`` (a value's
+   text as it appears, nested objects and arrays as JSON text);
+3. each tracked column is cast from its text with checks (``try_cast`` for atomic types,
+   ``from_json`` for nested ones): a value whose cast gives ``null`` is put, as its original
+   text, into the rescued-data column together with every key that is not a tracked column
+   (new columns, names that differ only in case) and the record's file (``_file_path``);
+   a record that does not parse at all is kept there whole as ``_corrupt_record``.
+
+:func:`observe` makes one aggregation pass over the parsed records: which keys occur (and in how
+many records), how many values of each tracked column do not fit, how many records are corrupt.
+It is what a run uses instead of schema inference once the schema is tracked.
+
+CSV records come in the same shape: every field read as a string under the header's names (of
+the run's first file), a line Spark cannot split into that many fields (ragged) as its text.
+
+Known limits: the files of one CSV run must share a header (Spark reads one); a JSON string holding a number (``"5"``) fits a ``long`` column (its text casts);
+a mismatch inside a nested value (a struct field of the wrong type) makes that inner field
+``null`` without rescuing it; a key named ``_file_path`` that is not a column is not rescued.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from ._options import ReadRequest
+
+if TYPE_CHECKING:
+    from pyspark.sql import Column, DataFrame, SparkSession
+    from pyspark.sql.types import StructType
+
+    from ..planning.files import FileEntry
+
+__all__ = ["RESCUED_DATA", "FILE_PATH_KEY", "CORRUPT_KEY", "RESCUE_FORMATS", "Observation",
+           "read_records", "observe", "typed_frame"]
+
+#: The rescued-data column's default name (Auto Loader's).
+RESCUED_DATA = "_rescued_data"
+FILE_PATH_KEY = "_file_path"
+CORRUPT_KEY = "_corrupt_record"
+#: Formats whose tracked reads rescue values.
+RESCUE_FORMATS = ("json", "csv")
+
+_VALUE = "__lm_value"
+_FILE = "__lm_file"
+_MAP = "__lm_map"
+#: JSON reader options that say how to cut records, not how to parse one.
+_CUT_OPTIONS = frozenset({"multiline", "linesep", "encoding", "charset", "compression",
+                          "recursivefilelookup", "pathglobfilter", "ignorecorruptfiles",
+                          "ignoremissingfiles", "modifiedbefore", "modifiedafter"})
+
+
+@dataclass(frozen=True)
+class Observation:
+    """What one pass over a run's parsed records saw."""
+
+    keys: dict[str, int] = field(default_factory=dict)  # key -> records that have it
+    mismatched: dict[str, int] = field(default_factory=dict)  # tracked column -> bad values
+    corrupt: int = 0  # records that are not a JSON object
+
+
+def read_records(spark: SparkSession, request: ReadRequest, files: Sequence[FileEntry],
+                 root: str) -> tuple[DataFrame, list[str]]:
+    """The records of ``files`` as text with their file and parsed map (internal columns),
+    and the names of the partition columns (from ``key=value`` folders under ``root``)."""
+    from pyspark.sql import functions as F
+
+    from ._read import read_files
+
+    if request.format == "csv":
+        return _csv_records(spark, request, files, root)
+
+    text_options: dict[str, str] = {}
+    if request.flag("multiLine"):
+        text_options["wholetext"] = "true"
+    if request.option("lineSep"):
+        text_options["lineSep"] = str(request.option("lineSep"))
+    for key in ("recursiveFileLookup",):
+        if request.option(key):
+            text_options[key] = str(request.option(key))
+    raw = read_files(spark, files, root=root, format="text", options=text_options)
+    partitions = [c for c in raw.columns if c != "value"]
+    parse_options = {k: v for k, v in request.options.items() if k.lower() not in _CUT_OPTIONS}
+    frame = (raw.withColumnRenamed("value", _VALUE)
+             .where(F.trim(F.col(_VALUE)) != "")
+             .withColumn(_FILE, F.input_file_name())
+             .withColumn(_MAP, F.from_json(F.col(_VALUE), "map<string,string>",
+                                           {**parse_options, "mode": "PERMISSIVE"})))
+    return frame, partitions
+
+
+def _csv_records(spark: SparkSession, request: ReadRequest, files: Sequence[FileEntry],
+                 root: str) -> tuple[DataFrame, list[str]]:
+    """CSV records as the same internal columns: every field read as a string under the
+    header's names (of the run's first file: Spark reads one header), a ragged or unparseable
+    line as the record's text with no map."""
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import StringType, StructField, StructType
+
+    from ._read import read_files
+
+    options = {k: v for k, v in request.options.items()
+               if k.lower() not in ("inferschema", "columnnameofcorruptrecord")}
+    options["inferSchema"] = "false"
+    header = read_files(spark, files[:1], root=root, format="csv", options=options)
+    partition_probe = read_files(spark, files[:1], root=root, format="text")
+    partitions = [c for c in partition_probe.columns if c != "value"]
+    names = [c for c in header.columns if c not in partitions]
+    strings = StructType([StructField(n, StringType()) for n in names]
+                         + [StructField(_VALUE, StringType())])
+    raw = read_files(spark, files, root=root, format="csv",
+                     options={**options, "columnNameOfCorruptRecord": _VALUE}, schema=strings)
+    parsed = F.map_from_arrays(F.array(*[F.lit(n) for n in names]),
+                               F.array(*[F.col(_quoted(n)) for n in names]))
+    frame = (raw.withColumn(_FILE, F.input_file_name())
+             .withColumn(_MAP, F.when(F.col(_VALUE).isNull(), parsed)))
+    return frame, partitions
+
+
+def _quoted(name: str) -> str:
+    return "`" + name.replace("`", "``") + "`"
+
+
+def _typed(raw: Column, data_type: Any) -> Column:
+    """``raw`` (a value's JSON text) as ``data_type``; null when it does not fit."""
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import ArrayType, MapType, StringType, StructType
+
+    if isinstance(data_type, StringType):
+        return raw
+    if isinstance(data_type, (StructType, ArrayType, MapType)):
+        return F.from_json(raw, data_type)
+    return raw.try_cast(data_type)
+
+
+def _mismatch(raw: Column, data_type: Any) -> Column:
+    return raw.isNotNull() & _typed(raw, data_type).isNull()
+
+
+def _empty_array() -> Column:
+    from pyspark.sql import functions as F
+
+    return F.array().cast("array<string>")
+
+
+def observe(records: DataFrame, tracked: StructType | None) -> Observation:
+    """One pass over ``records`` (from :func:`read_records`): the keys seen, the values of
+    tracked columns that do not fit their type, the corrupt records."""
+    from pyspark.sql import functions as F
+
+    parsed = F.col(_MAP)
+    keys = F.transform(F.map_keys(F.coalesce(parsed, F.create_map().cast("map<string,string>"))),
+                       lambda k: F.concat(F.lit("k:"), k))
+    checks = [F.when(_mismatch(parsed[f.name], f.dataType), F.lit("t:" + f.name))
+              for f in (tracked.fields if tracked is not None else [])]
+    bad = F.filter(F.array(*checks), lambda x: x.isNotNull()) if checks else _empty_array()
+    corrupt = F.when(parsed.isNull(), F.array(F.lit("c:"))).otherwise(_empty_array())
+    tokens = records.select(F.explode(F.concat(keys, bad, corrupt)).alias("t"))
+    counts = {row["t"]: int(row["count"]) for row in tokens.groupBy("t").count().collect()}
+    return Observation(
+        keys={t[2:]: n for t, n in counts.items() if t.startswith("k:")},
+        mismatched={t[2:]: n for t, n in counts.items() if t.startswith("t:")},
+        corrupt=counts.get("c:", 0),
+    )
+
+
+def typed_frame(records: DataFrame, schema: StructType, partitions: Sequence[str], *,
+                rescued_column: str | None, rescue_new: bool) -> DataFrame:
+    """The DataFrame a tracked read returns: ``schema``'s columns cast with checks, then the
+    partition columns, then (unless ``rescued_column`` is None) the rescued-data column.
+
+    ``rescue_new``: keys that are not columns go to the rescued data (all modes but ``none``,
+    which rescues only names that differ from a column in case or whitespace). Without a
+    rescued-data column, corrupt records come out in Spark's ``_corrupt_record`` column, which
+    sinks set aside (see ``sinks._rejected``).
+    """
+    from pyspark.sql import functions as F
+
+    parsed = F.col(_MAP)
+    columns = [_typed(parsed[f.name], f.dataType).alias(f.name) for f in schema.fields]
+    out = columns + [F.col(_quoted(p)) for p in partitions]
+    if rescued_column is None:
+        out.append(F.when(parsed.isNull(), F.col(_VALUE)).alias(CORRUPT_KEY))
+        return records.select(*out)
+    names = [f.name for f in schema.fields]
+    lowered = sorted({n.strip().lower() for n in names})
+    entries = [F.when(_mismatch(parsed[f.name], f.dataType),
+                      F.struct(F.lit(f.name).alias("key"), parsed[f.name].alias("value")))
+               for f in schema.fields]
+    mismatched = (F.filter(F.array(*entries), lambda x: x.isNotNull()) if entries
+                  else F.array().cast("array<struct<key:string,value:string>>"))
+    skip = names + [FILE_PATH_KEY]
+
+    def extra(k: Column, _: Column) -> Column:
+        unknown = ~k.isin(skip) if skip else F.lit(True)
+        if rescue_new:
+            return unknown
+        return unknown & F.lower(F.trim(k)).isin(lowered) if lowered else F.lit(False)
+
+    others = F.map_entries(F.map_filter(
+        F.coalesce(parsed, F.create_map().cast("map<string,string>")), extra))
+    corrupt = F.when(parsed.isNull(), F.array(F.struct(F.lit(CORRUPT_KEY).alias("key"),
+                                                       F.col(_VALUE).alias("value")))) \
+        .otherwise(F.array().cast("array<struct<key:string,value:string>>"))
+    found = F.concat(mismatched, others, corrupt)
+    file_entry = F.array(F.struct(F.lit(FILE_PATH_KEY).alias("key"), F.col(_FILE).alias("value")))
+    rescued = F.when(F.size(found) > 0,
+                     F.to_json(F.map_from_entries(F.concat(found, file_entry))))
+    return records.select(*out, rescued.alias(rescued_column))

@@ -1,0 +1,178 @@
+"""A file source with a tracked schema: infer once, then reuse and evolve it run after run.
+
+:func:`read_tracked` is what ``Job.read_files(..., schema_evolution=...)`` calls for a source
+with a ``transformation_ctx``. The source's schema lives in the state store
+(``source_schemas``, see ``state/_schemas.py``):
+
+* first run (no tracked schema): Spark infers the schema as an untracked read does (from the
+  run's files, or a sample of them on S3), and the run commits it with its bookmark;
+* later runs do not infer: one pass over the parsed records (:func:`._rescue.observe`) finds
+  the keys present; :func:`lakemark.planning.schema.decide` says what the evolution mode makes
+  of new ones. Only when ``addNewColumns`` meets a new column does Spark infer again, and only
+  that column's type is taken.
+
+The frame has the tracked columns cast with checks, the partition columns and the rescued-data
+column (:mod:`._rescue`). The caller (the job) commits :attr:`TrackedRead.pending` with the run
+and records :attr:`TrackedRead.record` in the run's manifest; an :attr:`TrackedRead.error`
+(``failOnNewColumns``) must fail the run before anything is written.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from ..errors import ConfigError, FormatError
+from ..planning.schema import (DEFAULT_EVOLUTION_MODE, Field, decide, new_columns,
+                               normalize_evolution_mode)
+from ..state import PendingSchema
+from ._options import make_request, parse_schema
+from ._rescue import CORRUPT_KEY, RESCUE_FORMATS, RESCUED_DATA, observe, read_records, typed_frame
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql.types import StructType
+
+    from ..planning.files import FileEntry
+    from ..state import StateStore
+
+__all__ = ["SchemaTracking", "TrackedRead", "read_tracked", "tracking_of"]
+
+
+@dataclass(frozen=True)
+class SchemaTracking:
+    """How a source tracks its schema: the evolution mode and the rescued-data column
+    (None: off; corrupt records then go to Spark's ``_corrupt_record``, set aside by sinks)."""
+
+    mode: str = DEFAULT_EVOLUTION_MODE
+    rescued_data_column: str | None = RESCUED_DATA
+    hints: str | None = None  # DDL ("id bigint, ts timestamp"): types over inference
+
+
+def tracking_of(mode: str | None, rescued_data_column: str | None | bool = RESCUED_DATA,
+                hints: str | None = None) -> SchemaTracking | None:
+    """Validate the arguments of a tracked read (None: the source does not track its schema).
+
+    ``rescued_data_column``: a column name, or None/False/"" for no rescued-data column.
+    ``hints``: a DDL list of columns whose types win over inference (checked when read).
+    """
+    if hints is not None and (not isinstance(hints, str) or not hints.strip()):
+        raise ConfigError(f"schema hints must be a non-empty DDL string such as "
+                          f"'id bigint, ts timestamp', not {hints!r}")
+    if mode is None:
+        if hints is not None:
+            raise ConfigError("schema hints apply to a tracked schema: give schema_evolution "
+                              "(--schema-evolution) too")
+        return None
+    chosen = normalize_evolution_mode(mode)
+    if rescued_data_column is True:
+        rescued_data_column = RESCUED_DATA
+    column = rescued_data_column or None
+    if column is not None and (not isinstance(column, str) or not column.strip()):
+        raise ConfigError(f"rescued data column must be a non-empty name, not {column!r}")
+    return SchemaTracking(chosen, column, hints)
+
+
+@dataclass
+class TrackedRead:
+    """The outcome of one tracked read."""
+
+    frame: DataFrame
+    pending: PendingSchema | None  # to commit with the run (None: unchanged)
+    record: dict[str, Any] = field(default_factory=dict)  # for the run's manifest
+    error: str | None = None
+
+
+def _fields(struct: StructType) -> list[Field]:
+    return [Field(f.name, f.dataType.jsonValue()) for f in struct.fields]
+
+
+def _struct(fields: Sequence[Field]) -> StructType:
+    from pyspark.sql.types import StructType
+
+    return StructType.fromJson({"type": "struct", "fields": [
+        {"name": f.name, "type": f.type, "nullable": True, "metadata": {}} for f in fields]})
+
+
+def read_tracked(spark: SparkSession, store: StateStore, job_name: str, ctx: str,
+                 files: Sequence[FileEntry], *, root: str, format: str,
+                 options: Mapping[str, str] | None, mode: str,
+                 tracking: SchemaTracking) -> TrackedRead:
+    """Read ``files`` of source ``ctx`` against its tracked schema (see the module doc)."""
+    from ._read import read_files
+
+    request = make_request(format, mode, options, None, root)
+    if request.format not in RESCUE_FORMATS:
+        raise FormatError(f"schema tracking (schema_evolution) reads {', '.join(RESCUE_FORMATS)} "
+                          f"sources; not {request.format}")
+    if request.mode != "PERMISSIVE":
+        raise ConfigError(f"schema tracking keeps malformed records in the rescued data; read "
+                          f"mode {request.mode} does not apply (use PERMISSIVE)")
+    hints: list[Field] = []
+    if tracking.hints is not None:
+        parsed = parse_schema(tracking.hints)
+        hints = _fields(parsed) if parsed is not None else []
+    reserved = [CORRUPT_KEY] + ([tracking.rescued_data_column]
+                                if tracking.rescued_data_column else [])
+    current = store.get_source_schema(job_name, ctx)
+    tracked = [Field.from_json(f) for f in current.fields] if current and current.fields else None
+    record: dict[str, Any] = {"kind": "schema", "ctx": ctx, "mode": tracking.mode,
+                              "rescued_data_column": tracking.rescued_data_column,
+                              "tracked_version": current.version if current else None}
+    if not files:
+        schema = _struct(tracked or [])
+        empty = spark.createDataFrame(spark.sparkContext.emptyRDD(), schema)
+        if tracking.rescued_data_column:
+            from pyspark.sql import functions as F
+
+            empty = empty.withColumn(tracking.rescued_data_column, F.lit(None).cast("string"))
+        return TrackedRead(empty, None, {**record, "inferred": False})
+    records, partitions = read_records(spark, request, files, root)
+    seen = observe(records, _struct(tracked) if tracked is not None else None)
+    skip = set(partitions) | set(reserved)
+    inferred = False
+    if tracked is None:
+        observed = [f for f in _fields(read_files(spark, files, root=root, format=format,
+                                                  options=options, mode=mode).schema)
+                    if f.name not in skip]
+        inferred = True
+    else:
+        observed = list(tracked)
+        fresh = new_columns(tracked, sorted(seen.keys), reserved)
+        if fresh and tracking.mode == "addNewColumns":
+            types = {f.name: f.type for f in _fields(
+                read_files(spark, files, root=root, format=format, options=options,
+                           mode=mode).schema)}
+            inferred = True
+            observed += [Field(n, types.get(n, "string")) for n in fresh]
+        else:
+            observed += [Field(n) for n in fresh]
+        # Keys that differ from a column only in case are observed (and rescued) as such.
+        known = {f.name for f in observed}
+        observed += [Field(k) for k in sorted(seen.keys) if k not in known and k not in skip]
+    decision = decide(tracked, observed, tracking.mode, reserved=sorted(skip), hints=hints)
+    record.update({
+        "inferred": inferred,
+        "new_columns": list(decision.new_columns),
+        "added_columns": [f.name for f in decision.added] if tracked is not None else [],
+        "ignored_columns": {c: seen.keys.get(c, 0) for c in decision.ignored_columns},
+        "rescued_values": dict(sorted(seen.mismatched.items())),
+        "rescued_new_columns": ({c: seen.keys.get(c, 0) for c in decision.rescued_columns
+                                 if c in seen.keys and c not in {f.name for f in decision.schema}}
+                                if tracking.mode != "none" else {}),
+        "corrupt_records": seen.corrupt,
+    })
+    if decision.error is not None:
+        return TrackedRead(records, None, record, decision.error)
+    pending = None
+    if decision.changed:
+        pending = PendingSchema([f.to_json() for f in decision.schema], list(decision.changes),
+                                "inferred" if tracked is None else "evolved")
+        record["tracked_version_after"] = (current.version if current else 0) + 1
+    frame = typed_frame(records, _struct(decision.schema), partitions,
+                        rescued_column=tracking.rescued_data_column,
+                        rescue_new=tracking.mode != "none")
+    if tracking.rescued_data_column is None and not seen.corrupt:
+        frame = frame.drop(CORRUPT_KEY)
+    return TrackedRead(frame, pending, record)
