@@ -97,6 +97,45 @@ def _read(spark: SparkSession, paths: Iterable[str], fmt: str, options: Mapping[
     return out
 
 
+def _lakemark_delta(spark: SparkSession) -> bool:
+    """Whether ``format("delta")`` in this session is lakemark's (see lakemark.tables)."""
+    from .tables import is_registered
+
+    return is_registered(spark)
+
+
+def driver_endpoint() -> str:
+    """The driver's S3 endpoint settings as the delta source's hidden option (no secrets)."""
+    import json
+    import os
+
+    keys = ("AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_S3", "AWS_REGION", "AWS_DEFAULT_REGION")
+    return json.dumps({k: os.environ[k] for k in keys if os.environ.get(k)})
+
+
+def _delta_load(reader: Any, original: Callable[..., DataFrame], path: str,
+                args: tuple[Any, ...], kwargs: dict[str, Any]) -> DataFrame:
+    """``format("delta")``: Spark's Parquet reader on the snapshot's files where the JVM can
+    open them, else lakemark's data source with the driver's endpoint settings."""
+    from .tables import FS_OPTION, READER_OPTION, fast_read
+
+    state = _state(reader)
+    options = {k: v for k, v in state["options"].items()}
+    options.update({k: _text(v) for k, v in kwargs.items()
+                    if k not in ("path", "format", "schema") and v is not None})
+    forced = {k.lower(): v for k, v in options.items()}.get(READER_OPTION.lower(), "")
+    if forced.lower() not in ("", "auto", "datasource", "parquet"):
+        raise ConfigError(f"option {READER_OPTION} must be auto, parquet or datasource, not "
+                          f"{forced!r}")
+    if state["schema"] is None and kwargs.get("schema") is None and \
+            forced.lower() != "datasource":
+        frame = fast_read(reader._spark, path, options)
+        if frame is not None:
+            return frame
+    reader._jreader = reader._jreader.option(FS_OPTION, driver_endpoint())
+    return original(reader, *args, **kwargs)
+
+
 def _reader_call(fmt_of: Callable[[dict[str, Any], tuple[Any, ...], dict[str, Any]], str | None],
                  original: Callable[..., DataFrame], positional: tuple[str, ...]) -> Callable[..., DataFrame]:
     """A DataFrameReader method that reads S3 paths itself when the session has no S3A."""
@@ -104,9 +143,12 @@ def _reader_call(fmt_of: Callable[[dict[str, Any], tuple[Any, ...], dict[str, An
         named = dict(zip(positional, args))
         named.update(kwargs)
         path: Any = named.get("path", named.get("paths"))
+        state = _state(self)
+        if isinstance(path, str) and str(fmt_of(state, args, named) or "").lower() == "delta" \
+                and _lakemark_delta(self._spark):
+            return _delta_load(self, original, path, args, kwargs)
         if not is_s3_path(path) or not _no_s3a(self._spark):
             return original(self, *args, **kwargs)
-        state = _state(self)
         fmt = fmt_of(state, args, named)
         if not fmt:
             raise ConfigError(f"reading {path}: no format given (use .format(...) or "
