@@ -213,6 +213,33 @@ def _write(df: DataFrame, path: str, fmt: str, mode: str | None, partition_by: l
         options=dict(options))
 
 
+def _delta_write(spark: SparkSession, fmt: str | None, state: dict[str, Any],
+                 named: dict[str, Any]) -> bool:
+    """Whether a ``save`` is lakemark's Delta write: format ``delta``, or no format at all but
+    Delta's ``txnAppId``/``txnVersion`` options (which only a Delta table can honour: Spark's
+    default Parquet writer would silently ignore them and duplicate a retried write)."""
+    if fmt is not None and fmt.lower() != "delta":
+        return False
+    if fmt is None:
+        keys = {k.lower() for k in [*state["options"], *named]}
+        if not keys & {"txnappid", "txnversion"}:
+            return False
+    return _lakemark_delta(spark)
+
+
+def _delta_save(writer: Any, path: str, state: dict[str, Any], named: dict[str, Any]) -> None:
+    from .tables import save_delta
+
+    parts = named.get("partitionBy") or state["partition"]
+    if isinstance(parts, str):
+        parts = [parts]
+    options = dict(state["options"])
+    options.update({k: _text(v) for k, v in named.items()
+                    if k not in ("path", "mode", "partitionBy", "format") and v is not None})
+    save_delta(writer._df, path, mode=named.get("mode") or state["mode"],
+               partition_by=list(parts or ()), options=options)
+
+
 def _writer_call(fmt_of: Callable[[dict[str, Any], dict[str, Any]], str | None],
                  original: Callable[..., None], positional: tuple[str, ...]) -> Callable[..., None]:
     """A DataFrameWriter method that writes S3 paths itself when the session has no S3A."""
@@ -220,9 +247,13 @@ def _writer_call(fmt_of: Callable[[dict[str, Any], dict[str, Any]], str | None],
         named = dict(zip(positional, args))
         named.update(kwargs)
         path: Any = named.get("path")
+        state = _state(self)
+        if isinstance(path, str) and _delta_write(self._spark, fmt_of(state, named), state,
+                                                  named):
+            _delta_save(self, path, state, named)
+            return None
         if not is_s3_path(path) or not _no_s3a(self._spark):
             return original(self, *args, **kwargs)
-        state = _state(self)
         fmt = fmt_of(state, named) or "parquet"  # Spark's default source
         mode = named.get("mode") or state["mode"]
         parts = named.get("partitionBy") or state["partition"]

@@ -9,7 +9,8 @@ files, else the data source. See docs/delta.md.
 from __future__ import annotations
 
 from ._delta_fast import fast_read
+from ._delta_save import save_delta
 from ._delta_source import FS_OPTION, READER_OPTION
 from ._register import delta_jars_present, is_registered, register
 
-__all__ = ["FS_OPTION", "READER_OPTION", "delta_jars_present", "fast_read", "is_registered", "register"]
+__all__ = ["FS_OPTION", "READER_OPTION", "delta_jars_present", "fast_read", "is_registered", "register", "save_delta"]
