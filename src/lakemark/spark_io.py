@@ -98,10 +98,11 @@ def _read(spark: SparkSession, paths: Iterable[str], fmt: str, options: Mapping[
 
 
 def _lakemark_delta(spark: SparkSession) -> bool:
-    """Whether ``format("delta")`` in this session is lakemark's (see lakemark.tables)."""
-    from .tables import is_registered
+    """Whether ``format("delta")`` in this session is lakemark's (see lakemark.tables): it is
+    registered here on first use unless Delta's own jars are on the classpath."""
+    from .tables import register
 
-    return is_registered(spark)
+    return register(spark)
 
 
 def driver_endpoint() -> str:
