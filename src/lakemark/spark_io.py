@@ -221,6 +221,9 @@ def _delta_write(spark: SparkSession, fmt: str | None, state: dict[str, Any],
     default Parquet writer would silently ignore them and duplicate a retried write)."""
     if fmt is not None and fmt.lower() != "delta":
         return False
+    given = {k.lower(): str(v) for k, v in [*state["options"].items(), *named.items()]}
+    if given.get("lakemark.writer", "").lower() == "datasource":
+        return False  # the data source's own writer (lakemark.tables._delta_write)
     if fmt is None:
         keys = {k.lower() for k in [*state["options"], *named]}
         if not keys & {"txnappid", "txnversion"}:

@@ -92,10 +92,29 @@ def test_user_metadata_and_merge_schema(spark, tmp_path):  # type: ignore[no-unt
 def test_unsupported_options_are_refused_by_name(spark, tmp_path):  # type: ignore[no-untyped-def]
     path = str(tmp_path / "t")
     _frame(spark, [1]).write.format("delta").save(path)
-    with pytest.raises(Exception, match="replaceWhere"):
+    with pytest.raises(Exception, match="overwriteSchema"):
         _frame(spark, [2]).write.format("delta").mode("overwrite") \
-            .option("replaceWhere", "day = 'd1'").save(path)
+            .option("overwriteSchema", "true").save(path)
     assert _ids(path) == [1]
+
+
+def test_replace_where_replaces_only_the_selected_partitions(spark, tmp_path):  # type: ignore[no-untyped-def]
+    path = str(tmp_path / "t")
+    (_frame(spark, [1, 2], "d1").union(_frame(spark, [3], "d2"))
+     .union(_frame(spark, [4], "d3"))).write.format("delta").partitionBy("day").save(path)
+    _frame(spark, [20, 21], "d2").write.format("delta").mode("overwrite") \
+        .option("replaceWhere", "day = 'd2'").save(path)
+    assert _ids(path) == [1, 2, 4, 20, 21] and DeltaTable(path).version() == 1
+    with pytest.raises(Exception, match="do not match replaceWhere"):
+        _frame(spark, [30], "d1").write.format("delta").mode("overwrite") \
+            .option("replaceWhere", "day in ('d2', 'd3')").save(path)
+    with pytest.raises(Exception, match="not a partition column"):
+        _frame(spark, [30], "d1").write.format("delta").mode("overwrite") \
+            .option("replaceWhere", "id > 3").save(path)
+    with pytest.raises(Exception, match="needs mode"):
+        _frame(spark, [30], "d1").write.format("delta").mode("append") \
+            .option("replaceWhere", "day = 'd1'").save(path)
+    assert _ids(path) == [1, 2, 4, 20, 21] and DeltaTable(path).version() == 1
 
 
 def test_a_failed_write_leaves_nothing_visible(spark, tmp_path):  # type: ignore[no-untyped-def]
@@ -122,3 +141,29 @@ def test_writes_s3_without_s3a(spark, s3):  # type: ignore[no-untyped-def]
         .option("txnAppId", "job").option("txnVersion", 1).save("s3://lake/t")
     back = spark.read.format("delta").load("s3://lake/t")
     assert sorted(r.id for r in back.collect()) == [1, 2, 3]
+
+
+def test_the_data_source_writer_commits_once_and_honours_txn(spark, tmp_path, caplog):  # type: ignore[no-untyped-def]
+    """The writer Spark calls where lakemark's save hook is absent (e.g. Spark Connect)."""
+    path = str(tmp_path / "t")
+
+    def write(df, mode, **options):  # type: ignore[no-untyped-def]
+        writer = df.write.format("delta").mode(mode).option("lakemark.writer", "datasource")
+        for key, value in options.items():
+            writer = writer.option(key, value)
+        writer.save(path)
+
+    write(_frame(spark, [1, 2]).repartition(2), "append", userMetadata="ds")
+    table = DeltaTable(path)
+    assert table.version() == 0 and _ids(path) == [1, 2]
+    assert table.history(1)[0]["userMetadata"] == "ds"
+    caplog.set_level(logging.INFO, logger="lakemark")
+    write(_frame(spark, [3]), "append", txnAppId="app", txnVersion=1)
+    write(_frame(spark, [3]), "append", txnAppId="app", txnVersion=1)
+    assert _ids(path) == [1, 2, 3] and DeltaTable(path).version() == 1
+    write(_frame(spark, [7]), "overwrite")
+    assert _ids(path) == [7] and DeltaTable(path).version() == 2
+    with pytest.raises(Exception, match="(?i)replaceWhere"):
+        write(_frame(spark, [8]), "overwrite", replaceWhere="day = 'd1'")
+    assert _ids(path) == [7]
+    assert sorted(r.id for r in spark.read.format("delta").load(path).collect()) == [7]

@@ -15,15 +15,18 @@ the writer options of Delta's Spark writer:
 * ``mergeSchema``: new columns of the DataFrame are added to the table;
 * ``partitionBy`` for a new table (an existing table keeps its own; a different one is refused).
 
-Options lakemark cannot honour (``replaceWhere``, ``overwriteSchema``, ...) are refused by name
-rather than ignored, so a write never does something other than what was asked.
+* ``replaceWhere`` (with ``overwrite``) on partition columns: only the selected partitions are
+  replaced, in the same single commit; rows outside the predicate fail the write first.
+
+Options lakemark cannot honour (``overwriteSchema``, ...) are refused by name rather than
+ignored, so a write never does something other than what was asked.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError, SinkError, UnsupportedError
 
@@ -39,7 +42,7 @@ log = logging.getLogger("lakemark.tables")
 SAVE_MODES = {"append": "append", "overwrite": "overwrite", "error": "error",
               "errorifexists": "error", "default": "error", "ignore": "ignore"}
 #: Delta writer options lakemark does not implement (refused, never ignored).
-_UNSUPPORTED = {"replacewhere": "replaceWhere", "overwriteschema": "overwriteSchema",
+_UNSUPPORTED = {"overwriteschema": "overwriteSchema",
                 "partitionoverwritemode": "partitionOverwriteMode",
                 "datachange": "dataChange", "maxrecordsperfile": "maxRecordsPerFile"}
 
@@ -57,6 +60,7 @@ def save_delta(df: DataFrame, path: str, *, mode: str | None,
                           "overwrite, error/errorifexists, ignore)")
     opts: dict[str, str] = {}
     commit_info: dict[str, str] = {}
+    replace_where: str | None = None
     for key, value in options.items():
         low = key.lower()
         if low in _UNSUPPORTED:
@@ -65,7 +69,9 @@ def save_delta(df: DataFrame, path: str, *, mode: str | None,
             raise UnsupportedError(f"writing Delta table {path}: option {_UNSUPPORTED[low]} is "
                                    "not supported by lakemark's Delta writer (nothing was "
                                    "written)")
-        if low == "usermetadata":
+        if low == "replacewhere":
+            replace_where = str(value)
+        elif low == "usermetadata":
             commit_info["userMetadata"] = str(value)
         elif low == "txnappid":
             opts[TXN_APP_ID] = str(value)
@@ -97,10 +103,13 @@ def save_delta(df: DataFrame, path: str, *, mode: str | None,
             return None
         raise SinkError(f"Delta table {target.root} already exists (save mode 'errorifexists'); "
                         "write with mode('append') or mode('overwrite')")
+    filters = None
+    if replace_where is not None:
+        filters = _replace_where(df, replace_where, how, open_delta(target), target.root)
     result = write_target(df.sparkSession, df, path, format="delta",
                           mode="overwrite" if how == "overwrite" else "append",
                           partition_by=list(partition_by), options=opts,
-                          commit_info=commit_info or None)
+                          commit_info=commit_info or None, partition_filters=filters)
     if result.skipped and token is not None:
         log.info("writing Delta table %s skipped: it already recorded txnAppId %r with a "
                  "txnVersion >= %d (nothing written)", target.root, token.app_id, token.version)
@@ -110,3 +119,27 @@ def save_delta(df: DataFrame, path: str, *, mode: str | None,
         log.info("wrote Delta table %s version %s: %d row(s) in %d file(s)", target.root,
                  result.table_version, result.rows, result.files)
     return result
+
+
+def _replace_where(df: DataFrame, expr: str, how: str, table: Any,
+                   root: str) -> list[tuple[str, str, Any]] | None:
+    """The partition filters of ``replaceWhere`` after checking, as Delta does, that every row
+    of ``df`` satisfies the predicate (nothing is written otherwise)."""
+    from ._replace_where import partition_filters
+
+    if how != "overwrite":
+        raise ConfigError(f"writing Delta table {root}: option replaceWhere needs "
+                          "mode('overwrite')")
+    if table is None:
+        return None  # a new table: the write creates it with these rows
+    filters = partition_filters(expr, list(table.metadata().partition_columns), table=root)
+    try:
+        stray = df.where(f"NOT coalesce(({expr}), false)").limit(1).count()
+    except Exception as exc:  # Spark's parse/analysis error of the predicate
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        raise ConfigError(f"writing Delta table {root}: replaceWhere {expr!r} cannot be "
+                          f"evaluated on the DataFrame: {first}") from exc
+    if stray:
+        raise SinkError(f"writing Delta table {root}: the DataFrame has rows that do not match "
+                        f"replaceWhere {expr!r} (nothing was written)")
+    return filters
