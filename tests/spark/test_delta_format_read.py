@@ -166,3 +166,23 @@ def test_reads_s3_without_s3a(spark, s3):  # type: ignore[no-untyped-def]
     assert _rows(df, "a", "p") == [(1, "x"), (2, "y"), (3, "x"), (4, "y")]
     assert _rows(df.where("p = 'y'"), "a") == [(2,), (4,)]
     assert spark.read.format("delta").option("versionAsOf", 0).load("s3://lake/t").count() == 3
+
+
+@pytest.mark.parametrize("how", PATHS)
+def test_typed_partition_values_come_from_the_log(spark, tmp_path, how):  # type: ignore[no-untyped-def]
+    from decimal import Decimal
+
+    table = str(tmp_path / "t")
+    utc = dt.timezone.utc
+    write_deltalake(table, pa.table({
+        "v": [1, 2],
+        "d": pa.array([dt.date(2024, 2, 29), dt.date(1999, 12, 31)]),
+        "ts": pa.array([dt.datetime(2024, 1, 1, 12, 30, tzinfo=utc), None],
+                       pa.timestamp("us", tz="UTC")),
+        "m": pa.array([Decimal("1.25"), Decimal("3.50")], pa.decimal128(5, 2)),
+        "s": ["a b/c=d%", "é"],
+    }), partition_by=["d", "ts", "m", "s"])
+    rows = _rows(_read(spark, table, how), "v", "d", "ts", "m", "s")
+    assert rows == [(1, dt.date(2024, 2, 29), dt.datetime(2024, 1, 1, 12, 30), Decimal("1.25"),
+                     "a b/c=d%"),
+                    (2, dt.date(1999, 12, 31), None, Decimal("3.50"), "é")]
