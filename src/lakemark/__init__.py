@@ -20,6 +20,10 @@ from .errors import (
 
 import os
 from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
 
 from .job import Job, JobEvent, add_job_observer
 from .redaction import install_log_redaction
@@ -37,6 +41,20 @@ def _runtime_lineage(job: Job) -> Callable[[JobEvent], None] | None:
 
 
 add_job_observer(_runtime_lineage)
+
+
+def register(spark: "SparkSession") -> bool:
+    """Make ``spark`` read and write ``format("delta")`` with no Delta jars (docs/delta.md).
+
+    lakemark's sessions (``Job``, ``lakemark run``, the Glue facade) are registered already;
+    call this in any other session. Returns False, changing nothing, when Delta Lake's own jars
+    are on the classpath (they keep ``format("delta")``).
+    """
+    from .spark_io import install
+    from .tables import register as register_tables
+
+    install()
+    return register_tables(spark)
 
 __version__ = "0.1.0"
 
@@ -57,4 +75,5 @@ __all__ = [
     "StateError",
     "UnknownRunError",
     "UnsupportedError",
+    "register",
 ]

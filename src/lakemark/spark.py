@@ -127,6 +127,7 @@ def get_spark(
     install()  # plain Spark I/O on s3:// works without S3A (lakemark.spark_io)
     active = SparkSession.getActiveSession()
     if active is not None:
+        _register_delta(active)
         return active
     check_java()
     from ._jvm_stderr import patch_gateway
@@ -139,4 +140,12 @@ def get_spark(
     session = builder.getOrCreate()
     if not verbose:
         session.sparkContext.setLogLevel("ERROR")
+    _register_delta(session)
     return session
+
+
+def _register_delta(session: SparkSession) -> None:
+    """``format("delta")`` with no jars in every session lakemark hands out (lakemark.tables)."""
+    from .tables import register
+
+    register(session)

@@ -112,6 +112,46 @@ def _read(spark: SparkSession, paths: Iterable[str], fmt: str, options: Mapping[
     return out
 
 
+def _lakemark_delta(spark: SparkSession) -> bool:
+    """Whether ``format("delta")`` in this session is lakemark's (see lakemark.tables): it is
+    registered here on first use unless Delta's own jars are on the classpath."""
+    from .tables import register
+
+    return register(spark)
+
+
+def driver_endpoint() -> str:
+    """The driver's S3 endpoint settings as the delta source's hidden option (no secrets)."""
+    import json
+    import os
+
+    keys = ("AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_S3", "AWS_REGION", "AWS_DEFAULT_REGION")
+    return json.dumps({k: os.environ[k] for k in keys if os.environ.get(k)})
+
+
+def _delta_load(reader: Any, original: Callable[..., DataFrame], path: str,
+                args: tuple[Any, ...], kwargs: dict[str, Any]) -> DataFrame:
+    """``format("delta")``: Spark's Parquet reader on the snapshot's files where the JVM can
+    open them, else lakemark's data source with the driver's endpoint settings."""
+    from .tables import FS_OPTION, READER_OPTION, fast_read
+
+    state = _state(reader)
+    options = {k: v for k, v in state["options"].items()}
+    options.update({k: _text(v) for k, v in kwargs.items()
+                    if k not in ("path", "format", "schema") and v is not None})
+    forced = {k.lower(): v for k, v in options.items()}.get(READER_OPTION.lower(), "")
+    if forced.lower() not in ("", "auto", "datasource", "parquet"):
+        raise ConfigError(f"option {READER_OPTION} must be auto, parquet or datasource, not "
+                          f"{forced!r}")
+    if state["schema"] is None and kwargs.get("schema") is None and \
+            forced.lower() != "datasource":
+        frame = fast_read(reader._spark, path, options)
+        if frame is not None:
+            return frame
+    reader._jreader = reader._jreader.option(FS_OPTION, driver_endpoint())
+    return original(reader, *args, **kwargs)
+
+
 def _reader_call(fmt_of: Callable[[dict[str, Any], tuple[Any, ...], dict[str, Any]], str | None],
                  original: Callable[..., DataFrame], positional: tuple[str, ...]) -> Callable[..., DataFrame]:
     """A DataFrameReader method that reads S3 paths itself when the session has no S3A."""
@@ -121,12 +161,17 @@ def _reader_call(fmt_of: Callable[[dict[str, Any], tuple[Any, ...], dict[str, An
         key = "path" if "path" in named else "paths"
         path: Any = named.get(key)
         local = _mapped(path)
+        state = _state(self)
+        if isinstance(local, str) and str(fmt_of(state, args, named) or "").lower() == "delta" \
+                and _lakemark_delta(self._spark):
+            if local != path:  # a mapped bucket: the table in its local folder
+                args, kwargs = (), {**named, key: local}
+            return _delta_load(self, original, local, args, kwargs)
         if local != path:  # a mapped bucket: Spark reads the local folder
             named[key] = local
             return original(self, **named)
         if not is_s3_path(path) or not _no_s3a(self._spark):
             return original(self, *args, **kwargs)
-        state = _state(self)
         fmt = fmt_of(state, args, named)
         if not fmt:
             raise ConfigError(f"reading {path}: no format given (use .format(...) or "
@@ -194,6 +239,36 @@ def _write(df: DataFrame, path: str, fmt: str, mode: str | None, partition_by: l
         options=dict(options))
 
 
+def _delta_write(spark: SparkSession, fmt: str | None, state: dict[str, Any],
+                 named: dict[str, Any]) -> bool:
+    """Whether a ``save`` is lakemark's Delta write: format ``delta``, or no format at all but
+    Delta's ``txnAppId``/``txnVersion`` options (which only a Delta table can honour: Spark's
+    default Parquet writer would silently ignore them and duplicate a retried write)."""
+    if fmt is not None and fmt.lower() != "delta":
+        return False
+    given = {k.lower(): str(v) for k, v in [*state["options"].items(), *named.items()]}
+    if given.get("lakemark.writer", "").lower() == "datasource":
+        return False  # the data source's own writer (lakemark.tables._delta_write)
+    if fmt is None:
+        keys = {k.lower() for k in [*state["options"], *named]}
+        if not keys & {"txnappid", "txnversion"}:
+            return False
+    return _lakemark_delta(spark)
+
+
+def _delta_save(writer: Any, path: str, state: dict[str, Any], named: dict[str, Any]) -> None:
+    from .tables import save_delta
+
+    parts = named.get("partitionBy") or state["partition"]
+    if isinstance(parts, str):
+        parts = [parts]
+    options = dict(state["options"])
+    options.update({k: _text(v) for k, v in named.items()
+                    if k not in ("path", "mode", "partitionBy", "format") and v is not None})
+    save_delta(writer._df, path, mode=named.get("mode") or state["mode"],
+               partition_by=list(parts or ()), options=options)
+
+
 def _writer_call(fmt_of: Callable[[dict[str, Any], dict[str, Any]], str | None],
                  original: Callable[..., None], positional: tuple[str, ...]) -> Callable[..., None]:
     """A DataFrameWriter method that writes S3 paths itself when the session has no S3A."""
@@ -202,12 +277,16 @@ def _writer_call(fmt_of: Callable[[dict[str, Any], dict[str, Any]], str | None],
         named.update(kwargs)
         path: Any = named.get("path")
         local = _mapped(path)
+        state = _state(self)
+        if isinstance(local, str) and _delta_write(self._spark, fmt_of(state, named), state,
+                                                   named):
+            _delta_save(self, local, state, named)
+            return None
         if local != path:  # a mapped bucket: Spark writes the local folder
             named["path"] = local
             return original(self, **named)
         if not is_s3_path(path) or not _no_s3a(self._spark):
             return original(self, *args, **kwargs)
-        state = _state(self)
         fmt = fmt_of(state, named) or "parquet"  # Spark's default source
         mode = named.get("mode") or state["mode"]
         parts = named.get("partitionBy") or state["partition"]

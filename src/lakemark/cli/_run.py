@@ -120,6 +120,9 @@ def run(
     from ..glue import finish_open_jobs
 
     patch_gateway()
+    from ..spark_io import install
+
+    install()  # the script's spark.read/df.write: s3:// without S3A, format("delta") without jars
 
     session_before = SparkSession.getActiveSession()
     try:

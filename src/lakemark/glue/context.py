@@ -71,6 +71,9 @@ class GlueContext:
         else:
             session = SparkSession.getActiveSession() or SparkSession(sparkContext)
         assert session is not None
+        from ..tables import register
+
+        register(session)  # format("delta") with no jars (lakemark.tables)
         self.spark_session: SparkSession = session
         self._sc = session.sparkContext
         self._job: CoreJob | None = None

@@ -93,6 +93,8 @@ class _OpenFile:
         self.metadata: list[Any] = []
         codec = spec.compression.lower()
         self.compressed_text = spec.format != "parquet" and codec == "gzip"
+        if fs.type_name == "local":  # object stores need no folders; a local disk does
+            fs.create_dir(self.path.rsplit("/", 1)[0], recursive=True)
         self.stream = fs.open_output_stream(
             self.path, compression="gzip" if self.compressed_text else None)
         self.writer: Any = None

@@ -37,7 +37,7 @@ import json
 import os
 import uuid
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..errors import SinkError
 from ._arrow_writer import ArrowWriteSpec, run_arrow_write
@@ -166,7 +166,8 @@ def _commit(target: Target, table: DeltaTable | None, schema: DeltaSchema,
             frame: DeltaSchema, partition_cols: list[str], files: Sequence[DataFile],
             mode: str, token: IdempotencyToken | None, write_id: str,
             commit_info: Mapping[str, str] | None = None, *,
-            merge: bool = False) -> tuple[int, bool]:
+            merge: bool = False,
+            partition_filters: list[tuple[str, str, Any]] | None = None) -> tuple[int, bool]:
     """Commit ``files`` in one transaction; ``(table version, skipped)``."""
     from deltalake import CommitProperties, Transaction
     from deltalake.transaction import AddAction, create_table_with_add_actions
@@ -195,6 +196,7 @@ def _commit(target: Target, table: DeltaTable | None, schema: DeltaSchema,
             else:
                 table.create_write_transaction(
                     list(adds), mode, table.schema(), partition_by=partition_cols,
+                    partition_filters=partition_filters if mode == "overwrite" else None,
                     commit_properties=properties,
                 )
         except Exception as exc:  # deltalake raises DeltaError subclasses and IO errors
@@ -247,10 +249,13 @@ def _arrow_options(options: Mapping[str, str], target: Target) -> str:
 def write_delta(spark: SparkSession, df: DataFrame, target: Target, *, mode: str,
                 partition_by: Sequence[str], token: IdempotencyToken | None,
                 options: Mapping[str, str],
-                commit_info: Mapping[str, str] | None = None) -> WriteResult:
+                commit_info: Mapping[str, str] | None = None,
+                partition_filters: list[tuple[str, str, Any]] | None = None) -> WriteResult:
     """Write ``df`` to the Delta table at ``target`` (see the module docstring).
 
-    ``commit_info`` entries go into the commit's ``commitInfo`` next to the write id."""
+    ``commit_info`` entries go into the commit's ``commitInfo`` next to the write id.
+    ``partition_filters`` (deltalake's form; ``overwrite`` of an existing table only): the
+    overwrite removes only the files of the partitions they select (Delta's ``replaceWhere``)."""
     from pyspark.sql import functions as F
 
     options = dict(options)
@@ -305,7 +310,8 @@ def write_delta(spark: SparkSession, df: DataFrame, target: Target, *, mode: str
             )
         fault_point("mid-write")
         version, skipped = _commit(target, table, schema, frame, partition_cols, files, mode,
-                                   token, write_id, commit_info, merge=merge)
+                                   token, write_id, commit_info, merge=merge,
+                                   partition_filters=partition_filters)
         committed = not skipped
     finally:
         if not committed:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError, FormatError
 from ._delta import write_delta
@@ -126,6 +126,7 @@ def write_target(
     options: Mapping[str, str] | None = None,
     commit_info: Mapping[str, str] | None = None,
     commit_token: IdempotencyToken | None = None,
+    partition_filters: list[tuple[str, str, Any]] | None = None,
 ) -> WriteResult:
     """Write ``df`` to ``target`` (a local path, ``file://`` or ``s3://`` URI).
 
@@ -149,6 +150,9 @@ def write_target(
     whose token already has a commit record is skipped (see :mod:`lakemark.sinks._publish`). It
     is ignored for Delta (use ``token``).
 
+    ``partition_filters`` (Delta, ``overwrite``): replace only the partitions they select, in
+    deltalake's ``(column, op, value)`` form (``format("delta")``'s ``replaceWhere``).
+
     Raises FormatError for an unknown format (or one this installation cannot write there),
     ConfigError for bad arguments, SinkError when the target cannot be written or is of
     another kind (e.g. a non-empty non-Delta folder, a schema mismatch with the Delta table);
@@ -163,7 +167,8 @@ def write_target(
     resolved = resolve_target(target)
     if fmt == "delta":
         return write_delta(spark, df, resolved, mode=save_mode, partition_by=columns,
-                           token=idempotency, options=opts, commit_info=commit_info)
+                           token=idempotency, options=opts, commit_info=commit_info,
+                           partition_filters=partition_filters)
     return write_files(spark, df, resolved, format=fmt, mode=save_mode, partition_by=columns,
                        options=opts, commit_token=commit_token, commit_info=commit_info)
 

@@ -1,0 +1,16 @@
+"""Tables in open formats served to Spark with no jars: ``format("delta")`` reads and writes.
+
+:func:`register` adds lakemark's ``delta`` data source to a session (unless Delta's own jars
+are on its classpath, which then keep the name). Reads from the Python driver take
+:func:`fast_read` (Spark's Parquet reader on the snapshot's files) where the JVM can open the
+files, else the data source. See docs/delta.md.
+"""
+
+from __future__ import annotations
+
+from ._delta_fast import fast_read
+from ._delta_save import save_delta
+from ._delta_source import FS_OPTION, READER_OPTION
+from ._register import delta_jars_present, is_registered, register
+
+__all__ = ["FS_OPTION", "READER_OPTION", "delta_jars_present", "fast_read", "is_registered", "register", "save_delta"]

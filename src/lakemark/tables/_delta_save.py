@@ -1,0 +1,145 @@
+"""``df.write.format("delta")...save(path)`` in a session without Delta's jars.
+
+The write is lakemark's Delta sink (:func:`lakemark.sinks.write_target`): the executors write
+Parquet (Spark's own writer locally, pyarrow on S3 without S3A), the driver commits once with
+deltalake, and a failed write leaves nothing visible. On top of it come Spark's save modes and
+the writer options of Delta's Spark writer:
+
+* modes ``append``, ``overwrite``, ``error``/``errorifexists`` (the default: refused when a
+  Delta table is already there) and ``ignore`` (then nothing is written);
+* ``txnAppId`` + ``txnVersion``: a write whose version the table already recorded for that app
+  id is skipped before anything is computed, and the log says so (Delta's idempotent writes).
+  This check comes before the save mode's, so a retried job's write is a no-op even in the
+  default ``errorifexists`` mode (the seed's snippet gives no mode);
+* ``userMetadata``: recorded in the commit's ``commitInfo`` as Delta does;
+* ``mergeSchema``: new columns of the DataFrame are added to the table;
+* ``partitionBy`` for a new table (an existing table keeps its own; a different one is refused).
+
+* ``replaceWhere`` (with ``overwrite``) on partition columns: only the selected partitions are
+  replaced, in the same single commit; rows outside the predicate fail the write first.
+
+Options lakemark cannot honour (``overwriteSchema``, ...) are refused by name rather than
+ignored, so a write never does something other than what was asked.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from ..errors import ConfigError, SinkError, UnsupportedError
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
+
+    from ..sinks import WriteResult
+
+__all__ = ["save_delta", "SAVE_MODES"]
+
+log = logging.getLogger("lakemark.tables")
+
+SAVE_MODES = {"append": "append", "overwrite": "overwrite", "error": "error",
+              "errorifexists": "error", "default": "error", "ignore": "ignore"}
+#: Delta writer options lakemark does not implement (refused, never ignored).
+_UNSUPPORTED = {"overwriteschema": "overwriteSchema",
+                "partitionoverwritemode": "partitionOverwriteMode",
+                "datachange": "dataChange", "maxrecordsperfile": "maxRecordsPerFile"}
+
+
+def save_delta(df: DataFrame, path: str, *, mode: str | None,
+               partition_by: Sequence[str], options: Mapping[str, str]) -> WriteResult | None:
+    """Write ``df`` to the Delta table at ``path`` with Spark's save-mode semantics; the
+    sink's result, or None when mode ``ignore`` found a table there."""
+    from ..sinks import TXN_APP_ID, TXN_VERSION, token_from_options, write_target
+    from ..sinks._location import open_delta, resolve_target
+
+    how = SAVE_MODES.get((mode or "errorifexists").strip().lower())
+    if how is None:
+        raise ConfigError(f"writing Delta table {path}: unknown save mode {mode!r} (append, "
+                          "overwrite, error/errorifexists, ignore)")
+    opts: dict[str, str] = {}
+    commit_info: dict[str, str] = {}
+    replace_where: str | None = None
+    for key, value in options.items():
+        low = key.lower()
+        if low in _UNSUPPORTED:
+            if low == "overwriteschema" and str(value).strip().lower() == "false":
+                continue
+            raise UnsupportedError(f"writing Delta table {path}: option {_UNSUPPORTED[low]} is "
+                                   "not supported by lakemark's Delta writer (nothing was "
+                                   "written)")
+        if low == "replacewhere":
+            replace_where = str(value)
+        elif low == "usermetadata":
+            commit_info["userMetadata"] = str(value)
+        elif low == "txnappid":
+            opts[TXN_APP_ID] = str(value)
+        elif low == "txnversion":
+            opts[TXN_VERSION] = str(value)
+        elif low == "path" or low.startswith("lakemark."):
+            continue
+        else:
+            opts[key] = str(value)
+    token = token_from_options(None, opts, format="delta",
+                               mode="overwrite" if how == "overwrite" else "append")
+    target = resolve_target(path)
+    table = open_delta(target) if how in ("error", "ignore") or token is not None else None
+    if token is not None and table is not None:
+        recorded = table.transaction_version(token.app_id)
+        if recorded is not None and recorded >= token.version:
+            # before the save mode: a retried job's write is a no-op, whatever its mode
+            log.info("writing Delta table %s skipped: it already recorded txnAppId %r at "
+                     "txnVersion %d >= %d (nothing written)", target.root, token.app_id,
+                     recorded, token.version)
+            from ..sinks import WriteResult
+
+            return WriteResult(target.root, "delta", 0, 0, 0, skipped=True,
+                               table_version=table.version())
+    if how in ("error", "ignore") and table is not None:
+        if how == "ignore":
+            log.info("writing Delta table %s skipped: it exists and the save mode is 'ignore'",
+                     target.root)
+            return None
+        raise SinkError(f"Delta table {target.root} already exists (save mode 'errorifexists'); "
+                        "write with mode('append') or mode('overwrite')")
+    filters = None
+    if replace_where is not None:
+        filters = _replace_where(df, replace_where, how, open_delta(target), target.root)
+    result = write_target(df.sparkSession, df, path, format="delta",
+                          mode="overwrite" if how == "overwrite" else "append",
+                          partition_by=list(partition_by), options=opts,
+                          commit_info=commit_info or None, partition_filters=filters)
+    if result.skipped and token is not None:
+        log.info("writing Delta table %s skipped: it already recorded txnAppId %r with a "
+                 "txnVersion >= %d (nothing written)", target.root, token.app_id, token.version)
+    elif result.skipped:
+        log.info("writing Delta table %s skipped", target.root)
+    else:
+        log.info("wrote Delta table %s version %s: %d row(s) in %d file(s)", target.root,
+                 result.table_version, result.rows, result.files)
+    return result
+
+
+def _replace_where(df: DataFrame, expr: str, how: str, table: Any,
+                   root: str) -> list[tuple[str, str, Any]] | None:
+    """The partition filters of ``replaceWhere`` after checking, as Delta does, that every row
+    of ``df`` satisfies the predicate (nothing is written otherwise)."""
+    from ._replace_where import partition_filters
+
+    if how != "overwrite":
+        raise ConfigError(f"writing Delta table {root}: option replaceWhere needs "
+                          "mode('overwrite')")
+    if table is None:
+        return None  # a new table: the write creates it with these rows
+    filters = partition_filters(expr, list(table.metadata().partition_columns), table=root)
+    try:
+        stray = df.where(f"NOT coalesce(({expr}), false)").limit(1).count()
+    except Exception as exc:  # Spark's parse/analysis error of the predicate
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        raise ConfigError(f"writing Delta table {root}: replaceWhere {expr!r} cannot be "
+                          f"evaluated on the DataFrame: {first}") from exc
+    if stray:
+        raise SinkError(f"writing Delta table {root}: the DataFrame has rows that do not match "
+                        f"replaceWhere {expr!r} (nothing was written)")
+    return filters

@@ -1,0 +1,180 @@
+"""One version of a Delta table as a reader needs it: schema, partition columns and data files.
+
+deltalake (delta-rs) replays the log (checkpoints included) on the driver; what comes out is
+plain, picklable data (:class:`Snapshot`) that the executors read the Parquet files from.
+
+The reader honours reader protocol versions 1 to 3 and, of the table features, those that only
+change how the log is kept (``timestampNtz``, ``v2Checkpoint``, ``vacuumProtocolCheck``,
+``checkpointProtection``, ``typeWidening``, whose files are cast to the table's type), plus
+``deletionVectors`` as long as no live file carries one. Anything else - column mapping, a file
+with a deletion vector, an unknown feature, a newer protocol - is refused with one
+:class:`~lakemark.errors.UnsupportedError` naming the table and the feature: never wrong rows.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+from urllib.parse import unquote
+
+from ..errors import ConfigError, SinkError, SourceError, UnsupportedError
+from ..sinks._location import Target, open_delta, resolve_target
+
+if TYPE_CHECKING:
+    from deltalake import DeltaTable
+
+__all__ = ["DataFileRef", "Snapshot", "load_snapshot", "READER_FEATURES", "time_travel"]
+
+#: Reader table features whose tables this reader returns exactly.
+READER_FEATURES = frozenset({"timestampNtz", "v2Checkpoint", "vacuumProtocolCheck",
+                             "checkpointProtection", "typeWidening", "typeWidening-preview",
+                             "deletionVectors"})
+MAX_READER_VERSION = 3
+
+
+@dataclass(frozen=True)
+class DataFileRef:
+    """One live data file: where it is (relative to the table or absolute), its size, rows and
+    typed partition values (Python values, None for null), and min/max stats when known."""
+
+    path: str
+    size: int
+    rows: int | None
+    partition: tuple[tuple[str, Any], ...]
+    minimum: tuple[tuple[str, Any], ...] = ()
+    maximum: tuple[tuple[str, Any], ...] = ()
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """A Delta table at one version (picklable: shipped to the executors)."""
+
+    root: str
+    version: int
+    schema_json: str  # Delta's schema string, which is Spark's StructType JSON
+    partition_columns: tuple[str, ...]
+    files: tuple[DataFileRef, ...]
+    fs_config: dict[str, Any] = field(default_factory=dict)
+
+    def spark_schema(self) -> Any:
+        from pyspark.sql.types import StructType
+
+        return StructType.fromJson(json.loads(self.schema_json))
+
+    def file_uri(self, ref: DataFileRef) -> str:
+        """The file as a local path or ``s3://`` URI."""
+        if "://" in ref.path:
+            scheme, _, rest = ref.path.partition("://")
+            if scheme == "file":
+                return unquote(rest) if rest.startswith("/") else unquote("/" + rest)
+            return "s3://" + rest if scheme in ("s3a", "s3n") else ref.path
+        return f"{self.root.rstrip('/')}/{unquote(ref.path)}"
+
+
+def time_travel(options: dict[str, str]) -> int | dt.datetime | None:
+    """``versionAsOf`` / ``timestampAsOf`` (any case) from reader options; ConfigError if both
+    or if one cannot be read."""
+    lower = {k.lower(): v for k, v in options.items()}
+    version, stamp = lower.get("versionasof"), lower.get("timestampasof")
+    if version is not None and stamp is not None:
+        raise ConfigError("give versionAsOf or timestampAsOf, not both")
+    if version is not None:
+        try:
+            number = int(str(version).strip())
+        except ValueError:
+            raise ConfigError(f"option versionAsOf must be an integer, not {version!r}") from None
+        if number < 0:
+            raise ConfigError(f"option versionAsOf must be >= 0, not {version!r}")
+        return number
+    if stamp is not None:
+        text = str(stamp).strip().replace(" ", "T", 1)
+        try:
+            when = dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
+        except ValueError:
+            raise ConfigError(f"option timestampAsOf must be a timestamp such as "
+                              f"'2024-05-01 12:00:00', not {stamp!r}") from None
+        return when if when.tzinfo else when.replace(tzinfo=dt.timezone.utc)
+    return None
+
+
+def _check_features(table: DeltaTable, root: str) -> None:
+    protocol = table.protocol()
+    if protocol.min_reader_version > MAX_READER_VERSION:
+        raise UnsupportedError(f"Delta table {root} needs reader protocol version "
+                               f"{protocol.min_reader_version}; lakemark reads versions 1 to "
+                               f"{MAX_READER_VERSION}")
+    features = set(protocol.reader_features or ())
+    unknown = sorted(features - READER_FEATURES)
+    if unknown:
+        raise UnsupportedError(f"Delta table {root} uses reader feature(s) {', '.join(unknown)}, "
+                               "which lakemark's Delta reader does not support")
+    mode = (table.metadata().configuration or {}).get("delta.columnMapping.mode", "none")
+    if protocol.min_reader_version >= 2 and str(mode).lower() != "none":
+        raise UnsupportedError(f"Delta table {root} uses column mapping (mode {mode}), which "
+                               "lakemark's Delta reader does not support")
+
+
+def _as_py(value: Any) -> Any:
+    return value.as_py() if hasattr(value, "as_py") else value
+
+
+def _files(table: DeltaTable, root: str, partitions: list[str]) -> tuple[DataFileRef, ...]:
+    import pyarrow as pa
+
+    actions = pa.table(table.get_add_actions(flatten=True))
+    names = set(actions.column_names)
+    if "deletionVectors" in set(table.protocol().reader_features or ()):
+        marked = sum(batch.num_rows for batch in pa.RecordBatchReader.from_stream(
+            table.deletion_vectors()))
+        if marked:
+            raise UnsupportedError(f"Delta table {root} has {marked} file(s) with deletion "
+                                   "vectors, which lakemark's Delta reader does not support "
+                                   "(purge them with REORG TABLE ... APPLY (PURGE) in a Delta "
+                                   "engine)")
+    stats_cols = sorted(n[4:] for n in names if n.startswith("min.") and f"max.{n[4:]}" in names
+                        and "." not in n[4:])
+    rows = actions.to_pylist()
+    out = []
+    for row in rows:
+        out.append(DataFileRef(
+            path=str(row["path"]), size=int(row["size_bytes"]),
+            rows=None if row.get("num_records") is None else int(row["num_records"]),
+            partition=tuple((c, _as_py(row.get(f"partition.{c}"))) for c in partitions),
+            minimum=tuple((c, row[f"min.{c}"]) for c in stats_cols
+                          if row.get(f"min.{c}") is not None),
+            maximum=tuple((c, row[f"max.{c}"]) for c in stats_cols
+                          if row.get(f"max.{c}") is not None),
+        ))
+    return tuple(out)
+
+
+def load_snapshot(path: str, options: dict[str, str] | None = None) -> Snapshot:
+    """The Delta table at ``path`` (local or ``s3://``), at the version ``options`` ask for
+    (``versionAsOf`` / ``timestampAsOf``; default: the latest)."""
+    if not path:
+        raise ConfigError("reading format 'delta' needs a path: .load(path)")
+    target: Target = resolve_target(path if not path.lower().startswith(("s3a://", "s3n://"))
+                                    else "s3://" + path.partition("://")[2])
+    try:
+        table = open_delta(target)
+    except SinkError as exc:
+        raise SourceError(str(exc)) from exc
+    if table is None:
+        raise SourceError(f"{target.root} is not a Delta table (no _delta_log)")
+    wanted = time_travel(dict(options or {}))
+    try:
+        if wanted is not None:
+            table.load_as_version(wanted)
+    except Exception as exc:  # deltalake's DeltaError: no such version / too early
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        raise SourceError(f"Delta table {target.root} has no version as of {wanted}: "
+                          f"{first}") from exc
+    _check_features(table, target.root)
+    partitions = list(table.metadata().partition_columns)
+    return Snapshot(
+        root=target.root, version=int(table.version()), schema_json=table.schema().to_json(),
+        partition_columns=tuple(partitions), files=_files(table, target.root, partitions),
+        fs_config=dict(target.fs_config),
+    )
