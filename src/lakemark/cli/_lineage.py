@@ -9,12 +9,18 @@ import click
 from rich import box
 from rich.table import Table
 
-from ..lineage import JobLineage, scan_folder
-from ..lineage._extract import extract as run_extract
-from ..lineage._html import to_html
-from ..lineage._render import to_dot, to_json, to_mermaid, to_openlineage
-from ..lineage._graph import redact_lineage
-from ..lineage._send import send_events
+from ..lineage import (
+    JobLineage,
+    redact_lineage,
+    scan_folder,
+    send_events,
+    to_dot,
+    to_html,
+    to_json,
+    to_mermaid,
+    to_openlineage,
+)
+from ..lineage import extract as run_extract
 from ..redaction import redact
 from ._common import parse_key_values
 from ._output import console, handle_errors, print_table

@@ -67,7 +67,7 @@ class EventsTable:
         """
         import pyarrow as pa
         from deltalake import write_deltalake
-        from deltalake.exceptions import CommitFailedError
+        from deltalake.exceptions import CommitFailedError, DeltaError
 
         unique = {r.record_id: r for r in records}
         if not unique:
@@ -97,10 +97,14 @@ class EventsTable:
                 continue  # another writer committed first: merge again against its version
             except FileExistsError:
                 continue  # another writer created the table first
-            except Exception as exc:
-                if "already exists" in str(exc) and table is None:
+            except DeltaError as exc:
+                # deltalake 1.x has no typed error for a table created by another writer
+                # first; it is a DeltaError saying so.
+                if table is None and "already exists" in str(exc):
                     continue
-                raise SinkError(f"events table {self.uri}: {exc}") from exc
+                raise SinkError(f"events table {self.uri}: {exc}", target=self.uri) from exc
+            except Exception as exc:
+                raise SinkError(f"events table {self.uri}: {exc}", target=self.uri) from exc
             inserted = int(result.get("num_target_rows_inserted", 0))
             return inserted, (int(self._open().version()) if inserted else None)
         raise SinkError(f"events table {self.uri}: could not commit after {_MERGE_ATTEMPTS} tries")

@@ -19,6 +19,7 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
+from ..redaction import redact, redact_source
 from ._api import ApiModel
 from ._datasets import DatasetResolver
 from ._graph import IDENTITY, TRANSFORMATION, JobLineage, LineageWarning
@@ -125,13 +126,13 @@ class _Interpreter(ApiModel):
 
     # -- results ------------------------------------------------------------------------------
     def warn(self, message: str, line: int) -> None:
-        w = LineageWarning(_mask(message), line, self.current_file)
+        w = LineageWarning(redact(message), line, self.current_file)
         if w not in self.warnings:
             self.warnings.append(w)
 
     def result(self, job: str, namespace: str, source: str) -> JobLineage:
         return JobLineage(job, namespace, self.file, tuple(self.inputs.values()),
-                          tuple(self.outputs), tuple(self.warnings), mask_source(source))
+                          tuple(self.outputs), tuple(self.warnings), redact_source(source))
 
     # -- statements ---------------------------------------------------------------------------
     def run_module(self, tree: ast.Module, env: dict[str, Any]) -> None:
@@ -844,31 +845,6 @@ class _Scope(dict[str, Any]):
 
     def get(self, key: str, default: Any = None) -> Any:  # type: ignore[override]
         return self[key] if key in self else default
-
-
-_SECRET_PARAM = re.compile(r"(?i)\b(password|passwd|pwd|secret|token|sfPassword|"
-                           r"aws_secret_access_key)(\s*[=:]\s*)[^&;,\s'\"}]+")
-_URL_CREDENTIALS = re.compile(r"(//[^/:@\s'\"]+):[^@/\s'\"]+@")
-
-
-def _mask(message: str) -> str:
-    """A warning without the secrets a script may have put in a URL or an option
-    (``password=…``, ``//user:pass@host``): they are never written to lineage output."""
-    return _URL_CREDENTIALS.sub(r"\1:***@", _SECRET_PARAM.sub(r"\1\2***", message))
-
-
-_SECRET_NAMES = r"(?:password|passwd|pwd|secret|secret_key|token|api_key|sfPassword|" \
-    r"aws_secret_access_key)"
-_SECRET_LITERAL = re.compile(
-    r"(?i)([\"']?\b" + _SECRET_NAMES + r"\b[\"']?\s*[=:]\s*)([\"'])([^\"'\n]*)\2")
-
-
-def mask_source(source: str) -> str:
-    """The script as it may be shown in lineage output (the OpenLineage ``sourceCode``
-    facet): string literals given to a password/secret/token name, and credentials inside
-    URLs, become ``***``."""
-    masked = _SECRET_LITERAL.sub(lambda m: f"{m.group(1)}{m.group(2)}***{m.group(2)}", source)
-    return _mask(masked)
 
 
 #: how Spark names ``col + 1``: ``(col + 1)``

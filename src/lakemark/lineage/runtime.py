@@ -65,10 +65,13 @@ def _transport(spec: str) -> Callable[[dict[str, Any]], None]:
         if not str(path) or str(path) == ".":
             raise ConfigError(f"{ENV}={spec!r}: give a file, as file:PATH")
 
+        from ._send import file_emitter
+
+        emit = file_emitter(path)
+
         def append(event: dict[str, Any]) -> None:
-            line = json.dumps(event, separators=(",", ":")) + "\n"
-            with _lock, open(path, "a", encoding="utf-8") as f:
-                f.write(line)
+            with _lock:
+                emit(event)
 
         return append
     raise ConfigError(f"{ENV}={spec!r} is neither file:PATH nor an http(s):// URL")
