@@ -340,6 +340,18 @@ def summary_rows(d: dict[str, dict[str, Any]]) -> list[list[Any]]:
                      "floor = 200 (100 receives + 100 deletes)",
                      f"{_fmt(ev['sqs_calls_per_1000_events'])} ({_fmt(ev['ratio_to_floor'])}×)",
                      ev["ratio_to_floor"] <= 1.05])
+    dr = d.get("delta_read")
+    if dr:
+        gib = dr["table"]["bytes"] / 2**30
+        rows.append([f"10. format(\"delta\") read of a {gib:.2f} GiB table / spark.read.parquet "
+                     "on the same files, throughput", "≥ 0.8×",
+                     f"{_fmt(dr['ratio_delta_auto_over_parquet_throughput'])}×",
+                     dr["ratio_delta_auto_over_parquet_throughput"] >= 0.8])
+        rows.append(["10. the same through lakemark's Python data source (S3 without S3A)", "–",
+                     f"{_fmt(dr['ratio_delta_datasource_over_parquet_throughput'])}×", None])
+        rows.append(["10. format(\"delta\") write / lakemark's Delta sink, throughput", "≥ 0.8×",
+                     f"{_fmt(dr['ratio_format_delta_over_sink_write_throughput'])}×",
+                     dr["ratio_format_delta_over_sink_write_throughput"] >= 0.8])
     return rows
 
 
@@ -564,6 +576,26 @@ def render(d: dict[str, dict[str, Any]], out: Path) -> str:
                     for name, c in ex["cases"].items()]) + "\n")
         add("A run is bad when its status is not 0, it printed `terminate called`, or its "
             f"stderr holds anything but lakemark's own log lines. Command: `{ex['command']}`.\n")
+    else:
+        add("not measured\n")
+
+    dr = d.get("delta_read")
+    add("## 10. format(\"delta\") without jars (reads vs spark.read.parquet, writes vs the sink)\n")
+    if dr:
+        t = dr["table"]
+        add(_table(["read", "samples s", "best s", "throughput vs spark.read.parquet"],
+                   [[name, ", ".join(_fmt(x) for x in dr["read_s"][name]),
+                     dr["read_best_s"][name],
+                     f"{_fmt(dr['read_best_s']['spark_parquet'] / dr['read_best_s'][name])}×"]
+                    for name in dr["read_s"]]) + "\n")
+        add(_table(["write", "samples s", "best s"],
+                   [[name, ", ".join(_fmt(x) for x in v), min(v)]
+                    for name, v in dr["write_s"].items()]) + "\n")
+        add(f"Table: {t['rows']:,} rows, {t['files']} files, {t['bytes'] / 2**30:.2f} GiB, "
+            f"{t['partitions']} partitions; every read touches every column (max of each and a "
+            f"count). Writes: {dr['write_rows']:,} rows, each to a fresh table. {dr['spark']}; "
+            f"load average at the end {dr.get('loadavg_at_end')}. Command: "
+            f"`{dr['command']}`.\n")
     else:
         add("not measured\n")
     return "\n".join(parts) + "\n"
