@@ -53,15 +53,29 @@ def _pct(xs: list[float], q: float) -> float:
     return s[min(len(s) - 1, int(q * len(s)))]
 
 
+def _vacuum(url: str) -> None:
+    """PostgreSQL: what autovacuum does (this test server runs with autovacuum off): make the
+    space of deleted rows reusable. Outside the store's connection (VACUUM needs autocommit)."""
+    import psycopg
+    from urllib.parse import parse_qs, urlsplit
+
+    parts = urlsplit(url)
+    schema = parse_qs(parts.query)["schema"][0]
+    with psycopg.connect(host=parts.hostname, port=parts.port or 5432,
+                         dbname=parts.path.lstrip("/"), user=parts.username,
+                         autocommit=True) as conn:
+        for table in (*TABLES, "jobs", "leases"):
+            conn.execute(f'VACUUM "{schema}"."{table}"')
+
+
 def _size(store: Any, url: str, db_path: Path | None) -> int:
     if db_path is not None:
         store._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")  # noqa: SLF001
         wal = Path(str(db_path) + "-wal")
         return db_path.stat().st_size + (wal.stat().st_size if wal.exists() else 0)
-    schema = store._schema  # noqa: SLF001
     return int(sum(store._q.execute(  # noqa: SLF001
-        "SELECT pg_total_relation_size(format('%I.%I', ?::text, ?::text)::regclass)",
-        (schema, t)).fetchone()[0] for t in (*TABLES, "jobs", "leases", "meta")))
+        "SELECT pg_total_relation_size((quote_ident(?) || '.' || quote_ident(?))::regclass)",
+        (store.schema, t)).fetchone()[0] for t in (*TABLES, "jobs", "leases", "meta")))
 
 
 def _rows(store: Any) -> dict[str, int]:
@@ -69,7 +83,8 @@ def _rows(store: Any) -> dict[str, int]:
             for t in TABLES}
 
 
-def one_mode(mode: str, url: str, runs: int, files: int, checkpoints: list[int]) -> dict[str, Any]:
+def one_mode(mode: str, url: str, runs: int, files: int, checkpoints: list[int],
+             keep_days: float, vacuum_every: int = 0) -> dict[str, Any]:
     from lakemark.planning import FileEntry
     from lakemark.planning.retention import RetentionPolicy
     from lakemark.state import open_store
@@ -78,7 +93,7 @@ def one_mode(mode: str, url: str, runs: int, files: int, checkpoints: list[int])
     db_path = Path(url.removeprefix("sqlite:///")) if url.startswith("sqlite:") else None
     stamp = Stamp()
     store._stamp = stamp  # noqa: SLF001
-    store.retention = RetentionPolicy() if mode == "on" else None
+    store.retention = RetentionPolicy(keep_days=keep_days) if mode == "on" else None
     host, pid = socket.gethostname(), os.getpid()
     commit_s: list[float] = []
     run_s: list[float] = []
@@ -118,6 +133,8 @@ def one_mode(mode: str, url: str, runs: int, files: int, checkpoints: list[int])
         t1 = time.perf_counter()
         commit_s.append(t1 - t0)
         run_s.append(t1 - t_run)
+        if vacuum_every and n % vacuum_every == 0:
+            _vacuum(url)
         if n in checkpoints:
             window = commit_s[-(n - max([c for c in checkpoints if c < n], default=0)):]
             runs_window = run_s[-len(window):]
@@ -144,10 +161,15 @@ def main() -> None:
                     help="a state URL prefix: postgresql://… (a fresh schema per mode) or none "
                          "for fresh SQLite files in a temporary folder")
     ap.add_argument("--modes", default="on,off")
+    ap.add_argument("--vacuum-every", type=int, default=0, metavar="N",
+                    help="PostgreSQL: VACUUM the tables every N runs, as autovacuum would")
+    ap.add_argument("--keep-days", type=float, default=30.0,
+                    help="the policy's keep_days (default 30, the automatic default)")
     ap.add_argument("--out", default=str(BENCH / "results" / "state_retention.json"))
     args = ap.parse_args()
-    checkpoints = sorted({c for c in (1_000, 5_000, 10_000, 25_000, 50_000, 75_000, 100_000,
-                                      args.runs) if c <= args.runs})
+    marks = (1_000, 5_000, 10_000, 25_000, 50_000, 75_000, 100_000) if args.runs > 10_000 \
+        else tuple(args.runs * k // 4 for k in range(1, 5))
+    checkpoints = sorted({c for c in (*marks, args.runs) if 0 < c <= args.runs})
     load = [round(x, 2) for x in os.getloadavg()]
     results = {}
     with tempfile.TemporaryDirectory(prefix="lm-retention-") as tmp:
@@ -157,7 +179,8 @@ def main() -> None:
                 url = f"{args.url}{sep}schema=lm_bench_retention_{mode}_{os.getpid()}"
             else:
                 url = f"sqlite:///{tmp}/state-{mode}.db"
-            results[mode] = one_mode(mode, url, args.runs, args.files, checkpoints)
+            results[mode] = one_mode(mode, url, args.runs, args.files, checkpoints,
+                                     args.keep_days, args.vacuum_every)
             if args.url:
                 _drop_schema(url)
     doc = {
@@ -167,8 +190,9 @@ def main() -> None:
                     "cpus": os.cpu_count(), "loadavg_at_start": load},
         "store": "postgresql" if args.url else "sqlite (file, WAL)",
         "runs": args.runs, "files_per_run": args.files, "cadence_s": CADENCE_S,
-        "policy_on": {"keep_days": 30, "keep_runs": 100, "prune_every_commits": 10},
+        "policy_on": {"keep_days": args.keep_days, "keep_runs": 100, "prune_every_commits": 10},
         "checkpoints": checkpoints,
+        "vacuum_every_runs": args.vacuum_every or None,
         "modes": results,
         "command": "python bench/state_retention.py " + " ".join(sys.argv[1:]),
     }
