@@ -14,9 +14,10 @@ every value, a tracked read parses each record itself:
    (new columns, names that differ only in case) and the record's file (``_file_path``);
    a record that does not parse at all is kept there whole as ``_corrupt_record``.
 
-:func:`observe` makes one aggregation pass over the parsed records: which keys occur (and in how
-many records), how many values of each tracked column do not fit, how many records are corrupt.
-It is what a run uses instead of schema inference once the schema is tracked.
+:func:`observe` makes one aggregation pass over the parsed records: which keys that are not
+tracked columns occur (and in how many records), how many values of each tracked column do not
+fit, how many records are corrupt. It is what a run uses instead of schema inference once the
+schema is tracked.
 
 CSV records come in the same shape: every field read as a string under the header's names (of
 the run's first file), a line Spark cannot split into that many fields (ragged) as its text.
@@ -63,7 +64,7 @@ _CUT_OPTIONS = frozenset({"multiline", "linesep", "encoding", "charset", "compre
 class Observation:
     """What one pass over a run's parsed records saw."""
 
-    keys: dict[str, int] = field(default_factory=dict)  # key -> records that have it
+    keys: dict[str, int] = field(default_factory=dict)  # untracked key -> records with it
     mismatched: dict[str, int] = field(default_factory=dict)  # tracked column -> bad values
     corrupt: int = 0  # records that are not a JSON object
 
@@ -158,8 +159,12 @@ def observe(records: DataFrame, tracked: StructType | None) -> Observation:
     from pyspark.sql import functions as F
 
     parsed = F.col(_MAP)
-    keys = F.transform(F.map_keys(F.coalesce(parsed, F.create_map().cast("map<string,string>"))),
-                       lambda k: F.concat(F.lit("k:"), k))
+    names = [f.name for f in (tracked.fields if tracked is not None else [])]
+    # Only keys that are not tracked columns are counted: they are rare, so the exploded
+    # tokens stay few (counting every key of every record made this pass cost several reads).
+    some = F.coalesce(parsed, F.create_map().cast("map<string,string>"))
+    unknown = F.map_filter(some, lambda k, _: ~k.isin(names)) if names else some
+    keys = F.transform(F.map_keys(unknown), lambda k: F.concat(F.lit("k:"), k))
     checks = [F.when(_mismatch(parsed[f.name], f.dataType), F.lit("t:" + f.name))
               for f in (tracked.fields if tracked is not None else [])]
     bad = F.filter(F.array(*checks), lambda x: x.isNotNull()) if checks else _empty_array()
