@@ -611,6 +611,8 @@ def render(d: dict[str, dict[str, Any]], out: Path) -> str:
             f"load average at the end {dr.get('loadavg_at_end')}. Command: "
             f"`{dr['command']}`.\n")
     else:
+        add("not measured\n")
+
     add("## 11. State size and commit time over 100,000 runs (retention on vs off)\n")
     measured = [doc for doc in (d.get("state_retention"), d.get("state_retention_postgres"))
                 if doc and doc.get("status") == "ok"]
