@@ -683,7 +683,7 @@ CASES: list[Case] = [
          "(--bucket-map), two bookmarked runs", _prod_mapped, _prod_mapped_check),
     Case("json_mixed_types_resolve", "json_mixed_types_resolve.py",
          "JSON feed with mixed types: resolveChoice cast/make_cols + toDF(ResolveOption)",
-         _json_mixed, _json_mixed_check),
+         _json_mixed, _json_mixed_check, fast=True),
     Case("error_records_quarantine", "error_records_quarantine.py",
          "Map.apply with stageThreshold, errorsAsDynamicFrame to a quarantine path",
          _quarantine, _quarantine_check),
