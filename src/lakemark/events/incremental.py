@@ -167,15 +167,16 @@ def plan_event_source(job: Job, events_table: str, *, format: str, ctx: str = "e
                                int(extra.get("skipped_stale") or 0))
     else:
         plan = plan_event_objects(table, job.state_of(ctx), opts, s3_client)
-    job.track_source(ctx, {
-        "kind": STATE_KIND, "source": table.uri, "format": format,
-        "events_table_version": plan.table_version, "planned_files": len(plan.files),
-        "planned_bytes": sum(f.size for f in plan.files), "pending_files": plan.pending,
-        "skipped_removed": plan.skipped_removed, "skipped_missing": plan.skipped_missing,
-        "backfilled": plan.backfilled, "skipped_stale": plan.skipped_stale,
-        "next_state": plan.next_state,
-        "from_version": opts.from_version, "replay": job.replay_case(ctx),
-    }, plan.files, plan.next_state)
+    job.track_source(ctx, SourceManifest(
+        kind=STATE_KIND, source=table.uri, format=format, planned_files=len(plan.files),
+        planned_bytes=sum(f.size for f in plan.files), pending_files=plan.pending,
+        next_state=plan.next_state, replay=job.replay_case(ctx),
+        extra={"events_table_version": plan.table_version,
+               "skipped_removed": plan.skipped_removed, "skipped_missing": plan.skipped_missing,
+               "backfilled": plan.backfilled, "skipped_stale": plan.skipped_stale,
+               "from_version": opts.from_version},
+        present=frozenset({"format", "next_state"}),  # null when none
+    ).to_json(), plan.files, plan.next_state)
     buckets = _buckets(plan)
     if len(buckets) > 1:
         raise ConfigError("events from several buckets in one source: filter by bucket "

@@ -472,25 +472,24 @@ def read_jdbc(job: Job, source: JdbcSource, *, ctx: str | None = None) -> DataFr
     table_sql = f"(SELECT * FROM {quote_table(source.dbtable, dialect)} WHERE {where}) lakemark_src"
     partitions = _hash_predicates(source, columns) if (source.hashfield or source.hashexpression) \
         else None
-    recorded: dict[str, Any] = {
-        "kind": JDBC_STATE_KIND,
-        "source": source.display,
-        "url": redact_url(source.url),
-        "dbtable": source.dbtable,
-        "bookmark_option": job.bookmark_option,
-        "mode": source.mode,
-        "key_source": key_source if tracked else None,
-        "range": rng.to_json() if rng is not None else None,
-        "partitions": len(partitions) if partitions else 1,
-        "previous_state": dict(previous) if previous else None,
-        "next_state": plan.next_state.to_json() if plan is not None else None,
-        "planned_files": 0,
-    }
+    recorded = SourceManifest(
+        kind=JDBC_STATE_KIND,
+        source=source.display,
+        bookmark_option=job.bookmark_option,
+        range=rng.to_json() if rng is not None else None,
+        previous_state=dict(previous) if previous else None,
+        next_state=plan.next_state.to_json() if plan is not None else None,
+        planned_files=0,
+        extra={"url": redact_url(source.url), "dbtable": source.dbtable, "mode": source.mode,
+               "key_source": key_source if tracked else None,
+               "partitions": len(partitions) if partitions else 1},
+        present=frozenset({"range", "previous_state", "next_state"}),  # null when none
+    )
     next_state = None
     if plan is not None and job.from_run_id is None:
         next_state = {**plan.next_state.to_json(), "source": source.display}
     fault_point("after-plan")
-    job.track_source(ctx, recorded, [], next_state)
+    job.track_source(ctx, recorded.to_json(), [], next_state)
     fault_point("after-plan-recorded")
     df = _load(spark, source, dbtable=table_sql, predicates=partitions)
     fault_point("mid-read")
