@@ -1,12 +1,14 @@
 """``format("delta")`` without jars against Spark's own Parquet reader, on the same files.
 
-    python bench/delta_read.py [--rows N] [--write-rows N] [--repeats R] [--out bench/results/delta_read.json]
+    python bench/delta_read.py [--rows N] [--write-rows N] [--repeats R]
+                               [--out bench/results/delta_read.json]
 
 One local Delta table (written once by lakemark's sink, partitioned by ``p`` into 8 groups;
 ``--rows`` 80,000,000 gives ~1 GiB of Parquet). Each read is a full scan that touches every
 column (``max`` of each plus ``count``), so column pruning cannot favour either side:
 
-* ``spark.read.parquet`` on the table's live files (``basePath`` for the partition column): the peer;
+* ``spark.read.parquet`` on the table's live files (``basePath`` for the partition column):
+  the peer;
 * ``format("delta")`` on the default path (Spark's Parquet reader on deltalake's file list);
 * ``format("delta")`` through lakemark's Python data source (``lakemark.reader=datasource``).
 
@@ -62,7 +64,8 @@ def main() -> None:
     readers = {
         "spark_parquet": lambda: spark.read.option("basePath", table).parquet(*files),
         "delta_auto": lambda: spark.read.format("delta").load(table),
-        "delta_datasource": lambda: spark.read.format("delta").option(READER_OPTION, "datasource").load(table),
+        "delta_datasource": lambda: (spark.read.format("delta")
+                                     .option(READER_OPTION, "datasource").load(table)),
     }
 
     def scan(make: Any) -> tuple[float, list[Any]]:
@@ -101,10 +104,13 @@ def main() -> None:
     result = {
         "table": {"rows": args.rows, "files": len(files), "bytes": size, "partitions": 8},
         "read_s": samples, "read_best_s": best,
-        "ratio_delta_auto_over_parquet_throughput": round(best["spark_parquet"] / best["delta_auto"], 3),
-        "ratio_delta_datasource_over_parquet_throughput": round(best["spark_parquet"] / best["delta_datasource"], 3),
+        "ratio_delta_auto_over_parquet_throughput":
+            round(best["spark_parquet"] / best["delta_auto"], 3),
+        "ratio_delta_datasource_over_parquet_throughput":
+            round(best["spark_parquet"] / best["delta_datasource"], 3),
         "write_rows": args.write_rows, "write_s": writes,
-        "ratio_format_delta_over_sink_write_throughput": round(min(writes["sink"]) / min(writes["format_delta"]), 3),
+        "ratio_format_delta_over_sink_write_throughput":
+            round(min(writes["sink"]) / min(writes["format_delta"]), 3),
         "loadavg_at_end": [round(x, 2) for x in os.getloadavg()],
         "measured_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "command": "python bench/delta_read.py " + " ".join(sys.argv[1:]),

@@ -27,12 +27,12 @@ import statistics
 import sys
 import tempfile
 import time
-from datetime import datetime, timezone
+from datetime import datetime, UTC
 from pathlib import Path
 from typing import Any
 
 BENCH = Path(__file__).parent
-T0 = datetime(2026, 1, 1, tzinfo=timezone.utc).timestamp()
+T0 = datetime(2026, 1, 1, tzinfo=UTC).timestamp()
 CADENCE_S = 300.0  # a run every 5 minutes
 TABLES = ("runs", "run_plans", "run_files", "bookmark_versions")
 
@@ -44,7 +44,7 @@ class Stamp:
         self.now = T0
 
     def __call__(self) -> str:
-        return datetime.fromtimestamp(self.now, timezone.utc).isoformat(
+        return datetime.fromtimestamp(self.now, UTC).isoformat(
             timespec="milliseconds").replace("+00:00", "Z")
 
 
@@ -185,7 +185,7 @@ def main() -> None:
                 _drop_schema(url)
     doc = {
         "status": "ok",
-        "measured_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "measured_at": datetime.now(UTC).isoformat(timespec="seconds"),
         "machine": {"python": sys.version.split()[0], "platform": platform.platform(),
                     "cpus": os.cpu_count(), "loadavg_at_start": load},
         "store": "postgresql" if args.url else "sqlite (file, WAL)",

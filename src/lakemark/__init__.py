@@ -43,7 +43,7 @@ def _runtime_lineage(job: Job) -> Callable[[JobEvent], None] | None:
 add_job_observer(_runtime_lineage)
 
 
-def register(spark: "SparkSession") -> bool:
+def register(spark: SparkSession) -> bool:
     """Make ``spark`` read and write ``format("delta")`` with no Delta jars (docs/delta.md).
 
     lakemark's sessions (``Job``, ``lakemark run``, the Glue facade) are registered already;

@@ -27,7 +27,8 @@ if TYPE_CHECKING:
 __all__ = ["read_with_tracking"]
 
 
-def read_with_tracking(job: Job, ctx: str | None, files: Sequence[FileEntry], *, roots: Sequence[str],
+def read_with_tracking(job: Job, ctx: str | None, files: Sequence[FileEntry], *,
+                       roots: Sequence[str],
                        base_path: str | None, format: str, options: Mapping[str, str] | None,
                        schema: object, mode: str, tracking: SchemaTracking) -> DataFrame:
     """A DataFrame of ``files`` read against the tracked schema of source ``ctx``."""

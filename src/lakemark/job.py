@@ -338,7 +338,7 @@ class Job:
         exclusions: Sequence[str] | str,
         options: FileOptions,
         format: str | None,
-        listing: ListingOptions = ListingOptions(),
+        listing: ListingOptions = ListingOptions(),  # noqa: B008 - a frozen value object
     ) -> tuple[list[str], FilePlan]:
         """List, plan and record one source (one or more paths); returns its roots and the plan."""
         record = self._started()
@@ -897,7 +897,8 @@ class Job:
             info.update(case="replanned", reason="the committed attempt did not read this ctx")
         return info
 
-    def _pinned_plan(self, ctx: str, pinned: tuple[str, Any], listing: Sequence[FileEntry]) -> FilePlan:
+    def _pinned_plan(self, ctx: str, pinned: tuple[str, Any],
+                     listing: Sequence[FileEntry]) -> FilePlan:
         attempt_id, inputs = pinned
         present = {e.path for e in listing}
         missing = sorted(e.path for e in inputs.files if e.path not in present)

@@ -153,7 +153,8 @@ def _delta_load(reader: Any, original: Callable[..., DataFrame], path: str,
 
 
 def _reader_call(fmt_of: Callable[[dict[str, Any], tuple[Any, ...], dict[str, Any]], str | None],
-                 original: Callable[..., DataFrame], positional: tuple[str, ...]) -> Callable[..., DataFrame]:
+                 original: Callable[..., DataFrame],
+                 positional: tuple[str, ...]) -> Callable[..., DataFrame]:
     """A DataFrameReader method that reads S3 paths itself when the session has no S3A."""
     def method(self: Any, *args: Any, **kwargs: Any) -> DataFrame:
         named = dict(zip(positional, args))

@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import os
-import time
 from pathlib import Path
 
 import pyarrow as pa
@@ -37,7 +35,7 @@ def _rows(df, *cols):  # type: ignore[no-untyped-def]
 
 
 def _deltalake_table(path: Path) -> None:
-    utc = dt.timezone.utc
+    utc = dt.UTC
     write_deltalake(str(path), pa.table({
         "a": pa.array([1, 2, 3], pa.int64()), "p": pa.array([1, 2, None], pa.int32()),
         "s": ["x", "y", "z"],
@@ -69,7 +67,7 @@ def test_time_travel_by_version_and_timestamp(spark, tmp_path, how):  # type: ig
     assert _read(spark, table, how, versionAsOf=0).count() == 3
     assert _read(spark, table, how, versionAsOf="1").count() == 4
     first = DeltaTable(str(table)).history()[-1]["timestamp"]
-    when = dt.datetime.fromtimestamp(first / 1000, dt.timezone.utc)
+    when = dt.datetime.fromtimestamp(first / 1000, dt.UTC)
     assert _read(spark, table, how, timestampAsOf=when.isoformat()).count() == 3
     with pytest.raises(Exception, match="no version as of 7"):
         _read(spark, table, how, versionAsOf=7).count()
@@ -173,7 +171,7 @@ def test_typed_partition_values_come_from_the_log(spark, tmp_path, how):  # type
     from decimal import Decimal
 
     table = str(tmp_path / "t")
-    utc = dt.timezone.utc
+    utc = dt.UTC
     write_deltalake(table, pa.table({
         "v": [1, 2],
         "d": pa.array([dt.date(2024, 2, 29), dt.date(1999, 12, 31)]),

@@ -19,7 +19,8 @@ def _registered(spark):  # type: ignore[no-untyped-def]
 
 
 def _frame(spark, ids, day="d1"):  # type: ignore[no-untyped-def]
-    return spark.createDataFrame([(i, f"n{i}", day) for i in ids], "id long, name string, day string")
+    return spark.createDataFrame([(i, f"n{i}", day) for i in ids],
+                                 "id long, name string, day string")
 
 
 def _ids(path) -> list[int]:  # type: ignore[no-untyped-def]
@@ -49,7 +50,8 @@ def test_modes_and_partitions_with_one_commit_per_write(spark, tmp_path):  # typ
 def pa_paths(table: DeltaTable) -> list[str]:
     import pyarrow as pa
 
-    return [str(p) for p in pa.table(table.get_add_actions(flatten=True)).column("path").to_pylist()]
+    paths = pa.table(table.get_add_actions(flatten=True)).column("path")
+    return [str(p) for p in paths.to_pylist()]
 
 
 def test_the_seed_snippet_runs_verbatim_and_skips_the_repeat(spark, tmp_path, caplog):  # type: ignore[no-untyped-def]
@@ -80,7 +82,8 @@ def test_user_metadata_and_merge_schema(spark, tmp_path):  # type: ignore[no-unt
     path = str(tmp_path / "t")
     _frame(spark, [1]).write.format("delta").option("userMetadata", "first load").save(path)
     assert DeltaTable(path).history(1)[0]["userMetadata"] == "first load"
-    wider = spark.createDataFrame([(2, "n2", "d1", 0.5)], "id long, name string, day string, x double")
+    wider = spark.createDataFrame([(2, "n2", "d1", 0.5)],
+                                  "id long, name string, day string, x double")
     with pytest.raises(Exception, match="mergeSchema"):
         wider.write.format("delta").mode("append").save(path)
     assert DeltaTable(path).version() == 0

@@ -23,7 +23,8 @@ spark = (SparkSession.builder.master("local[1]").config("spark.ui.enabled", "fal
 """
 
 
-def _python(code: str, tmp_path: Path, *args: str, run: bool = False) -> subprocess.CompletedProcess[str]:
+def _python(code: str, tmp_path: Path, *args: str,
+            run: bool = False) -> subprocess.CompletedProcess[str]:
     script = tmp_path / "script.py"
     script.write_text(textwrap.dedent(code))
     env = dict(os.environ)

@@ -138,7 +138,8 @@ def test_apply_mapping_unconvertible_values_become_null(people: DynamicFrame) ->
 def test_apply_mapping_missing_source_yields_no_field_and_warns(people: DynamicFrame,
                                                                  caplog) -> None:  # type: ignore[no-untyped-def]
     with caplog.at_level(logging.WARNING, logger="lakemark.glue"):
-        out = people.apply_mapping([("id", "int", "id", "int"), ("nope.x", "string", "y", "string")])
+        out = people.apply_mapping([("id", "int", "id", "int"),
+                                    ("nope.x", "string", "y", "string")])
     assert out.toDF().columns == ["id"]
     assert "nope.x" in caplog.text
 
@@ -161,7 +162,8 @@ def test_apply_mapping_case_sensitive_and_bad_mappings(people: DynamicFrame) -> 
 
 def test_select_fields_nested_and_missing(people: DynamicFrame) -> None:
     out = people.select_fields(["id", "addr.geo.lat", "`x y`", "nope"])
-    assert out.schema().simpleString() == "struct<id:int,x y:int,addr:struct<geo:struct<lat:double>>>"
+    assert out.schema().simpleString() == \
+        "struct<id:int,x y:int,addr:struct<geo:struct<lat:double>>>"
     got = rows(out)
     assert got[0]["addr"] == {"geo": {"lat": 59.9}}
     assert got[1]["addr"] is None and got[2]["addr"] == {"geo": None}
@@ -323,7 +325,8 @@ def test_join_on_two_keys_keeps_both_sides(spark) -> None:  # type: ignore[no-un
 
 
 def test_union_by_name_with_missing_and_conflicting_fields(spark) -> None:  # type: ignore[no-untyped-def]
-    a = DynamicFrame.fromDF(spark.createDataFrame([(1, "x", 1)], "id int, v string, n int"), None, "a")
+    a = DynamicFrame.fromDF(spark.createDataFrame([(1, "x", 1)], "id int, v string, n int"), None,
+                            "a")
     b = DynamicFrame.fromDF(spark.createDataFrame([(2, 5, 2.5)], "id long, v int, n double"), None,
                             "b")
     b2 = DynamicFrame.fromDF(spark.createDataFrame([("q", 3)], "extra string, id int"), None, "c")

@@ -18,7 +18,8 @@ from lakemark.glue.dynamicframe import DynamicFrame
 pytestmark = pytest.mark.spark
 
 # Two records lack "score": a function reading it raises on them.
-RECORDS = [{"id": 1, "score": 7}, {"id": 2}, {"id": 3, "score": 2}, {"id": 4}, {"id": 5, "score": 9}]
+RECORDS = [{"id": 1, "score": 7}, {"id": 2}, {"id": 3, "score": 2}, {"id": 4},
+           {"id": 5, "score": 9}]
 
 
 @pytest.fixture(scope="module")

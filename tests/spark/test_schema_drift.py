@@ -221,7 +221,7 @@ def test_schema_hints_fix_types_over_inference(spark: Any, tmp_path: Path) -> No
     assert (fields["ts"], fields["amount"], fields["note"]) == \
         ("timestamp", "decimal(12,2)", "string")
     rows = lake.rows()
-    assert rows[0]["ts"] == datetime.datetime(2026, 11, 25, 10, tzinfo=datetime.timezone.utc)
+    assert rows[0]["ts"] == datetime.datetime(2026, 11, 25, 10, tzinfo=datetime.UTC)
     assert rows[1]["amount"] == decimal.Decimal("3.00")
     assert rows[1]["ts"] is None and json.loads(rows[1]["_rescued_data"])["ts"] == "nope"
     bad = lake.ingest("--schema-hints", "ts timestamp", ok=False)

@@ -1,4 +1,5 @@
-"""``lakemark schema show|reset`` on a state store (no Spark: the schemas are committed directly)."""
+"""``lakemark schema show|reset`` on a state store (no Spark: the schemas are committed
+directly)."""
 
 from __future__ import annotations
 

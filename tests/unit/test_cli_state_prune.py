@@ -20,7 +20,8 @@ def filled(tmp_path: Path, runs: int = 12) -> str:
     store.retention = None
     for n in range(runs):
         r = store.begin_run("j", "enable", host=socket.gethostname(), pid=1, lease_timeout_s=60)
-        store.record_plan(r.run_id, "src", {"kind": "files"}, [FileEntry(path=f"/d/{n}", mtime=n, size=1)])
+        store.record_plan(r.run_id, "src", {"kind": "files"}, [FileEntry(path=f"/d/{n}", mtime=n,
+                                                                         size=1)])
         store.commit_run(r.run_id, {"src": {"high": n}}, update_bookmark=True)
     store.close()
     return f"sqlite:///{tmp_path}/s.db"

@@ -9,7 +9,8 @@ from lakemark.tables._replace_where import partition_filters
 
 
 def test_comparisons_and_lists_joined_by_and() -> None:
-    assert partition_filters("day = '2024-01-01'", ["day"], table="t") == [("day", "=", "2024-01-01")]
+    assert partition_filters("day = '2024-01-01'", ["day"], table="t") == [("day", "=",
+                                                                            "2024-01-01")]
     assert partition_filters("(Day >= '2024-01-01' AND `day` <> 'x')", ["day"], table="t") == [
         ("day", ">=", "2024-01-01"), ("day", "!=", "x")]
     assert partition_filters("p in (1, 2) and q not in ('a and b', 'it''s')", ["p", "q"],

@@ -4,7 +4,7 @@ retry, a rewind or a replay inside the window needs."""
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import datetime, UTC
 from typing import Any
 
 import pytest
@@ -16,7 +16,7 @@ from lakemark.planning.retention import RetentionPolicy
 from lakemark.state._retention import auto_policy
 
 DAY = 86_400.0
-T0 = datetime(2026, 1, 1, tzinfo=timezone.utc).timestamp()
+T0 = datetime(2026, 1, 1, tzinfo=UTC).timestamp()
 
 
 class SimulatedTime:
@@ -26,7 +26,7 @@ class SimulatedTime:
         self.now = T0
 
     def __call__(self) -> str:
-        return datetime.fromtimestamp(self.now, timezone.utc).isoformat(
+        return datetime.fromtimestamp(self.now, UTC).isoformat(
             timespec="milliseconds").replace("+00:00", "Z")
 
 

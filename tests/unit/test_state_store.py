@@ -115,7 +115,8 @@ def test_successful_runs_count_run_and_version(store) -> None:  # type: ignore[n
     r1, b1 = succeed(store, {"src": {"high": 1}})
     assert r1.run_id.startswith("jr_") and len(r1.run_id) == 35
     assert (r1.run, r1.attempt) == (1, 0)
-    assert (b1.version, b1.run, b1.attempt, b1.run_id, b1.previous_run_id) == (1, 1, 0, r1.run_id, None)
+    assert (b1.version, b1.run, b1.attempt, b1.run_id, b1.previous_run_id) == (1, 1, 0, r1.run_id,
+                                                                               None)
     r2, b2 = succeed(store, {"other": {"high": 2}})
     assert (b2.version, b2.run, b2.previous_run_id) == (2, 2, r1.run_id)
     # A ctx not written by a run keeps its state.
@@ -263,7 +264,8 @@ def test_manifest_round_trip(store) -> None:  # type: ignore[no-untyped-def]
     inputs = store.run_inputs(r.run_id)
     assert [i.ctx for i in inputs] == ["src"]
     assert inputs[0].plan == {"planned_files": 2, "again": True}
-    assert [(f.path, f.mtime, f.size) for f in inputs[0].files] == [("/d/a", 1, 10), ("/d/b", 2, 20)]
+    assert [(f.path, f.mtime, f.size) for f in inputs[0].files] == [("/d/a", 1, 10), ("/d/b", 2,
+                                                                                      20)]
     with pytest.raises(UnknownRunError):
         store.run_inputs("jr_nope")
 
@@ -301,7 +303,8 @@ def test_runs_between(store) -> None:  # type: ignore[no-untyped-def]
     f = begin(store)
     store.fail_run(f.run_id, "x", update_bookmark=True)
     r3, _ = succeed(store, {"src": {"high": 3}})
-    assert [r.run_id for r in store.runs_between("j", r1.run_id, r3.run_id)] == [r2.run_id, r3.run_id]
+    assert [r.run_id for r in store.runs_between("j", r1.run_id, r3.run_id)] == [r2.run_id,
+                                                                                 r3.run_id]
     assert store.runs_between("j", r2.run_id, r2.run_id) == []
     with pytest.raises(ConfigError):
         store.runs_between("j", r3.run_id, r1.run_id)

@@ -94,7 +94,8 @@ def ingest() -> None:
               "mergeSchema); table columns the data lacks are written as nulls. Without it a "
               "schema difference fails the run before anything is written.")
 @click.option("--schema-evolution", type=click.Choice(EVOLUTION_MODES, case_sensitive=False),
-              help="Track the source's schema in the state store (json and csv sources): inferred on "
+              help="Track the source's schema in the state store (json and csv sources): "
+                   "inferred on "
               "the first run, then reused. New columns are added to it and to a Delta target "
               "(addNewColumns), go to the rescued data (rescue), fail the run (failOnNewColumns) "
               "or are ignored and counted (none). Values that do not fit their column go to the "

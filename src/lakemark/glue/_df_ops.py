@@ -267,7 +267,8 @@ def _merge_field(left: Column, ltype: DataType, right: Column, rtype: DataType) 
 
     if ltype == rtype:
         return F.coalesce(right, left)
-    if not (is_choice(ltype) or is_choice(rtype)) and glue_type_name(ltype) == glue_type_name(rtype):
+    if (not (is_choice(ltype) or is_choice(rtype))
+            and glue_type_name(ltype) == glue_type_name(rtype)):
         return F.coalesce(right, cast_to(left, ltype, rtype))  # e.g. two decimals: right's type
     target = choice_type([ltype, rtype])
     return F.when(right.isNotNull(), _as_member(right, rtype, target)).otherwise(

@@ -96,7 +96,8 @@ def _spark_value(glue_name: str, value: Any) -> str:
     return str(value)
 
 
-def read_format(format: str | None, format_options: Mapping[str, Any] | None) -> tuple[str, dict[str, str]]:
+def read_format(format: str | None, format_options: Mapping[str, Any] | None
+                ) -> tuple[str, dict[str, str]]:
     """(lakemark format, Spark reader options) for a Glue source format and its options."""
     name = (format or "").strip().lower()
     if name not in _READ_FORMATS:
@@ -128,7 +129,8 @@ def read_format(format: str | None, format_options: Mapping[str, Any] | None) ->
     return target, options
 
 
-def write_format(format: str | None, format_options: Mapping[str, Any] | None) -> tuple[str, dict[str, str]]:
+def write_format(format: str | None, format_options: Mapping[str, Any] | None
+                 ) -> tuple[str, dict[str, str]]:
     """(lakemark target format, Spark writer options) for a Glue sink format and its options."""
     name = (format or "").strip().lower()
     if name not in _WRITE_FORMATS:

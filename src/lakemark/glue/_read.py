@@ -114,7 +114,8 @@ def _partition_names(files: list[str], columns: list[str]) -> list[str]:
     return [c for c in columns if c in names]
 
 
-def _read_untracked(glue_ctx: GlueContext, paths: list[str], fmt: str, spark_options: dict[str, str],
+def _read_untracked(glue_ctx: GlueContext, paths: list[str], fmt: str,
+                    spark_options: dict[str, str],
                     planner: dict[str, Any], schema: str | None, mode: str) -> DataFrame:
     from ..planning import plan_everything
     from ..sources import check_read_options, read_files

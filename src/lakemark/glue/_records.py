@@ -9,7 +9,8 @@ are lists, maps are dicts), the way Glue's Python transforms see a DynamicRecord
   is missing or None in a record is null there, a field whose values still fit the input
   field's type keeps that type, integers and floats of one field widen to double, and values
   of one field with kinds that do not merge (a number here, a string there) make a choice type
-  (``_choicetype``), as Glue's schema would, each value kept under its own type. The function therefore
+  (``_choicetype``), as Glue's schema would, each value kept under its own type. The function
+  therefore
   runs once for the inference and again whenever the result is computed.
 * A record on which the function raises (or, for Map, returns something other than a dict) is
   an *error record*: it is dropped from the output and counted, as Glue does. The count is
@@ -72,7 +73,8 @@ def _unchoice(value: Any) -> Any:
 
 # ---------------------------------------------------------------- Filter / Map on the executors
 
-def _filter_partition(f: Callable[[dict[str, Any]], Any]) -> Callable[[Iterable[Row]], Iterator[Row]]:
+def _filter_partition(f: Callable[[dict[str, Any]], Any]
+                      ) -> Callable[[Iterable[Row]], Iterator[Row]]:
     def run(rows: Iterable[Row]) -> Iterator[Row]:
         for row in rows:
             try:
@@ -393,7 +395,7 @@ def coerce(value: Any, dtype: DataType) -> Any:
             if _fits_kind(value, name):
                 slots[i] = coerce(value, t)
                 return tuple(slots)
-        for i, (name, t) in enumerate(mems):
+        for i, (name, _t) in enumerate(mems):
             if name == "string":
                 slots[i] = _as_text(value)
         return tuple(slots)

@@ -249,7 +249,8 @@ class GlueContext:
     def forEachBatch(self, *args: Any, **kwargs: Any) -> None:  # noqa: N802
         raise UnsupportedError("GlueContext.forEachBatch (Glue streaming) is not supported")
 
-    def extract_jdbc_conf(self, connection_name: str, catalog_id: str | None = None) -> dict[str, str]:
+    def extract_jdbc_conf(self, connection_name: str,
+                          catalog_id: str | None = None) -> dict[str, str]:
         """The JDBC settings of a catalog connection (``url``, ``user``, ``password`` …)."""
         props = self.catalog().get_connection(connection_name, with_password=True).properties
         url = props.get("JDBC_CONNECTION_URL", "")
@@ -297,7 +298,8 @@ class DataFrameReader:
 
 
 class DynamicFrameWriter:
-    """``glueContext.write_dynamic_frame``: ``from_options``, ``from_catalog``, ``from_jdbc_conf``."""
+    """``glueContext.write_dynamic_frame``: ``from_options``, ``from_catalog``,
+    ``from_jdbc_conf``."""
 
     def __init__(self, glue_context: GlueContext) -> None:
         self._glue_context = glue_context

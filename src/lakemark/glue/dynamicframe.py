@@ -6,7 +6,8 @@ Glue user should know:
 
 * **Schema and choice types.** A field whose records hold values of different types is a
   Glue *choice* (``choice(long, string)``): CSV sources type every value as Glue's reader does
-  (``_textchoice``), JSON sources keep each value's JSON type (``_jsonchoice``), and a join of frames whose shared field has two types makes one.
+  (``_textchoice``), JSON sources keep each value's JSON type (``_jsonchoice``), and a join of
+  frames whose shared field has two types makes one.
   ``resolveChoice`` settles choices (``_choice``: ``cast:T``, ``project:T``, ``make_cols``,
   ``make_struct``, ``match_catalog``); ``printSchema`` prints Glue's tree (``provider id:
   choice`` with ``long`` and ``string`` beneath); ``toDF()`` and every sink turn a choice left

@@ -79,7 +79,8 @@ def jdbc_read_options(glue_ctx: GlueContext, connection_type: str,
     if table is not None:
         conn = table.parameters.get("connectionName")
         if not conn:
-            raise ConfigError(f"catalog table {table.database}.{table.name} names no connectionName")
+            raise ConfigError(
+                f"catalog table {table.database}.{table.name} names no connectionName")
         out.update(_connection_options(glue_ctx, conn))
         out["dbtable"] = _catalog_dbtable(table.location, out["url"])
     if options.get("connectionName"):
@@ -115,7 +116,8 @@ def jdbc_write_options(glue_ctx: GlueContext, catalog_connection: str | None,
     if database and "url" in out and out["url"].rstrip("/").count("/") <= 2:
         out["url"] = out["url"].rstrip("/") + "/" + str(database)
     if "url" not in out or "dbtable" not in out:
-        raise ConfigError("a JDBC sink needs 'dbtable' and a connection ('url' or catalog_connection)")
+        raise ConfigError("a JDBC sink needs 'dbtable' and a connection ('url' or "
+                          "catalog_connection)")
     driver = _driver_for(out["url"], "")
     if driver:
         out["driver"] = driver

@@ -30,7 +30,8 @@ from typing import Any
 
 from ..errors import ConfigError
 
-__all__ = ["apply_hints", "EVOLUTION_MODES", "DEFAULT_EVOLUTION_MODE", "Field", "SchemaDecision", "decide",
+__all__ = ["apply_hints", "EVOLUTION_MODES", "DEFAULT_EVOLUTION_MODE", "Field", "SchemaDecision",
+           "decide",
            "new_columns", "normalize_evolution_mode", "name_key", "changes_between"]
 
 #: Auto Loader's schema evolution modes, in its spelling.

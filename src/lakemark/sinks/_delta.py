@@ -26,7 +26,8 @@ Sequence and guarantees:
 Local tables are written by Spark's own Parquet writer (executors and driver must share the
 filesystem, as for any Spark job on local paths). S3 tables are always written by the executors'
 pyarrow, even when the S3A connector is present, because Spark's writer would need a staging
-folder and S3 has no rename (a copy per file). On S3 the log is written with conditional puts (``If-None-Match``), which deltalake uses by
+folder and S3 has no rename (a copy per file). On S3 the log is written with conditional puts
+(``If-None-Match``), which deltalake uses by
 default; S3 and moto_server honour them, so no DynamoDB lock or unsafe rename is needed.
 """
 

@@ -22,7 +22,8 @@ schema is tracked.
 CSV records come in the same shape: every field read as a string under the header's names (of
 the run's first file), a line Spark cannot split into that many fields (ragged) as its text.
 
-Known limits: the files of one CSV run must share a header (Spark reads one); a JSON string holding a number (``"5"``) fits a ``long`` column (its text casts);
+Known limits: the files of one CSV run must share a header (Spark reads one); a JSON string holding
+a number (``"5"``) fits a ``long`` column (its text casts);
 a mismatch inside a nested value (a struct field of the wrong type) makes that inner field
 ``null`` without rescuing it; a key named ``_file_path`` that is not a column is not rescued.
 """

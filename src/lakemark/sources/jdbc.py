@@ -105,12 +105,14 @@ class JdbcSource:
     def __post_init__(self) -> None:
         remember_secret(self.password)  # removed from every later message, log and record
         if not isinstance(self.url, str) or not self.url.startswith("jdbc:"):
-            raise ConfigError(f"url: a JDBC URL starts with 'jdbc:', got {redact_url(str(self.url))!r}")
+            raise ConfigError(f"url: a JDBC URL starts with 'jdbc:', got "
+                              f"{redact_url(str(self.url))!r}")
         split_table_name(self.dbtable, self.dialect)
         if self.keys is not None:
             JdbcKeys(tuple(self.keys), self.order)
         elif self.order not in ("asc", "desc"):
-            raise ConfigError(f"jobBookmarkKeysSortOrder must be 'asc' or 'desc', got {self.order!r}")
+            raise ConfigError(f"jobBookmarkKeysSortOrder must be 'asc' or 'desc', got "
+                              f"{self.order!r}")
         if self.mode not in MODES:
             raise ConfigError(f"mode must be one of {', '.join(MODES)}, got {self.mode!r}")
         if self.mode == "updated" and not self.keys:
@@ -252,7 +254,8 @@ def resolve_keys(schema: StructType, columns: Sequence[str]) -> tuple[str, ...]:
         kind = type(exact[name].dataType).__name__
         if kind not in _KEY_TYPES:
             raise ConfigError(
-                f"jobBookmarkKeys: column {name!r} is of type {exact[name].dataType.simpleString()}; "
+                f"jobBookmarkKeys: column {name!r} is of type "
+                f"{exact[name].dataType.simpleString()}; "
                 "a bookmark key must be a number, string, date or timestamp"
             )
         out.append(name)
@@ -316,7 +319,8 @@ def extreme_key(spark: SparkSession, source: JdbcSource, columns: Sequence[str],
     if dialect == "sqlserver":
         query = f"SELECT TOP 1 {cols} FROM {table} WHERE {where} ORDER BY {ordering}"
     elif dialect == "oracle":
-        query = f"SELECT {cols} FROM {table} WHERE {where} ORDER BY {ordering} FETCH FIRST 1 ROWS ONLY"
+        query = (f"SELECT {cols} FROM {table} WHERE {where} ORDER BY {ordering} "
+                 "FETCH FIRST 1 ROWS ONLY")
     else:
         query = f"SELECT {cols} FROM {table} WHERE {where} ORDER BY {ordering} LIMIT 1"
     # Timestamps without a zone come back exactly as stored (no session-zone shift).
@@ -381,7 +385,9 @@ def _replay_range(job: Job, ctx: str, keys: JdbcKeys) -> KeyRange:
             through = rng.get("through")
     if first:
         return KeyRange(keys, None, None, empty=True)
-    decode = (lambda v: None if v is None else tuple(decode_value(x) for x in v))
+    def decode(v: Any) -> Any:
+        return None if v is None else tuple(decode_value(x) for x in v)
+
     return KeyRange(keys, decode(after), decode(through))
 
 

@@ -66,7 +66,8 @@ def open_store(url: str, *, read_only: bool = False) -> StateStore:
     target = _BACKENDS.get(scheme)
     if target is None:
         known = ", ".join(f"{s}://" for s in sorted(_BACKENDS))
-        raise ConfigError(f"state URL {redact(url)!r}: unknown scheme {scheme or '(none)'!r}; use one of {known}")
+        raise ConfigError(f"state URL {redact(url)!r}: unknown scheme {scheme or '(none)'!r}; use "
+                          f"one of {known}")
     module_name, _, attr = target.partition(":")
     obj: object = importlib.import_module(module_name)
     for part in attr.split("."):

@@ -17,7 +17,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import datetime, UTC
 from typing import Any
 
 from ..errors import ConfigError
@@ -84,7 +84,7 @@ _DAY_S = 86_400.0
 
 def _iso(epoch: float) -> str:
     """A time as the store stamps rows (so that stamps compare as text)."""
-    return datetime.fromtimestamp(epoch, timezone.utc).isoformat(
+    return datetime.fromtimestamp(epoch, UTC).isoformat(
         timespec="milliseconds").replace("+00:00", "Z")
 
 

@@ -149,8 +149,8 @@ class PostgresStore(SqlStore):
                                                                 connect_timeout=30)
             self._q = LockedReads(_Qmark(self._db), self._lock)
         except psycopg.Error as exc:
-            raise StateError(f"cannot connect to state store {self.url}: "
-                             f"{str(exc).strip().splitlines()[0] if str(exc).strip() else exc}") from None
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else exc
+            raise StateError(f"cannot connect to state store {self.url}: {first}") from None
         self.read_only = read_only
         try:
             if read_only:

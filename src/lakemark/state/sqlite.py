@@ -118,7 +118,8 @@ class SQLiteStore(SqlStore):
             try:
                 file.parent.mkdir(parents=True, exist_ok=True)
             except OSError as exc:
-                raise StateError(f"cannot create the folder of state database {self.path}: {exc}") from exc
+                raise StateError(
+                    f"cannot create the folder of state database {self.path}: {exc}") from exc
         try:
             self._db = sqlite3.connect(self.path, timeout=30.0, isolation_level=None,
                                        check_same_thread=False)

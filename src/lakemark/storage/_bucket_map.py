@@ -1,4 +1,5 @@
-"""Bucket mapping: ``s3://BUCKET[/prefix]`` served from a local folder (``lakemark run --bucket-map``).
+"""Bucket mapping: ``s3://BUCKET[/prefix]`` served from a local folder (``lakemark run
+--bucket-map``).
 
 A production Glue script names real buckets in its arguments, its code and its catalog's table
 locations. To run it unmodified on local data, each mapped bucket (or prefix of one) is read

@@ -13,4 +13,5 @@ from ._delta_save import save_delta
 from ._delta_source import FS_OPTION, READER_OPTION
 from ._register import delta_jars_present, is_registered, register
 
-__all__ = ["FS_OPTION", "READER_OPTION", "delta_jars_present", "fast_read", "is_registered", "register", "save_delta"]
+__all__ = ["FS_OPTION", "READER_OPTION", "delta_jars_present", "fast_read", "is_registered",
+           "register", "save_delta"]

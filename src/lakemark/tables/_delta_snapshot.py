@@ -95,7 +95,7 @@ def time_travel(options: dict[str, str]) -> int | dt.datetime | None:
         except ValueError:
             raise ConfigError(f"option timestampAsOf must be a timestamp such as "
                               f"'2024-05-01 12:00:00', not {stamp!r}") from None
-        return when if when.tzinfo else when.replace(tzinfo=dt.timezone.utc)
+        return when if when.tzinfo else when.replace(tzinfo=dt.UTC)
     return None
 
 
