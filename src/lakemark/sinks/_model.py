@@ -15,7 +15,7 @@ from ..errors import ConfigError
 __all__ = ["IdempotencyToken", "WriteResult", "DataFile", "FORMATS", "MODES"]
 
 #: Output formats :func:`write_target` knows.
-FORMATS: tuple[str, ...] = ("delta", "parquet", "json", "csv", "orc")
+FORMATS: tuple[str, ...] = ("delta", "iceberg", "parquet", "json", "csv", "orc")
 #: Save modes :func:`write_target` knows.
 MODES: tuple[str, ...] = ("append", "overwrite")
 

@@ -1,0 +1,178 @@
+"""Iceberg targets on real Spark with a real SQL catalog on SQLite (in tmp_path).
+
+``job.write(df, "db.events", format="iceberg", ctx=…)``: the first write creates the table, the
+next run appends, a run killed right after its sink committed (``after-sink-commit``) is
+retried without appending twice, and pyiceberg reads back exactly the rows written. Bad table
+names and catalogs fail with a ConfigError naming them and write nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pyiceberg.catalog.sql import SqlCatalog
+
+from lakemark import Job
+from lakemark.catalog._iceberg import CATALOG_ENV
+from lakemark.errors import ConfigError, SinkError
+from lakemark.sinks._iceberg import APP_ID_KEY, APP_VERSION_KEY
+
+pytestmark = pytest.mark.spark
+
+SRC = Path(__file__).resolve().parents[2] / "src"
+KILLED = -9
+
+
+class Lake:
+    def __init__(self, tmp: Path) -> None:
+        self.tmp = tmp
+        self.src = tmp / "in"
+        self.src.mkdir()
+        self.catalog = f"sqlite:///{tmp / 'iceberg' / 'catalog.db'}"
+        self.state = f"sqlite:///{tmp / 'state.db'}"
+
+    def arrive(self, first: int, n: int) -> None:
+        path = self.src / f"f{first:05d}.json"
+        path.write_text("".join(json.dumps({"id": i, "name": f"n{i}"}) + "\n"
+                                for i in range(first, first + n)))
+        now = time.time()
+        os.utime(path, (now, now))
+
+    def table(self, name: str = "db.events") -> Any:
+        catalog = SqlCatalog("lakemark", uri=self.catalog,
+                             warehouse=(self.tmp / "iceberg" / "warehouse").as_uri())
+        return catalog.load_table(name)
+
+    def ids(self, name: str = "db.events") -> list[int]:
+        return sorted(self.table(name).scan().to_arrow().column("id").to_pylist())
+
+    def summaries(self, name: str = "db.events") -> list[dict[str, str]]:
+        return [dict(s.summary.additional_properties) for s in self.table(name).snapshots()]
+
+    def run(self) -> Any:
+        """One run: read the new files of ctx ``src`` and append them to ``db.events``."""
+        with Job("j", state=self.state) as job:
+            df = job.read_files(str(self.src), format="json", ctx="src")
+            return job.write(df, "db.events", format="iceberg", ctx="events",
+                             iceberg_catalog=self.catalog)
+
+
+@pytest.fixture
+def lake(tmp_path: Path) -> Lake:
+    return Lake(tmp_path)
+
+
+def test_first_write_creates_and_next_run_appends(spark: Any, lake: Lake) -> None:
+    lake.arrive(0, 3)
+    first = lake.run()
+    lake.arrive(3, 2)
+    second = lake.run()
+    assert (first.rows, first.skipped, second.rows, second.skipped) == (3, False, 2, False)
+    assert lake.ids() == [0, 1, 2, 3, 4]
+    schema = lake.table().schema()
+    assert [f.name for f in schema.fields] == ["id", "name"]
+    tokens = [(s[APP_ID_KEY], s[APP_VERSION_KEY]) for s in lake.summaries()]
+    assert tokens == [("j/events", "1"), ("j/events", "2")]
+
+
+def test_explicit_token_is_not_appended_twice(spark: Any, lake: Lake) -> None:
+    from lakemark.sinks import IdempotencyToken, write_target
+
+    df = spark.createDataFrame([(1, "a"), (2, "b")], "id long, name string")
+    token = IdempotencyToken("daily", 7)
+    first = write_target(spark, df, "db.events", format="iceberg", token=token,
+                         iceberg_catalog=lake.catalog)
+    again = write_target(spark, df, "db.events", format="iceberg", token=token,
+                         iceberg_catalog=lake.catalog)
+    older = write_target(spark, df, "db.events", format="iceberg",
+                         token=IdempotencyToken("daily", 6), iceberg_catalog=lake.catalog)
+    assert (first.skipped, again.skipped, older.skipped) == (False, True, True)
+    assert lake.ids() == [1, 2]
+    assert len(lake.summaries()) == 1
+
+
+def _killed_run(lake: Lake, fault: str) -> subprocess.CompletedProcess[str]:
+    script = textwrap.dedent(f"""
+        from lakemark import Job
+        from lakemark.spark import get_spark
+        spark = get_spark("local[1]")
+        with Job("j", state={lake.state!r}, spark=spark) as job:
+            df = job.read_files({str(lake.src)!r}, format="json", ctx="src")
+            job.write(df, "db.events", format="iceberg", ctx="events",
+                      iceberg_catalog={lake.catalog!r})
+    """)
+    env = {**os.environ, "LAKEMARK_FAULT": fault, "PYTHONPATH": str(SRC)}
+    return subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          env=env, timeout=600)
+
+
+def test_retry_after_sink_commit_does_not_append_twice(spark: Any, lake: Lake) -> None:
+    lake.arrive(0, 3)
+    killed = _killed_run(lake, "after-sink-commit")
+    assert killed.returncode == KILLED, killed.stderr[-2000:]
+    assert lake.ids() == [0, 1, 2]  # committed, the run not
+    lake.arrive(3, 2)  # arrives before the retry: the retry replays the killed attempt's input
+    retry = lake.run()
+    assert retry.skipped and retry.rows == 0
+    assert lake.ids() == [0, 1, 2]
+    after = lake.run()  # the next run takes the file that arrived meanwhile
+    assert (after.skipped, after.rows) == (False, 2)
+    assert lake.ids() == [0, 1, 2, 3, 4]
+
+
+def test_killed_write_leaves_no_visible_data(spark: Any, lake: Lake) -> None:
+    lake.arrive(0, 3)
+    lake.run()
+    lake.arrive(3, 2)
+    killed = _killed_run(lake, "mid-write")
+    assert killed.returncode == KILLED, killed.stderr[-2000:]
+    assert lake.ids() == [0, 1, 2]  # files written, not committed: invisible
+    retry = lake.run()
+    assert (retry.skipped, retry.rows) == (False, 2)
+    assert lake.ids() == [0, 1, 2, 3, 4]
+
+
+@pytest.mark.parametrize("name", ["events", "a.b.c.d", "db..t", "db.ev ents", ".t"])
+def test_bad_table_name_is_refused_naming_it(spark: Any, lake: Lake, name: str) -> None:
+    df = spark.createDataFrame([(1,)], "id long")
+    with Job("j", state=lake.state) as job, pytest.raises(ConfigError) as caught:
+        job.write(df, name, format="iceberg", ctx="events", iceberg_catalog=lake.catalog)
+    assert repr(name) in str(caught.value)
+    assert not (lake.tmp / "iceberg").exists()
+
+
+@pytest.mark.parametrize(("catalog", "named"), [
+    ("nosuchcatalog", "'nosuchcatalog'"),
+    ("mysql://h/db", "'mysql://h/db'"),
+    ("sqlite:///", "'sqlite:///'"),
+])
+def test_bad_catalog_is_refused_naming_it(spark: Any, lake: Lake, catalog: str,
+                                          named: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PYICEBERG_HOME", str(lake.tmp))  # no user configuration
+    df = spark.createDataFrame([(1,)], "id long")
+    with Job("j", state=lake.state) as job, pytest.raises(ConfigError) as caught:
+        job.write(df, "db.events", format="iceberg", ctx="events", iceberg_catalog=catalog)
+    assert named in str(caught.value)
+    monkeypatch.setenv(CATALOG_ENV, catalog)
+    with Job("j2", state=lake.state) as job, pytest.raises(ConfigError, match=CATALOG_ENV):
+        job.write(df, "db.events", format="iceberg", ctx="events")
+    assert not (lake.tmp / "iceberg").exists()
+
+
+def test_schema_mismatch_writes_nothing(spark: Any, lake: Lake) -> None:
+    lake.arrive(0, 2)
+    lake.run()
+    df = spark.createDataFrame([(1, 2)], "id long, other long")
+    with Job("j", state=lake.state) as job, pytest.raises(SinkError, match="'other'"):
+        job.write(df, "db.events", format="iceberg", ctx="x", iceberg_catalog=lake.catalog)
+    assert lake.ids() == [0, 1]
+    data = lake.tmp / "iceberg" / "warehouse" / "db.db" / "events" / "data"
+    assert len(list(data.glob("*.parquet"))) == 1
