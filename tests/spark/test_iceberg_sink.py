@@ -14,6 +14,8 @@ import subprocess
 import sys
 import textwrap
 import time
+import uuid
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +23,7 @@ import pytest
 from pyiceberg.catalog.sql import SqlCatalog
 
 from lakemark import Job
-from lakemark.catalog._iceberg import CATALOG_ENV
+from lakemark.catalog._iceberg import CATALOG_ENV, WAREHOUSE_ENV
 from lakemark.errors import ConfigError, SinkError
 from lakemark.sinks._iceberg import APP_ID_KEY, APP_VERSION_KEY
 
@@ -32,12 +34,24 @@ KILLED = -9
 
 
 class Lake:
-    def __init__(self, tmp: Path) -> None:
+    """Source folder, state store and an Iceberg SQL catalog: SQLite in tmp_path, or (``pg``)
+    the machine's PostgreSQL with a namespace of its own and the warehouse in tmp_path."""
+
+    def __init__(self, tmp: Path, pg_user: str | None = None) -> None:
         self.tmp = tmp
         self.src = tmp / "in"
         self.src.mkdir()
-        self.catalog = f"sqlite:///{tmp / 'iceberg' / 'catalog.db'}"
         self.state = f"sqlite:///{tmp / 'state.db'}"
+        self.warehouse = (tmp / "iceberg" / "warehouse").as_uri()
+        self.name = "db.events"
+        self.catalog = f"sqlite:///{tmp / 'iceberg' / 'catalog.db'}"
+        self.uri = self.catalog
+        if pg_user is not None:
+            from pgtest import DATABASE, HOST, PORT
+
+            self.name = f"lm{uuid.uuid4().hex[:12]}.events"
+            self.catalog = f"postgresql://{pg_user}@{HOST}:{PORT}/{DATABASE}"
+            self.uri = self.catalog.replace("postgresql://", "postgresql+psycopg://")
 
     def arrive(self, first: int, n: int) -> None:
         path = self.src / f"f{first:05d}.json"
@@ -46,22 +60,23 @@ class Lake:
         now = time.time()
         os.utime(path, (now, now))
 
-    def table(self, name: str = "db.events") -> Any:
-        catalog = SqlCatalog("lakemark", uri=self.catalog,
-                             warehouse=(self.tmp / "iceberg" / "warehouse").as_uri())
-        return catalog.load_table(name)
+    def iceberg(self) -> SqlCatalog:
+        return SqlCatalog("lakemark", uri=self.uri, warehouse=self.warehouse)
 
-    def ids(self, name: str = "db.events") -> list[int]:
-        return sorted(self.table(name).scan().to_arrow().column("id").to_pylist())
+    def table(self) -> Any:
+        return self.iceberg().load_table(self.name)
 
-    def summaries(self, name: str = "db.events") -> list[dict[str, str]]:
-        return [dict(s.summary.additional_properties) for s in self.table(name).snapshots()]
+    def ids(self) -> list[int]:
+        return sorted(self.table().scan().to_arrow().column("id").to_pylist())
+
+    def summaries(self) -> list[dict[str, str]]:
+        return [dict(s.summary.additional_properties) for s in self.table().snapshots()]
 
     def run(self) -> Any:
         """One run: read the new files of ctx ``src`` and append them to ``db.events``."""
         with Job("j", state=self.state) as job:
             df = job.read_files(str(self.src), format="json", ctx="src")
-            return job.write(df, "db.events", format="iceberg", ctx="events",
+            return job.write(df, self.name, format="iceberg", ctx="events",
                              iceberg_catalog=self.catalog)
 
 
@@ -70,7 +85,27 @@ def lake(tmp_path: Path) -> Lake:
     return Lake(tmp_path)
 
 
-def test_first_write_creates_and_next_run_appends(spark: Any, lake: Lake) -> None:
+@pytest.fixture(params=["sqlite", "postgresql"])
+def any_lake(request: pytest.FixtureRequest, tmp_path: Path,
+             monkeypatch: pytest.MonkeyPatch) -> Iterator[Lake]:
+    """The same behaviour on both SQL catalog backends."""
+    if request.param == "sqlite":
+        yield Lake(tmp_path)
+        return
+    from pgtest import need_postgres
+
+    lake = Lake(tmp_path, need_postgres())
+    monkeypatch.setenv(WAREHOUSE_ENV, str(tmp_path / "iceberg" / "warehouse"))
+    yield lake
+    catalog = lake.iceberg()  # the shared database keeps no test's tables
+    namespace = lake.name.split(".")[0]
+    for identifier in catalog.list_tables(namespace):
+        catalog.drop_table(identifier)
+    catalog.drop_namespace(namespace)
+
+
+def test_first_write_creates_and_next_run_appends(spark: Any, any_lake: Lake) -> None:
+    lake = any_lake
     lake.arrive(0, 3)
     first = lake.run()
     lake.arrive(3, 2)
@@ -106,7 +141,7 @@ def _killed_run(lake: Lake, fault: str) -> subprocess.CompletedProcess[str]:
         spark = get_spark("local[1]")
         with Job("j", state={lake.state!r}, spark=spark) as job:
             df = job.read_files({str(lake.src)!r}, format="json", ctx="src")
-            job.write(df, "db.events", format="iceberg", ctx="events",
+            job.write(df, {lake.name!r}, format="iceberg", ctx="events",
                       iceberg_catalog={lake.catalog!r})
     """)
     env = {**os.environ, "LAKEMARK_FAULT": fault, "PYTHONPATH": str(SRC)}
@@ -114,7 +149,8 @@ def _killed_run(lake: Lake, fault: str) -> subprocess.CompletedProcess[str]:
                           env=env, timeout=600)
 
 
-def test_retry_after_sink_commit_does_not_append_twice(spark: Any, lake: Lake) -> None:
+def test_retry_after_sink_commit_does_not_append_twice(spark: Any, any_lake: Lake) -> None:
+    lake = any_lake
     lake.arrive(0, 3)
     killed = _killed_run(lake, "after-sink-commit")
     assert killed.returncode == KILLED, killed.stderr[-2000:]
