@@ -625,6 +625,15 @@ class Job:
         # Bad format, mode, options or token fail here, before anything is recorded.
         explicit = token_from_options(token, options, format=format, mode=mode)
         fmt = format.strip().lower()
+        kept_at = target  # where corrupt records are kept: the folder of the target
+        if fmt == "iceberg":  # name, catalog, mode and options checked before any record
+            from .sinks._iceberg import iceberg_table_root
+
+            kept_at = iceberg_table_root(
+                target, mode=mode.strip().lower(), partition_by=partition_by,
+                options={k: v for k, v in (options or {}).items()
+                         if k not in ("txnAppId", "txnVersion")},
+                iceberg_catalog=iceberg_catalog)
         key = self._claim_sink(ctx, target)
         automatic: IdempotencyToken | None = None
         folder = folder_token_supported(target, fmt)
@@ -638,7 +647,7 @@ class Job:
             return self._nothing_to_write(key, ctx, target, format, partition_by, used)
         from .sinks._rejected import split_corrupt_records, target_columns
 
-        df, rejected = split_corrupt_records(df, target, record.run_id,
+        df, rejected = split_corrupt_records(df, kept_at, record.run_id,
                                              target_columns(target, fmt))
         entry = SinkManifest(
             ctx=ctx,

@@ -26,6 +26,7 @@ from lakemark import Job
 from lakemark.catalog._iceberg import CATALOG_ENV, WAREHOUSE_ENV
 from lakemark.errors import ConfigError, SinkError
 from lakemark.sinks._iceberg import APP_ID_KEY, APP_VERSION_KEY
+from lakemark.state import open_store
 
 pytestmark = pytest.mark.spark
 
@@ -71,6 +72,13 @@ class Lake:
 
     def summaries(self) -> list[dict[str, str]]:
         return [dict(s.summary.additional_properties) for s in self.table().snapshots()]
+
+    def sinks(self, run_id: str) -> list[str]:
+        store = open_store(self.state)
+        try:
+            return [i.ctx for i in store.run_inputs(run_id) if i.ctx.startswith("sink:")]
+        finally:
+            store.close()
 
     def run(self) -> Any:
         """One run: read the new files of ctx ``src`` and append them to ``db.events``."""
@@ -179,10 +187,13 @@ def test_killed_write_leaves_no_visible_data(spark: Any, lake: Lake) -> None:
 @pytest.mark.parametrize("name", ["events", "a.b.c.d", "db..t", "db.ev ents", ".t"])
 def test_bad_table_name_is_refused_naming_it(spark: Any, lake: Lake, name: str) -> None:
     df = spark.createDataFrame([(1,)], "id long")
-    with Job("j", state=lake.state) as job, pytest.raises(ConfigError) as caught:
-        job.write(df, name, format="iceberg", ctx="events", iceberg_catalog=lake.catalog)
+    with Job("j", state=lake.state) as job:
+        with pytest.raises(ConfigError) as caught:
+            job.write(df, name, format="iceberg", ctx="events", iceberg_catalog=lake.catalog)
+        run_id = job.run_id
     assert repr(name) in str(caught.value)
     assert not (lake.tmp / "iceberg").exists()
+    assert lake.sinks(run_id) == []  # refused before the write was recorded
 
 
 @pytest.mark.parametrize(("catalog", "named"), [
@@ -212,3 +223,14 @@ def test_schema_mismatch_writes_nothing(spark: Any, lake: Lake) -> None:
     assert lake.ids() == [0, 1]
     data = lake.tmp / "iceberg" / "warehouse" / "db.db" / "events" / "data"
     assert len(list(data.glob("*.parquet"))) == 1
+
+
+def test_corrupt_records_are_kept_in_the_table_folder(spark: Any, lake: Lake) -> None:
+    (lake.src / "a.json").write_text(
+        '{"id": 1, "name": "a"}\n{not json\n{"id": 2, "name": "b"}\n')
+    result = lake.run()
+    assert result.rows == 2 and lake.ids() == [1, 2]
+    assert [f.name for f in lake.table().schema().fields] == ["id", "name"]
+    kept = list((lake.tmp / "iceberg" / "warehouse" / "db.db" / "events"
+                 / "_lakemark_rejected").glob("*.jsonl"))
+    assert len(kept) == 1 and "{not json" in kept[0].read_text()

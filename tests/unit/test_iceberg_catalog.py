@@ -55,6 +55,8 @@ def test_bad_catalog_names_it_and_its_source(value: str, tmp_path: Path,
 
 
 def test_configured_catalog_by_name(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import pyiceberg.catalog  # noqa: F401 - imported first: its import-time config must not win
+
     monkeypatch.setenv("PYICEBERG_HOME", str(tmp_path))
     (tmp_path / ".pyiceberg.yaml").write_text(
         f"catalog:\n  team:\n    type: sql\n    uri: sqlite:///{tmp_path / 'team.db'}\n"

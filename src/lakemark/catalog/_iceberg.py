@@ -51,8 +51,8 @@ _SQL_SCHEMES = ("sqlite", "postgresql", "postgresql+psycopg", "postgresql+psycop
 class IcebergCatalogSpec:
     """A resolved catalog: its name and the pyiceberg properties to load it with.
 
-    ``configured`` is True for a catalog of the pyiceberg configuration (its properties are
-    then read by pyiceberg itself). ``source`` says where the setting came from, for errors.
+    ``configured`` is True for a catalog of the pyiceberg configuration (its properties as read
+    when it was resolved). ``source`` says where the setting came from, for errors.
     """
 
     name: str
@@ -140,11 +140,15 @@ def _configured(name: str, source: str) -> IcebergCatalogSpec:
     if not _PART.match(name):
         raise ConfigError(f"Iceberg catalog {name!r} (from {source}) is neither a catalog "
                           "name nor a sqlite:/// or postgresql:// URI")
-    if not Config().get_catalog_config(name):
+    found = Config().get_catalog_config(name)
+    if not found:
         raise ConfigError(f"Iceberg catalog {name!r} (from {source}) is not in your pyiceberg "
                           "configuration (~/.pyiceberg.yaml or PYICEBERG_CATALOG__"
                           f"{name.upper()}__URI); use sqlite:///PATH or postgresql://… instead")
-    return IcebergCatalogSpec(name, {}, configured=True, source=source)
+    # Read now and passed on: pyiceberg's own load_catalog(name) would use the configuration
+    # it read once at import time.
+    properties = {str(k): str(v) for k, v in found.items() if isinstance(v, str | int | float)}
+    return IcebergCatalogSpec(name, properties, configured=True, source=source)
 
 
 def resolve_iceberg_catalog(catalog: str | None = None, *,
@@ -191,7 +195,7 @@ def load_iceberg_catalog(spec: IcebergCatalogSpec) -> Catalog:
     if uri.startswith("sqlite:///"):
         Path(uri[len("sqlite:///"):]).parent.mkdir(parents=True, exist_ok=True)
     try:
-        return load_catalog(spec.name, **properties) if properties else load_catalog(spec.name)
+        return load_catalog(spec.name, **properties)
     except Exception as exc:  # pyiceberg raises ValueError, SQLAlchemy and driver errors
         shown = _display(uri) if uri else repr(spec.name)
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__

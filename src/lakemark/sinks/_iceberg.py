@@ -55,7 +55,7 @@ if TYPE_CHECKING:
     from pyiceberg.table import Table
     from pyspark.sql import DataFrame, SparkSession
 
-__all__ = ["write_iceberg", "check_iceberg_write", "iceberg_committed", "APP_ID_KEY",
+__all__ = ["write_iceberg", "check_iceberg_write", "iceberg_committed", "iceberg_table_root", "APP_ID_KEY",
            "APP_VERSION_KEY", "WRITE_ID_KEY", "MAX_COMMIT_ATTEMPTS"]
 
 APP_ID_KEY = "lakemark.appId"
@@ -141,6 +141,30 @@ def _same_type(a: pa.DataType, b: pa.DataType) -> bool:
     return bool(norm(a) == norm(b))
 
 
+def _table_location(catalog: Catalog, name: IcebergTableName, current: Table | None) -> str:
+    """The table's location; for a new table ``<warehouse>/<db>.db/<table>``."""
+    if current is not None:
+        return current.location()
+    warehouse = catalog.properties.get("warehouse")
+    if not warehouse:
+        raise ConfigError(f"Iceberg catalog {catalog.name!r} has no warehouse for new table "
+                          f"{name}")
+    return f"{warehouse.rstrip('/')}/{name.namespace}.db/{name.table}"
+
+
+def iceberg_table_root(table: str, *, mode: str, partition_by: Sequence[str],
+                       options: Mapping[str, str], iceberg_catalog: str | None) -> str:
+    """Check an Iceberg write as far as it can be without data, opening the catalog; the
+    table's local folder (where a job keeps the run's corrupt records, hidden from readers).
+
+    A job calls it before it records anything, so a bad name, catalog, mode or option
+    changes no state."""
+    name, spec = check_iceberg_write(table, mode=mode, partition_by=partition_by,
+                                     options=options, iceberg_catalog=iceberg_catalog)
+    catalog = load_iceberg_catalog(spec)
+    return _local_root(_table_location(catalog, name, _open(catalog, name)), str(name))
+
+
 def _local_root(location: str, table: str) -> str:
     if location.startswith("file://"):
         return location[len("file://"):]
@@ -168,13 +192,7 @@ def write_iceberg(spark: SparkSession, df: DataFrame, table: str, *, mode: str,
         if differences:
             raise SinkError(f"the DataFrame does not match the schema of Iceberg table {name} "
                             "(nothing was written): " + "; ".join(differences), target=table)
-        location = current.location()
-    else:
-        warehouse = spec.warehouse or catalog.properties.get("warehouse")
-        if not warehouse:
-            raise ConfigError(f"Iceberg catalog {spec.name!r} has no warehouse for new table "
-                              f"{name}")
-        location = f"{warehouse.rstrip('/')}/{name.namespace}.db/{name.table}"
+    location = _table_location(catalog, name, current)
     data = resolve_target(os.path.join(_local_root(location, str(name)), "data"))
     schema = delta_schema(df.schema, target=table)
     write_id = uuid.uuid4().hex
