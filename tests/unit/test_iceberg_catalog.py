@@ -91,3 +91,18 @@ def test_default_catalog_opens_and_creates_its_folder(tmp_path: Path) -> None:
     catalog = load_iceberg_catalog(spec)
     assert catalog.list_namespaces() == []
     assert (tmp_path / ".lakemark" / "iceberg" / "catalog.db").exists()
+
+
+def test_check_write_checks_iceberg_targets_without_io(tmp_path: Path) -> None:
+    from lakemark.sinks import check_write
+
+    catalog = f"sqlite:///{tmp_path / 'c.db'}"
+    check_write("db.events", format="iceberg", iceberg_catalog=catalog)
+    for kwargs, match in (({"mode": "overwrite"}, "append only"),
+                          ({"partition_by": ["day"]}, "partition_by"),
+                          ({"options": {"mergeSchema": "true"}}, "mergeSchema")):
+        with pytest.raises(ConfigError, match=match):
+            check_write("db.events", format="iceberg", iceberg_catalog=catalog, **kwargs)
+    with pytest.raises(ConfigError, match="'events'"):
+        check_write("events", format="iceberg", iceberg_catalog=catalog)
+    assert list(tmp_path.iterdir()) == []
