@@ -50,7 +50,8 @@ class WriteResult:
     ``rows``/``files``/``bytes`` count what this write added (0 when skipped). ``skipped`` is
     True when an idempotency token showed the write was already committed; nothing was written
     then. ``table_version`` is the Delta table version of this write's commit (for a skipped
-    write: the version in which the token was found; ``None`` for folder formats).
+    write: the version in which the token was found; ``None`` for folder formats); for Iceberg
+    the table's current snapshot id after the write (``None`` for a new, empty table).
     """
 
     target: str
