@@ -603,8 +603,13 @@ class Job:
         ctx: str | None = None,
         options: Mapping[str, str] | None = None,
         token: IdempotencyToken | None = None,
+        iceberg_catalog: str | None = None,
     ) -> WriteResult:
         """Write ``df`` to ``target`` and record the write in the run's manifest.
+
+        ``format="iceberg"``: ``target`` is a table name ``[catalog.]db.table`` in
+        ``iceberg_catalog`` (else ``LAKEMARK_ICEBERG_CATALOG``, else the default SQLite
+        catalog; see docs/iceberg.md), with the same per-run tokens as Delta.
 
         Delta writes are idempotent per run: ``token`` (or ``txnAppId``/``txnVersion`` in
         ``options``) is used as given; otherwise a sink with a ``ctx`` in a run that tracks the
@@ -620,10 +625,20 @@ class Job:
         # Bad format, mode, options or token fail here, before anything is recorded.
         explicit = token_from_options(token, options, format=format, mode=mode)
         fmt = format.strip().lower()
+        kept_at = target  # where corrupt records are kept: the folder of the target
+        if fmt == "iceberg":  # name, catalog, mode and options checked before any record
+            from .sinks._iceberg import iceberg_table_root
+
+            kept_at = iceberg_table_root(
+                target, mode=mode.strip().lower(), partition_by=partition_by,
+                options={k: v for k, v in (options or {}).items()
+                         if k not in ("txnAppId", "txnVersion")},
+                iceberg_catalog=iceberg_catalog)
         key = self._claim_sink(ctx, target)
         automatic: IdempotencyToken | None = None
         folder = folder_token_supported(target, fmt)
-        if explicit is None and ctx is not None and (fmt == "delta" or folder) and self.tracking:
+        if explicit is None and ctx is not None and (fmt in ("delta", "iceberg") or folder) \
+                and self.tracking:
             automatic = IdempotencyToken(f"{self.name}/{ctx}", record.run)
         used = explicit or automatic
         self.store.heartbeat(record.run_id)
@@ -632,7 +647,7 @@ class Job:
             return self._nothing_to_write(key, ctx, target, format, partition_by, used)
         from .sinks._rejected import split_corrupt_records, target_columns
 
-        df, rejected = split_corrupt_records(df, target, record.run_id,
+        df, rejected = split_corrupt_records(df, kept_at, record.run_id,
                                              target_columns(target, fmt))
         entry = SinkManifest(
             ctx=ctx,
@@ -644,6 +659,7 @@ class Job:
             token_source="explicit" if explicit else ("automatic" if automatic else None),
             status="writing",
             present=frozenset({"token_source"}),
+            extra=_iceberg_extra(fmt, iceberg_catalog),
         )
         if rejected is not None:  # corrupt lines kept aside, not written as a column
             entry = replace(entry, corrupt_records=rejected.count, rejected_file=rejected.path)
@@ -657,7 +673,7 @@ class Job:
             options=user_options, token=None if folder else used,
             commit_info={RUN_ID_KEY: record.run_id, "lakemark.job": self.name,
                          GENERATION_KEY: str(record.generation)},
-            commit_token=used if folder else None,
+            commit_token=used if folder else None, iceberg_catalog=iceberg_catalog,
         )
         fault_point("after-sink-commit")
         if result.skipped:
@@ -679,7 +695,9 @@ class Job:
         from .sinks import WriteResult
         from .sinks._location import resolve_target
 
-        result = WriteResult(resolve_target(target).root, format.strip().lower(), 0, 0, 0)
+        fmt = format.strip().lower()
+        result = WriteResult(target if fmt == "iceberg" else resolve_target(target).root, fmt,
+                             0, 0, 0)
         self.results.append(result)
         self.store.record_plan(self.run_id, key, SinkManifest(
             ctx=ctx, target=target, format=format, mode="append",
@@ -972,6 +990,11 @@ def _sink_committed(plan: SinkManifest, run_id: str) -> bool:
         return True
     fmt = plan.format.strip().lower()
     token = plan.token
+    if fmt == "iceberg":
+        from .sinks._iceberg import iceberg_committed
+
+        return iceberg_committed(plan.target, plan.extra.get("iceberg_catalog"), RUN_ID_KEY,
+                                 run_id)
     if fmt != "delta":
         from .sinks import IdempotencyToken
         from .sinks._write import folder_commit_run_id, folder_token_supported
@@ -991,6 +1014,16 @@ def _sink_committed(plan: SinkManifest, run_id: str) -> bool:
         if recorded is None or recorded < token.version:
             return False  # the token would be there had this attempt committed
     return any(entry.get(RUN_ID_KEY) == run_id for entry in table.history())
+
+
+def _iceberg_extra(fmt: str, catalog: str | None) -> dict[str, Any]:
+    """What a retry needs to find an Iceberg sink's table: the catalog argument, unless it
+    holds a password (then the retry resolves it again from the environment)."""
+    from urllib.parse import urlsplit
+
+    if fmt != "iceberg" or not catalog or urlsplit(catalog).password is not None:
+        return {}
+    return {"iceberg_catalog": catalog}
 
 
 def _source_inputs(inputs: Sequence[RunInputs]) -> dict[str, tuple[frozenset[Any], str]]:

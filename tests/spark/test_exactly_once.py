@@ -118,7 +118,7 @@ def test_token_options_bad_input_changes_nothing(spark: Any, lake: Lake) -> None
                                ({"txnAppId": " ", "txnVersion": "1"}, "txnAppId")):
             with pytest.raises(ConfigError, match=match):
                 job.write(df, str(lake.target), ctx="t", options=options)
-        with pytest.raises(ConfigError, match="Delta targets only"):
+        with pytest.raises(ConfigError, match="Delta and Iceberg targets only"):
             job.write(df, str(lake.target) + "_pq", format="parquet",
                       options={"txnAppId": "a", "txnVersion": "1"})
         run_id = job.run_id

@@ -388,7 +388,7 @@ def test_argument_errors(spark: Any, tmp_path: Path) -> None:
         write_target(spark, df, target, options={"txnAppId": "a"})
     with pytest.raises(ConfigError, match="txnAppId is missing"):
         write_target(spark, df, target, options={"txnVersion": "1"})
-    with pytest.raises(ConfigError, match="Delta targets only"):
+    with pytest.raises(ConfigError, match="Delta and Iceberg targets only"):
         write_target(spark, df, target, format="parquet", token=IdempotencyToken("a", 1))
     with pytest.raises(ConfigError, match="disagree"):
         write_target(spark, df, target, token=IdempotencyToken("a", 1),

@@ -3,6 +3,8 @@
 * :func:`write_target` writes a DataFrame to a local path or ``s3://`` URI as ``delta``,
   ``parquet``, ``json``, ``csv`` or ``orc``, in ``append`` or ``overwrite`` mode, optionally
   partitioned, and returns a :class:`WriteResult` (rows, files, bytes, Delta version).
+* ``format="iceberg"``: the target is a table name ``[catalog.]db.table``; Spark writes the
+  Parquet files and pyiceberg appends them, the token in the snapshot summary (``_iceberg``).
 * :class:`IdempotencyToken` is Delta's ``txnAppId``/``txnVersion``: a Delta write carrying a
   token that the table has already recorded is skipped, so a retried run never duplicates rows.
 

@@ -15,7 +15,7 @@ from ..errors import ConfigError
 __all__ = ["IdempotencyToken", "WriteResult", "DataFile", "FORMATS", "MODES"]
 
 #: Output formats :func:`write_target` knows.
-FORMATS: tuple[str, ...] = ("delta", "parquet", "json", "csv", "orc")
+FORMATS: tuple[str, ...] = ("delta", "iceberg", "parquet", "json", "csv", "orc")
 #: Save modes :func:`write_target` knows.
 MODES: tuple[str, ...] = ("append", "overwrite")
 
@@ -50,7 +50,8 @@ class WriteResult:
     ``rows``/``files``/``bytes`` count what this write added (0 when skipped). ``skipped`` is
     True when an idempotency token showed the write was already committed; nothing was written
     then. ``table_version`` is the Delta table version of this write's commit (for a skipped
-    write: the version in which the token was found; ``None`` for folder formats).
+    write: the version in which the token was found; ``None`` for folder formats); for Iceberg
+    the table's current snapshot id after the write (``None`` for a new, empty table).
     """
 
     target: str

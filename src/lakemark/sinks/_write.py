@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import ConfigError, FormatError
 from ._delta import write_delta
 from ._files import write_files
+from ._iceberg import check_iceberg_write, write_iceberg
 from ._location import (check_folder_location, check_new_table_location, check_target,
                         open_delta, resolve_target)
 from ._model import FORMATS, MODES, IdempotencyToken, WriteResult
@@ -21,6 +22,8 @@ __all__ = ["write_target", "check_write", "token_from_options", "folder_commit_r
 #: Delta's Spark writer options for idempotent writes, accepted as an alternative to ``token``.
 TXN_APP_ID = "txnAppId"
 TXN_VERSION = "txnVersion"
+#: Formats whose tables record idempotency tokens in their own commits.
+TABLE_FORMATS = ("delta", "iceberg")
 
 
 def _format(format: str) -> str:
@@ -90,9 +93,10 @@ def token_from_options(token: IdempotencyToken | None, options: Mapping[str, str
 
 
 def _delta_only(token: IdempotencyToken | None, fmt: str) -> None:
-    if token is not None and fmt != "delta":
+    if token is not None and fmt not in TABLE_FORMATS:
         raise ConfigError(
-            f"an idempotency token ({TXN_APP_ID}/{TXN_VERSION}) applies to Delta targets only, "
+            f"an idempotency token ({TXN_APP_ID}/{TXN_VERSION}) applies to Delta and Iceberg "
+            f"targets only, "
             f"not to format {fmt!r}: a folder of files has no transaction log to record it in"
         )
 
@@ -127,8 +131,11 @@ def write_target(
     commit_info: Mapping[str, str] | None = None,
     commit_token: IdempotencyToken | None = None,
     partition_filters: list[tuple[str, str, Any]] | None = None,
+    iceberg_catalog: str | None = None,
 ) -> WriteResult:
-    """Write ``df`` to ``target`` (a local path, ``file://`` or ``s3://`` URI).
+    """Write ``df`` to ``target`` (a local path, ``file://`` or ``s3://`` URI, or for
+    ``format="iceberg"`` a table name ``[catalog.]db.table`` in ``iceberg_catalog``, see
+    :mod:`lakemark.catalog._iceberg` and :mod:`lakemark.sinks._iceberg`).
 
     ``format`` is ``delta`` (default), ``parquet``, ``json``, ``csv`` or ``orc``; ``mode`` is
     ``append`` or ``overwrite``; ``partition_by`` names Hive-style partition columns (for an
@@ -164,6 +171,10 @@ def write_target(
     idempotency = _token(token, opts)
     columns = _partition_by(partition_by, df.columns)
     _delta_only(idempotency, fmt)
+    if fmt == "iceberg":
+        return write_iceberg(spark, df, target, mode=save_mode, partition_by=columns,
+                             token=idempotency, options=opts, iceberg_catalog=iceberg_catalog,
+                             commit_info=commit_info)
     resolved = resolve_target(target)
     if fmt == "delta":
         return write_delta(spark, df, resolved, mode=save_mode, partition_by=columns,
@@ -180,6 +191,7 @@ def check_write(
     mode: str = "append",
     partition_by: Sequence[str] = (),
     options: Mapping[str, str] | None = None,
+    iceberg_catalog: str | None = None,
 ) -> None:
     """Every check of a write that needs no data, with no Spark and nothing written.
 
@@ -194,6 +206,10 @@ def check_write(
     for col in partition_by:
         if not isinstance(col, str) or not col.strip():
             raise ConfigError(f"partition_by must name columns, got {col!r}")
+    if fmt == "iceberg":
+        check_iceberg_write(target, mode=mode.strip().lower(), partition_by=partition_by,
+                            options=opts, iceberg_catalog=iceberg_catalog)
+        return
     resolved = resolve_target(target)
     fs = resolved.filesystem()
     check_target(resolved, fs)
@@ -208,7 +224,7 @@ def folder_token_supported(target: str, format: str) -> bool:
     """Whether a job's per-run token applies to a write (every folder format, local or S3:
     the write is staged and published with a commit record; Delta uses its own ``txn``)."""
     fmt = format.strip().lower() if isinstance(format, str) else ""
-    if fmt == "delta" or fmt not in FORMATS:
+    if fmt in TABLE_FORMATS or fmt not in FORMATS:
         return False
     try:
         resolve_target(target)

@@ -1,0 +1,203 @@
+"""Apache Iceberg catalogs and table names, resolved once and passed down (docs/iceberg.md).
+
+Which catalog holds lakemark's Iceberg tables is settled by, in this order: the
+``iceberg_catalog=`` argument, the ``LAKEMARK_ICEBERG_CATALOG`` environment variable, then the
+default. Each may be:
+
+* unset — the default: a SQL catalog on SQLite in ``~/.lakemark/iceberg/catalog.db``, its
+  warehouse (where table files go) in ``~/.lakemark/iceberg/warehouse``;
+* ``sqlite:///path/to/catalog.db`` — a SQL catalog in that SQLite file, the warehouse folder
+  ``warehouse`` next to it;
+* ``postgresql://…`` (or ``postgresql+psycopg://…``) — a SQL catalog in PostgreSQL for teams; the
+  warehouse must be given with ``LAKEMARK_ICEBERG_WAREHOUSE``;
+* a name — a catalog of the user's pyiceberg configuration (``~/.pyiceberg.yaml`` or
+  ``PYICEBERG_CATALOG__<NAME>__…`` variables), read when the catalog is resolved.
+
+Table names are ``db.table`` or ``catalog.db.table``; in the second form the first part must
+be the resolved catalog's name (``lakemark`` for the default and URI catalogs) or a catalog of
+the pyiceberg configuration. Everything here is checked before any I/O, so a bad name or
+catalog fails with a ConfigError naming it and nothing written. Loading a catalog needs the
+``iceberg`` extra (``pip install 'lakemark[iceberg]'``).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+from urllib.parse import urlsplit
+
+from ..errors import ConfigError
+
+if TYPE_CHECKING:
+    from pyiceberg.catalog import Catalog
+
+__all__ = ["CATALOG_ENV", "WAREHOUSE_ENV", "DEFAULT_NAME", "IcebergCatalogSpec",
+           "IcebergTableName", "resolve_iceberg_catalog", "parse_table_name", "spec_for_table",
+           "load_iceberg_catalog"]
+
+CATALOG_ENV = "LAKEMARK_ICEBERG_CATALOG"
+WAREHOUSE_ENV = "LAKEMARK_ICEBERG_WAREHOUSE"
+#: The name of the default and URI-given catalogs (the first part of ``catalog.db.table``).
+DEFAULT_NAME = "lakemark"
+_PART = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_-]*$")
+_SQL_SCHEMES = ("sqlite", "postgresql", "postgresql+psycopg", "postgresql+psycopg2")
+
+
+@dataclass(frozen=True)
+class IcebergCatalogSpec:
+    """A resolved catalog: its name and the pyiceberg properties to load it with.
+
+    ``configured`` is True for a catalog of the pyiceberg configuration (its properties as read
+    when it was resolved). ``source`` says where the setting came from, for errors.
+    """
+
+    name: str
+    properties: Mapping[str, str] = field(default_factory=dict)
+    configured: bool = False
+    source: str = "default"
+
+    @property
+    def warehouse(self) -> str | None:
+        return self.properties.get("warehouse")
+
+
+@dataclass(frozen=True)
+class IcebergTableName:
+    """``catalog.db.table`` split; ``catalog`` is None for a two-part name."""
+
+    catalog: str | None
+    namespace: str
+    table: str
+
+    @property
+    def identifier(self) -> tuple[str, str]:
+        return (self.namespace, self.table)
+
+    def __str__(self) -> str:
+        return ".".join(p for p in (self.catalog, self.namespace, self.table) if p)
+
+
+def parse_table_name(name: object) -> IcebergTableName:
+    """Split an Iceberg table name; ConfigError naming it when it is not ``[catalog.]db.table``."""
+    if not isinstance(name, str):
+        raise ConfigError(f"Iceberg table name must be a string like 'db.table', not {name!r}")
+    parts = name.strip().split(".")
+    bad = [p for p in parts if not _PART.match(p)]
+    if len(parts) not in (2, 3) or bad:
+        why = (f"part(s) {', '.join(repr(p) for p in bad)} are not names (letters, digits, _ "
+               "and -)") if bad and len(parts) in (2, 3) else f"it has {len(parts)} part(s)"
+        raise ConfigError(f"Iceberg table name {name!r} is malformed: {why}; expected "
+                          "'db.table' or 'catalog.db.table'")
+    if len(parts) == 2:
+        return IcebergTableName(None, parts[0], parts[1])
+    return IcebergTableName(parts[0], parts[1], parts[2])
+
+
+def _sql_spec(uri: str, source: str, env: Mapping[str, str]) -> IcebergCatalogSpec:
+    scheme = uri.split("://", 1)[0].lower()
+    if scheme not in _SQL_SCHEMES:
+        raise ConfigError(f"Iceberg catalog {uri!r} (from {source}) has an unknown scheme "
+                          f"{scheme!r}; expected sqlite:///PATH, postgresql://… or the name of "
+                          "a catalog in your pyiceberg configuration")
+    warehouse = env.get(WAREHOUSE_ENV, "").strip()
+    if scheme == "sqlite":
+        path = uri[len("sqlite:///"):] if uri.lower().startswith("sqlite:///") else ""
+        if not path or path == ":memory:":
+            raise ConfigError(f"Iceberg catalog {uri!r} (from {source}) names no SQLite file; "
+                              "expected sqlite:///path/to/catalog.db")
+        file = Path(path).expanduser().resolve()
+        uri = f"sqlite:///{file}"
+        warehouse = warehouse or str(file.parent / "warehouse")
+    elif not warehouse:
+        raise ConfigError(f"Iceberg catalog {_display(uri)} (from {source}) needs a warehouse: "
+                          f"set {WAREHOUSE_ENV} to the folder or s3:// prefix for table files")
+    elif scheme == "postgresql":
+        uri = "postgresql+psycopg" + uri[len("postgresql"):]
+    if "://" not in warehouse:
+        warehouse = Path(warehouse).expanduser().resolve().as_uri()
+    return IcebergCatalogSpec(DEFAULT_NAME, {"type": "sql", "uri": uri, "warehouse": warehouse},
+                              source=source)
+
+
+def _display(uri: str) -> str:
+    """A URI with any password replaced, for messages."""
+    parts = urlsplit(uri)
+    if parts.password is None:
+        return repr(uri)
+    return repr(uri.replace(f":{parts.password}@", ":***@", 1))
+
+
+def _configured(name: str, source: str) -> IcebergCatalogSpec:
+    """A catalog of the pyiceberg configuration (file and PYICEBERG_ variables, read now)."""
+    try:
+        from pyiceberg.utils.config import Config
+    except ImportError as exc:
+        raise ConfigError("Iceberg tables need pyiceberg: pip install 'lakemark[iceberg]'") from exc
+    if not _PART.match(name):
+        raise ConfigError(f"Iceberg catalog {name!r} (from {source}) is neither a catalog "
+                          "name nor a sqlite:/// or postgresql:// URI")
+    found = Config().get_catalog_config(name)
+    if not found:
+        raise ConfigError(f"Iceberg catalog {name!r} (from {source}) is not in your pyiceberg "
+                          "configuration (~/.pyiceberg.yaml or PYICEBERG_CATALOG__"
+                          f"{name.upper()}__URI); use sqlite:///PATH or postgresql://… instead")
+    # Read now and passed on: pyiceberg's own load_catalog(name) would use the configuration
+    # it read once at import time.
+    properties = {str(k): str(v) for k, v in found.items() if isinstance(v, str | int | float)}
+    return IcebergCatalogSpec(name, properties, configured=True, source=source)
+
+
+def resolve_iceberg_catalog(catalog: str | None = None, *,
+                            env: Mapping[str, str] | None = None,
+                            home: Path | None = None) -> IcebergCatalogSpec:
+    """The catalog to use: ``catalog``, else ``LAKEMARK_ICEBERG_CATALOG``, else the default.
+
+    ``env`` (default ``os.environ``) and ``home`` (default ``~``) are read here, once. No I/O
+    besides reading the pyiceberg configuration for a catalog name; ConfigError names a bad
+    setting and where it came from.
+    """
+    env = os.environ if env is None else env
+    if catalog is not None and not isinstance(catalog, str):
+        raise ConfigError(f"iceberg_catalog must be a string, not {type(catalog).__name__}")
+    source = "the iceberg_catalog argument"
+    value = (catalog or "").strip()
+    if not value:
+        value, source = env.get(CATALOG_ENV, "").strip(), CATALOG_ENV
+    if not value:
+        base = (home or Path.home()) / ".lakemark" / "iceberg"
+        spec = _sql_spec(f"sqlite:///{base / 'catalog.db'}", "the default", env)
+        return spec
+    if "://" in value:
+        return _sql_spec(value, source, env)
+    return _configured(value, source)
+
+
+def spec_for_table(spec: IcebergCatalogSpec, name: IcebergTableName) -> IcebergCatalogSpec:
+    """The catalog a table name selects: ``spec`` itself, or the configured catalog its first
+    part names."""
+    if name.catalog is None or name.catalog == spec.name:
+        return spec
+    return _configured(name.catalog, f"table name {str(name)!r}")
+
+
+def load_iceberg_catalog(spec: IcebergCatalogSpec) -> Catalog:
+    """Open the catalog (a SQL catalog's folder and tables are created on first use)."""
+    try:
+        from pyiceberg.catalog import load_catalog
+    except ImportError as exc:
+        raise ConfigError("Iceberg tables need pyiceberg: pip install 'lakemark[iceberg]'") from exc
+    properties = dict(spec.properties)
+    uri = properties.get("uri", "")
+    if uri.startswith("sqlite:///"):
+        Path(uri[len("sqlite:///"):]).parent.mkdir(parents=True, exist_ok=True)
+    try:
+        return load_catalog(spec.name, **properties)
+    except Exception as exc:  # pyiceberg raises ValueError, SQLAlchemy and driver errors
+        shown = _display(uri) if uri else repr(spec.name)
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise ConfigError(f"Iceberg catalog {shown} (from {spec.source}) cannot be opened: "
+                          f"{first}") from exc

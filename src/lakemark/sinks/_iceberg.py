@@ -1,0 +1,277 @@
+"""Iceberg tables: Spark writes the Parquet files, pyiceberg commits them (docs/iceberg.md).
+
+One write is one Iceberg snapshot: the files Spark wrote are added with ``add_files`` (by
+column name; lakemark's files carry no Iceberg field ids), and the snapshot summary carries the
+write's id and, with an :class:`~lakemark.sinks.IdempotencyToken`, the token
+(``lakemark.appId`` / ``lakemark.appVersion``), so "data visible" and "token recorded" are one
+commit.
+
+Sequence and guarantees:
+
+1. Resolve the catalog and the name (ConfigError before anything is written), open the table.
+   With a token, if an ancestor of the current snapshot records the same app id at a version
+   at or above the token's, the write is skipped before Spark computes anything.
+2. Check the DataFrame against the table (same column names, same types; nullability
+   ignored). A new table gets the DataFrame's schema and the location
+   ``<warehouse>/<db>.db/<table>``.
+3. Spark writes the files into ``<location>/data`` (through a hidden staging folder, as for
+   Delta). Files no snapshot lists are invisible to every Iceberg reader, so a killed write
+   leaves no visible data; they are deleted if the write fails without being killed.
+4. Commit against the metadata read in step 1: pyiceberg's commit asserts that ``main`` still
+   points at the snapshot whose ancestry was checked, so a racing commit makes ours fail. Then
+   the table is reloaded: this write's id in the history → it committed; the token now there →
+   skipped (our files deleted); otherwise the check runs again and the commit is retried. A
+   new table is created and given its first snapshot in one catalog commit.
+
+Local warehouses only for now (``file://``); partitioned writes and ``overwrite`` come next.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import uuid
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from .._fault import fault_point
+from ..catalog._iceberg import (
+    IcebergTableName,
+    load_iceberg_catalog,
+    parse_table_name,
+    resolve_iceberg_catalog,
+    spec_for_table,
+)
+from ..errors import ConfigError, SinkError
+from ._location import delete_files, resolve_target
+from ._model import IdempotencyToken, WriteResult
+from ._schema import arrow_schema, delta_schema, kinds_of
+from ._spark_writer import write_delta_files
+from ._values import zone
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+    from pyiceberg.catalog import Catalog
+    from pyiceberg.table import Table
+    from pyspark.sql import DataFrame, SparkSession
+
+__all__ = ["write_iceberg", "check_iceberg_write", "iceberg_committed", "iceberg_table_root", "APP_ID_KEY",
+           "APP_VERSION_KEY", "WRITE_ID_KEY", "MAX_COMMIT_ATTEMPTS"]
+
+APP_ID_KEY = "lakemark.appId"
+APP_VERSION_KEY = "lakemark.appVersion"
+WRITE_ID_KEY = "lakemark.writeId"
+MAX_COMMIT_ATTEMPTS = 5
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+def _summaries(table: Table) -> list[Mapping[str, str]]:
+    """The snapshot summaries of ``main``'s ancestry, newest first."""
+    from pyiceberg.table.snapshots import ancestors_of
+
+    return [dict(s.summary.additional_properties) if s.summary else {}
+            for s in ancestors_of(table.current_snapshot(), table.metadata)]
+
+
+def _token_committed(table: Table, token: IdempotencyToken | None) -> bool:
+    if token is None:
+        return False
+    for summary in _summaries(table):
+        if summary.get(APP_ID_KEY) == token.app_id:
+            with contextlib.suppress(ValueError):
+                if int(summary.get(APP_VERSION_KEY, "-1")) >= token.version:
+                    return True
+    return False
+
+
+def _has_write(table: Table, key: str, value: str) -> bool:
+    return any(summary.get(key) == value for summary in _summaries(table))
+
+
+def check_iceberg_write(table: str, *, mode: str, partition_by: Sequence[str],
+                        options: Mapping[str, str], iceberg_catalog: str | None,
+                        ) -> tuple[IcebergTableName, Any]:
+    """Every check that needs no I/O: the name, the catalog setting, mode and options."""
+    name = parse_table_name(table)
+    spec = spec_for_table(resolve_iceberg_catalog(iceberg_catalog), name)
+    if mode != "append":
+        raise ConfigError(f"Iceberg target {table}: mode {mode!r} is not supported yet "
+                          "(append only)")
+    if partition_by:
+        raise ConfigError(f"Iceberg target {table}: partition_by is not supported yet")
+    unknown = sorted(k for k in options if k.lower() != "compression")
+    if unknown:
+        raise ConfigError(f"option(s) {', '.join(unknown)} are not supported for Iceberg "
+                          f"target {table}; supported: compression")
+    return name, spec
+
+
+def _open(catalog: Catalog, name: IcebergTableName) -> Table | None:
+    from pyiceberg.exceptions import NoSuchNamespaceError, NoSuchTableError
+
+    try:
+        return catalog.load_table(name.identifier)
+    except (NoSuchTableError, NoSuchNamespaceError):
+        return None
+
+
+def _differences(table: Table, frame: pa.Schema) -> list[str]:
+    have = {f.name: f.type for f in table.schema().as_arrow()}
+    want = {f.name: f.type for f in frame}
+    out = [f"column {n!r} is not in the table" for n in want if n not in have]
+    out += [f"table column {n!r} is missing from the DataFrame" for n in have if n not in want]
+    out += [f"column {n!r} is {want[n]} here but {have[n]} in the table"
+            for n in want if n in have and not _same_type(want[n], have[n])]
+    return out
+
+
+def _same_type(a: pa.DataType, b: pa.DataType) -> bool:
+    import pyarrow as pa
+
+    def norm(t: pa.DataType) -> pa.DataType:
+        if pa.types.is_large_string(t):
+            return pa.string()
+        if pa.types.is_large_binary(t):
+            return pa.binary()
+        return t
+    return bool(norm(a) == norm(b))
+
+
+def _table_location(catalog: Catalog, name: IcebergTableName, current: Table | None) -> str:
+    """The table's location; for a new table ``<warehouse>/<db>.db/<table>``."""
+    if current is not None:
+        return current.location()
+    warehouse = catalog.properties.get("warehouse")
+    if not warehouse:
+        raise ConfigError(f"Iceberg catalog {catalog.name!r} has no warehouse for new table "
+                          f"{name}")
+    return f"{warehouse.rstrip('/')}/{name.namespace}.db/{name.table}"
+
+
+def iceberg_table_root(table: str, *, mode: str, partition_by: Sequence[str],
+                       options: Mapping[str, str], iceberg_catalog: str | None) -> str:
+    """Check an Iceberg write as far as it can be without data, opening the catalog; the
+    table's local folder (where a job keeps the run's corrupt records, hidden from readers).
+
+    A job calls it before it records anything, so a bad name, catalog, mode or option
+    changes no state."""
+    name, spec = check_iceberg_write(table, mode=mode, partition_by=partition_by,
+                                     options=options, iceberg_catalog=iceberg_catalog)
+    catalog = load_iceberg_catalog(spec)
+    return _local_root(_table_location(catalog, name, _open(catalog, name)), str(name))
+
+
+def _local_root(location: str, table: str) -> str:
+    if location.startswith("file://"):
+        return location[len("file://"):]
+    if "://" not in location:
+        return location
+    raise SinkError(f"Iceberg table {table} is at {location}: only local (file://) warehouses "
+                    "are supported yet")
+
+
+def write_iceberg(spark: SparkSession, df: DataFrame, table: str, *, mode: str,
+                  partition_by: Sequence[str], token: IdempotencyToken | None,
+                  options: Mapping[str, str], iceberg_catalog: str | None = None,
+                  commit_info: Mapping[str, str] | None = None) -> WriteResult:
+    """Append ``df`` to the Iceberg table ``table`` (see the module docstring)."""
+    name, spec = check_iceberg_write(table, mode=mode, partition_by=partition_by,
+                                     options=options, iceberg_catalog=iceberg_catalog)
+    frame = arrow_schema(df.schema, target=table)
+    catalog = load_iceberg_catalog(spec)
+    current = _open(catalog, name)
+    if current is not None and _token_committed(current, token):
+        return WriteResult(str(name), "iceberg", 0, 0, 0, skipped=True,
+                           table_version=_snapshot_id(current))
+    if current is not None:
+        differences = _differences(current, frame)
+        if differences:
+            raise SinkError(f"the DataFrame does not match the schema of Iceberg table {name} "
+                            "(nothing was written): " + "; ".join(differences), target=table)
+    location = _table_location(catalog, name, current)
+    data = resolve_target(os.path.join(_local_root(location, str(name)), "data"))
+    schema = delta_schema(df.schema, target=table)
+    write_id = uuid.uuid4().hex
+    placed: list[str] = []
+    committed = False
+    properties = {**(commit_info or {}), WRITE_ID_KEY: write_id}
+    if token is not None:
+        properties.update({APP_ID_KEY: token.app_id, APP_VERSION_KEY: str(token.version)})
+    try:
+        tz = zone(spark.conf.get("spark.sql.session.timeZone") or "UTC")
+        files = write_delta_files(spark, df, data, write_id=write_id, partition_cols=[],
+                                  kinds=kinds_of(schema), tz=tz, options=options,
+                                  placed=placed)
+        fault_point("mid-write")
+        paths = ["file://" + os.path.join(data.root, f.path) for f in files]
+        snapshot, skipped = _commit(catalog, name, current, frame, location, paths,
+                                    properties, token, write_id)
+        committed = not skipped
+    finally:
+        if not committed:
+            delete_files(data, data.filesystem(), placed)
+    if skipped:
+        return WriteResult(str(name), "iceberg", 0, 0, 0, skipped=True, table_version=snapshot)
+    return WriteResult(str(name), "iceberg", rows=sum(f.rows for f in files), files=len(files),
+                       bytes=sum(f.size for f in files), skipped=False, table_version=snapshot)
+
+
+def _snapshot_id(table: Table) -> int | None:
+    snapshot = table.current_snapshot()
+    return snapshot.snapshot_id if snapshot is not None else None
+
+
+def _commit(catalog: Catalog, name: IcebergTableName, table: Table | None, frame: pa.Schema,
+            location: str, paths: list[str], properties: dict[str, str],
+            token: IdempotencyToken | None, write_id: str) -> tuple[int | None, bool]:
+    """Commit ``paths`` as one snapshot; ``(snapshot id, skipped)``."""
+    from pyiceberg.exceptions import CommitFailedException, TableAlreadyExistsError
+    from pyiceberg.table import Transaction
+
+    for _attempt in range(MAX_COMMIT_ATTEMPTS):
+        try:
+            if table is None:
+                with contextlib.suppress(Exception):  # exists already, or made by a racer
+                    catalog.create_namespace_if_not_exists(name.namespace)
+                tx: Transaction = catalog.create_table_transaction(name.identifier, frame,
+                                                                   location=location)
+            else:
+                tx = table.transaction()
+            if paths or token is not None:
+                tx.add_files(paths, snapshot_properties=properties, check_duplicate_files=False)
+            tx.commit_transaction()
+        except (CommitFailedException, TableAlreadyExistsError) as exc:
+            latest = _open(catalog, name)
+            if latest is None:
+                raise SinkError(f"committing to Iceberg table {name} failed: "
+                                f"{_first_line(exc)}", target=str(name)) from exc
+            if _has_write(latest, WRITE_ID_KEY, write_id):
+                return _snapshot_id(latest), False
+            if _token_committed(latest, token):
+                return _snapshot_id(latest), True
+            differences = _differences(latest, frame)
+            if differences:
+                raise SinkError(f"Iceberg table {name} changed its schema while this write ran: "
+                                + "; ".join(differences), target=str(name)) from exc
+            table = latest
+            continue
+        except ValueError as exc:  # add_files refuses files that do not fit the schema
+            raise SinkError(f"committing to Iceberg table {name} failed: {_first_line(exc)}",
+                            target=str(name)) from exc
+        latest = _open(catalog, name)
+        return (_snapshot_id(latest) if latest is not None else None), False
+    raise SinkError(f"could not commit to Iceberg table {name}: other writers committed "
+                    f"{MAX_COMMIT_ATTEMPTS} times in a row", target=str(name))
+
+
+def iceberg_committed(table: str, iceberg_catalog: str | None, key: str, value: str) -> bool:
+    """Whether a snapshot in the ancestry of ``table``'s current snapshot has ``key: value``
+    in its summary (a job asks with its run id); False if the table does not exist."""
+    name = parse_table_name(table)
+    spec = spec_for_table(resolve_iceberg_catalog(iceberg_catalog), name)
+    current = _open(load_iceberg_catalog(spec), name)
+    return current is not None and _has_write(current, key, value)

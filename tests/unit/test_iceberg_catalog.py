@@ -1,0 +1,108 @@
+"""Iceberg catalog and table-name resolution (lakemark.catalog._iceberg): no JVM, no catalog I/O
+except opening a real SQLite catalog in tmp_path."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from lakemark.catalog._iceberg import (
+    CATALOG_ENV,
+    WAREHOUSE_ENV,
+    IcebergTableName,
+    load_iceberg_catalog,
+    parse_table_name,
+    resolve_iceberg_catalog,
+    spec_for_table,
+)
+from lakemark.errors import ConfigError
+
+
+def test_default_is_sqlite_under_home(tmp_path: Path) -> None:
+    spec = resolve_iceberg_catalog(env={}, home=tmp_path)
+    base = tmp_path / ".lakemark" / "iceberg"
+    assert spec.name == "lakemark" and spec.source == "the default"
+    assert spec.properties["uri"] == f"sqlite:///{base / 'catalog.db'}"
+    assert spec.warehouse == (base / "warehouse").as_uri()
+
+
+def test_argument_wins_over_environment(tmp_path: Path) -> None:
+    env = {CATALOG_ENV: f"sqlite:///{tmp_path / 'env.db'}"}
+    assert resolve_iceberg_catalog(None, env=env).properties["uri"].endswith("env.db")
+    spec = resolve_iceberg_catalog(f"sqlite:///{tmp_path / 'arg.db'}", env=env)
+    assert spec.properties["uri"].endswith("arg.db")
+    assert spec.warehouse == (tmp_path / "warehouse").as_uri()
+
+
+def test_postgresql_needs_a_warehouse(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match=WAREHOUSE_ENV) as caught:
+        resolve_iceberg_catalog("postgresql://u:secret@h/db", env={})
+    assert "secret" not in str(caught.value) and "***" in str(caught.value)
+    spec = resolve_iceberg_catalog("postgresql://u@h/db", env={WAREHOUSE_ENV: str(tmp_path)})
+    assert spec.properties["uri"] == "postgresql+psycopg://u@h/db"
+    assert spec.warehouse == tmp_path.as_uri()
+
+
+@pytest.mark.parametrize("value", ["mysql://h/db", "sqlite:///", "sqlite:///:memory:",
+                                   "no such name!", "unconfigured"])
+def test_bad_catalog_names_it_and_its_source(value: str, tmp_path: Path,
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PYICEBERG_HOME", str(tmp_path))
+    with pytest.raises(ConfigError, match=CATALOG_ENV) as caught:
+        resolve_iceberg_catalog(None, env={CATALOG_ENV: value})
+    assert repr(value) in str(caught.value)
+
+
+def test_configured_catalog_by_name(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import pyiceberg.catalog  # noqa: F401 - imported first: its import-time config must not win
+
+    monkeypatch.setenv("PYICEBERG_HOME", str(tmp_path))
+    (tmp_path / ".pyiceberg.yaml").write_text(
+        f"catalog:\n  team:\n    type: sql\n    uri: sqlite:///{tmp_path / 'team.db'}\n"
+        f"    warehouse: {tmp_path.as_uri()}\n")
+    spec = resolve_iceberg_catalog("team", env={})
+    assert (spec.name, spec.configured) == ("team", True)
+    catalog = load_iceberg_catalog(spec)
+    catalog.create_namespace("db")
+    assert ("db",) in catalog.list_namespaces()
+    # a three-part name picks a configured catalog over the resolved one
+    default = resolve_iceberg_catalog(env={}, home=tmp_path)
+    assert spec_for_table(default, parse_table_name("team.db.t")).name == "team"
+    assert spec_for_table(default, parse_table_name("lakemark.db.t")) is default
+    with pytest.raises(ConfigError, match="'other'"):
+        spec_for_table(default, parse_table_name("other.db.t"))
+
+
+def test_table_names() -> None:
+    assert parse_table_name("db.events") == IcebergTableName(None, "db", "events")
+    assert parse_table_name("c.db.t").identifier == ("db", "t")
+    assert str(parse_table_name("c.db.t")) == "c.db.t"
+    for bad in ("events", "a.b.c.d", "db..t", "db.t x", "", ".t", "db.t/../x"):
+        with pytest.raises(ConfigError, match="Iceberg table name") as caught:
+            parse_table_name(bad)
+        assert repr(bad) in str(caught.value)
+    with pytest.raises(ConfigError):
+        parse_table_name(None)
+
+
+def test_default_catalog_opens_and_creates_its_folder(tmp_path: Path) -> None:
+    spec = resolve_iceberg_catalog(env={}, home=tmp_path)
+    catalog = load_iceberg_catalog(spec)
+    assert catalog.list_namespaces() == []
+    assert (tmp_path / ".lakemark" / "iceberg" / "catalog.db").exists()
+
+
+def test_check_write_checks_iceberg_targets_without_io(tmp_path: Path) -> None:
+    from lakemark.sinks import check_write
+
+    catalog = f"sqlite:///{tmp_path / 'c.db'}"
+    check_write("db.events", format="iceberg", iceberg_catalog=catalog)
+    for kwargs, match in (({"mode": "overwrite"}, "append only"),
+                          ({"partition_by": ["day"]}, "partition_by"),
+                          ({"options": {"mergeSchema": "true"}}, "mergeSchema")):
+        with pytest.raises(ConfigError, match=match):
+            check_write("db.events", format="iceberg", iceberg_catalog=catalog, **kwargs)
+    with pytest.raises(ConfigError, match="'events'"):
+        check_write("events", format="iceberg", iceberg_catalog=catalog)
+    assert list(tmp_path.iterdir()) == []
