@@ -55,8 +55,8 @@ if TYPE_CHECKING:
     from pyiceberg.table import Table
     from pyspark.sql import DataFrame, SparkSession
 
-__all__ = ["write_iceberg", "check_iceberg_write", "iceberg_committed", "iceberg_table_root", "APP_ID_KEY",
-           "APP_VERSION_KEY", "WRITE_ID_KEY", "MAX_COMMIT_ATTEMPTS"]
+__all__ = ["write_iceberg", "check_iceberg_write", "iceberg_committed", "iceberg_table_root",
+           "APP_ID_KEY", "APP_VERSION_KEY", "WRITE_ID_KEY", "MAX_COMMIT_ATTEMPTS"]
 
 APP_ID_KEY = "lakemark.appId"
 APP_VERSION_KEY = "lakemark.appVersion"
