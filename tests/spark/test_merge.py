@@ -175,3 +175,43 @@ def test_retried_run_after_merge_committed_does_not_merge_again(spark: Any,
     assert DeltaTable(str(target)).version() == version  # skipped: no second merge
     assert rows(target) == merged
     assert txns(target) == {"m/out": 2}
+
+
+def test_cli_merge_key_worked_example(spark: Any, tmp_path: Path) -> None:
+    """docs/upserts.md's worked example through ``lakemark ingest files --merge-key``."""
+    from click.testing import CliRunner
+
+    from lakemark.cli import cli
+
+    landing, target = tmp_path / "landing", tmp_path / "lake"
+    landing.mkdir()
+    state = f"sqlite:///{tmp_path / 's.db'}"
+    args = ["ingest", "files", str(landing), str(target), "--job", "customers", "--merge-key",
+            "id", "--delete-when", "op = 'D'", "--state", state, "--json"]
+
+    def lines(name: str, *records: dict[str, Any]) -> None:
+        (landing / name).write_text("".join(json.dumps(r) + "\n" for r in records))
+
+    lines("001.json", *({"id": i, "name": n, "op": "I", "updated_at": 1}
+                        for i, n in ((1, "Ada"), (2, "Bob"), (3, "Cy"))))
+    first = CliRunner().invoke(cli, args, catch_exceptions=False)
+    assert first.exit_code == 0, first.output
+    lines("002.json", {"id": 2, "name": "Bob B.", "op": "U", "updated_at": 2},
+          {"id": 2, "name": "Robert", "op": "U", "updated_at": 3},
+          {"id": 3, "name": None, "op": "D", "updated_at": 2},
+          {"id": 4, "name": "Dee", "op": "I", "updated_at": 2})
+    failed = CliRunner().invoke(cli, args)  # key 2 twice, no --order-by
+    assert failed.exit_code != 0 and "key id=2 occurs more than once" in failed.output
+    assert bookmark(state, "customers")[0] == 1
+    second = CliRunner().invoke(cli, [*args, "--order-by", "updated_at"],
+                                catch_exceptions=False)
+    assert second.exit_code == 0, second.output
+    assert json.loads(second.output)["rows"] == 3
+    assert rows(target) == {1: ("Ada", "I", 1), 2: ("Robert", "U", 3), 4: ("Dee", "I", 2)}
+    for extra, message in ((["--target-format", "parquet"], "Delta targets only"),
+                           (["--write-mode", "overwrite"], "--write-mode overwrite"),
+                           (["--partition-by", "op"], "--partition-by")):
+        refused = CliRunner().invoke(cli, [*args, *extra])
+        assert refused.exit_code == 2 and message in refused.output, refused.output
+    refused = CliRunner().invoke(cli, [*args[:6], "--order-by", "ts", "--state", state])
+    assert refused.exit_code == 2 and "go with --merge-key" in refused.output
