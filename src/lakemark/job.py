@@ -627,8 +627,8 @@ class Job:
         record = self._started()
         # Bad format, mode, options or token fail here, before anything is recorded.
         explicit = token_from_options(token, options, format=format, mode=mode)
-        merge_spec(merge_keys, delete_when, order_by, format=format, mode=mode,
-                   columns=df.columns)
+        merge = merge_spec(merge_keys, delete_when, order_by, format=format, mode=mode,
+                           columns=df.columns)
         fmt = format.strip().lower()
         key = self._claim_sink(ctx, target)
         automatic: IdempotencyToken | None = None
@@ -653,6 +653,8 @@ class Job:
             token=SinkToken(used.app_id, used.version) if used else None,
             token_source="explicit" if explicit else ("automatic" if automatic else None),
             status="writing",
+            merge={"keys": list(merge.keys), "delete_when": merge.delete_when,
+                   "order_by": merge.order_by} if merge else None,
             present=frozenset({"token_source"}),
         )
         if rejected is not None:  # corrupt lines kept aside, not written as a column

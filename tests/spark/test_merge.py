@@ -88,7 +88,15 @@ def test_latest_row_per_key_wins(spark: Any, tmp_path: Path) -> None:
     with Job("m", state=state) as job:
         job.write(spark.createDataFrame(changes, SCHEMA), str(target), ctx="out",
                   merge_keys=["id"], order_by="ts", delete_when="op = 'D'")
+        run_id = job.run_id
     assert rows(target) == {1: ("v3", "U", 30), 2: ("back", "I", 9)}
+    store = open_store(state)
+    try:
+        sink = {i.ctx: dict(i.plan) for i in store.run_inputs(run_id)}["sink:out"]
+    finally:
+        store.close()
+    assert sink["merge"] == {"keys": ["id"], "delete_when": "op = 'D'", "order_by": "ts"}
+    assert (sink["status"], sink["rows"]) == ("committed", 2)  # 1 and 2 updated; 5 never in
 
 
 def test_duplicate_key_without_order_fails_before_writing(spark: Any, tmp_path: Path) -> None:
