@@ -1,7 +1,8 @@
 """Upserts and deletes (``job.write(..., merge_keys=...)``) on local Spark with real Delta tables
 (deltalake) and a real SQLite state store: insert/update/delete across runs, latest wins,
 duplicate keys and bad options refused before anything is written, and a retried run whose
-merge already committed does not merge again (the token is in the merge's own commit)."""
+merge already committed does not merge again (the token is in the merge's own commit), and one
+killed before its merge leaves the table as it was."""
 
 from __future__ import annotations
 
@@ -160,8 +161,9 @@ with Job("m", state=state) as job:
 """
 
 
-def test_retried_run_after_merge_committed_does_not_merge_again(spark: Any,
-                                                                tmp_path: Path) -> None:
+@pytest.mark.parametrize("fault", ["mid-write", "after-sink-commit"])
+def test_run_killed_around_the_merge_then_retried_merges_once(spark: Any, tmp_path: Path,
+                                                              fault: str) -> None:
     target, state = tmp_path / "t", f"sqlite:///{tmp_path / 's.db'}"
     with Job("m", state=state) as job:
         job.write(spark.createDataFrame([(1, "a", 10, "I"), (2, "b", 20, "I")],
@@ -169,18 +171,18 @@ def test_retried_run_after_merge_committed_does_not_merge_again(spark: Any,
                   str(target), ctx="out")
     script = tmp_path / "run.py"
     script.write_text(CRASHING_RUN)
-    env = {**os.environ, "PYTHONPATH": str(REPO / "src"), "LAKEMARK_FAULT": "after-sink-commit"}
+    env = {**os.environ, "PYTHONPATH": str(REPO / "src"), "LAKEMARK_FAULT": fault}
     killed = subprocess.run([sys.executable, str(script), str(target), state, "m"], env=env,
                             capture_output=True, text=True, timeout=600)
     assert killed.returncode == KILLED, killed.stderr[-2000:]
     merged = {1: (1, "one", "U"), 3: (1, "three", "I")}  # (n, name, op)
-    assert rows(target) == merged
-    version = DeltaTable(str(target)).version()
+    before = {1: (10, "a", "I"), 2: (20, "b", "I")}
+    assert rows(target) == (merged if fault == "after-sink-commit" else before)  # never half
     env.pop("LAKEMARK_FAULT")
     retried = subprocess.run([sys.executable, str(script), str(target), state, "m"], env=env,
                              capture_output=True, text=True, timeout=600)
     assert retried.returncode == 0, retried.stderr[-2000:]
-    assert DeltaTable(str(target)).version() == version  # skipped: no second merge
+    assert DeltaTable(str(target)).version() == 1  # one merge commit, whichever attempt made it
     assert rows(target) == merged
     assert txns(target) == {"m/out": 2}
 

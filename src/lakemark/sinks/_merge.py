@@ -32,6 +32,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from .._fault import fault_point
 from ..errors import ConfigError, SinkError
 from ._location import Target, check_target, open_delta
 from ._model import IdempotencyToken, WriteResult
@@ -196,6 +197,7 @@ def merge_delta(spark: SparkSession, df: DataFrame, target: Target, spec: MergeS
     _fit(target, table, delta_schema(data.schema, target=target.root), ())
     source = prepared.toArrow()
     write_id = uuid.uuid4().hex
+    fault_point("mid-write")  # input computed and checked, the merge (files + commit) not begun
     for _attempt in range(MAX_COMMIT_ATTEMPTS):
         since = table.version()
         try:
