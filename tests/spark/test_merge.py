@@ -225,3 +225,22 @@ def test_cli_merge_key_worked_example(spark: Any, tmp_path: Path) -> None:
         assert refused.exit_code == 2 and message in refused.output, refused.output
     refused = CliRunner().invoke(cli, [*args[:6], "--order-by", "ts", "--state", state])
     assert refused.exit_code == 2 and "go with --merge-key" in refused.output
+
+
+def test_merge_into_a_partitioned_s3_table_by_a_compound_key(spark: Any, s3: Any) -> None:
+    """On moto_server (S3 without the S3A connector): the table is read back with Spark."""
+    from lakemark.sinks import IdempotencyToken, write_target
+
+    s3.client("s3").create_bucket(Bucket="lake")
+    schema = "day string, id long, v string"
+    write_target(spark, spark.createDataFrame([("d1", 1, "a"), ("d1", 2, "b"), ("d2", 1, "c")],
+                                              schema),
+                 "s3://lake/t", partition_by=["day"])
+    token = IdempotencyToken("job", 7)
+    changes = spark.createDataFrame([("d1", 2, "B"), ("d2", 1, None), ("d2", 5, "e")], schema)
+    first = write_target(spark, changes, "s3://lake/t", merge_keys=["day", "id"], token=token)
+    again = write_target(spark, changes, "s3://lake/t", merge_keys=["day", "id"], token=token)
+    assert (first.skipped, first.rows, again.skipped) == (False, 3, True)
+    back = spark.read.format("delta").load("s3://lake/t")
+    assert sorted(tuple(r) for r in back.select("day", "id", "v").collect()) == [
+        ("d1", 1, "a"), ("d1", 2, "B"), ("d2", 1, None), ("d2", 5, "e")]
