@@ -25,6 +25,7 @@ FAULT_POINTS: tuple[str, ...] = (
     "after-plan-recorded",  # the plan and its files are in the manifest
     "mid-read",             # Spark has opened the planned input (schema), nothing written
     "mid-write",            # the sink's data files exist, the Delta commit not yet made
+                            # (a merge: its input checked, deltalake's merge not begun)
     "after-sink-commit",    # the sink committed, the manifest not yet updated
     "before-job-commit",    # every write done, job.commit() not yet called
     "during-job-commit",    # inside the state store's commit transaction, before it ends

@@ -604,12 +604,19 @@ class Job:
         options: Mapping[str, str] | None = None,
         token: IdempotencyToken | None = None,
         iceberg_catalog: str | None = None,
+        merge_keys: Sequence[str] | None = None,
+        delete_when: str | None = None,
+        order_by: str | None = None,
     ) -> WriteResult:
         """Write ``df`` to ``target`` and record the write in the run's manifest.
 
         ``format="iceberg"``: ``target`` is a table name ``[catalog.]db.table`` in
         ``iceberg_catalog`` (else ``LAKEMARK_ICEBERG_CATALOG``, else the default SQLite
         catalog; see docs/iceberg.md), with the same per-run tokens as Delta.
+
+        With ``merge_keys`` (Delta only) the frame is merged into the table by those keys
+        (update-all/insert-all; ``delete_when`` rows delete; ``order_by``: latest row per key
+        wins; see :mod:`lakemark.sinks._merge`), exactly once per run like an append.
 
         Delta writes are idempotent per run: ``token`` (or ``txnAppId``/``txnVersion`` in
         ``options``) is used as given; otherwise a sink with a ``ctx`` in a run that tracks the
@@ -619,11 +626,14 @@ class Job:
         manifest *before* writing, so a retry can find out which attempt committed what.
         """
         from .sinks import IdempotencyToken, token_from_options, write_target
+        from .sinks._merge import merge_spec
         from .sinks._write import folder_token_supported
 
         record = self._started()
         # Bad format, mode, options or token fail here, before anything is recorded.
         explicit = token_from_options(token, options, format=format, mode=mode)
+        merge = merge_spec(merge_keys, delete_when, order_by, format=format, mode=mode,
+                           columns=df.columns)
         fmt = format.strip().lower()
         kept_at = target  # where corrupt records are kept: the folder of the target
         if fmt == "iceberg":  # name, catalog, mode and options checked before any record
@@ -658,6 +668,8 @@ class Job:
             token=SinkToken(used.app_id, used.version) if used else None,
             token_source="explicit" if explicit else ("automatic" if automatic else None),
             status="writing",
+            merge={"keys": list(merge.keys), "delete_when": merge.delete_when,
+                   "order_by": merge.order_by} if merge else None,
             present=frozenset({"token_source"}),
             extra=_iceberg_extra(fmt, iceberg_catalog),
         )
@@ -674,6 +686,7 @@ class Job:
             commit_info={RUN_ID_KEY: record.run_id, "lakemark.job": self.name,
                          GENERATION_KEY: str(record.generation)},
             commit_token=used if folder else None, iceberg_catalog=iceberg_catalog,
+            merge_keys=merge_keys, delete_when=delete_when, order_by=order_by,
         )
         fault_point("after-sink-commit")
         if result.skipped:

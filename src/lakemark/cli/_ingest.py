@@ -93,6 +93,18 @@ def ingest() -> None:
               help="Delta target: add new columns of the data to the table (Delta's "
               "mergeSchema); table columns the data lacks are written as nulls. Without it a "
               "schema difference fails the run before anything is written.")
+@click.option("--merge-key", "merge_keys", multiple=True, metavar="COL",
+              help="Delta target: merge the run's rows into the table by key COL (repeatable "
+              "for a compound key) instead of appending: a row whose key is in the table "
+              "replaces that row, a new key is inserted; exactly once per run. A key twice in "
+              "the input fails the run before anything is written, unless --order-by picks the "
+              "latest. See docs/upserts.md.")
+@click.option("--delete-when", metavar="EXPR",
+              help="With --merge-key: rows for which this Spark SQL expression is true delete "
+              "the table row with their key, e.g. \"op = 'D'\".")
+@click.option("--order-by", metavar="COL",
+              help="With --merge-key: of several input rows with one key, the one with the "
+              "greatest COL wins (latest wins).")
 @click.option("--schema-evolution", type=click.Choice(EVOLUTION_MODES, case_sensitive=False),
               help="Track the source's schema in the state store (json and csv sources): "
                    "inferred on "
@@ -139,6 +151,9 @@ def ingest_files(
     incremental_listing: bool,
     full_listing_every: int,
     merge_schema: bool,
+    merge_keys: tuple[str, ...],
+    delete_when: str | None,
+    order_by: str | None,
     schema_evolution: str | None,
     rescued_data_column: str,
     schema_hints: str | None,
@@ -191,6 +206,9 @@ def ingest_files(
             writer["mergeSchema"] = "true"
     elif no_rescued_data or schema_hints is not None:
         raise click.UsageError("--no-rescued-data and --schema-hints go with --schema-evolution")
+    _check_merge(merge_keys, delete_when, order_by, target_format=target_format,
+                 write_mode=write_mode, partition_by=partition_by,
+                 merge_schema=merge_schema or schema_evolution is not None)
     from ..sinks import check_write
     from ..sources import check_read_options
     from ..storage import check_source
@@ -251,7 +269,8 @@ def ingest_files(
                     schema_hints=schema_hints)
                 result = job.write(
                     df, target, format=target_format, mode=write_mode, partition_by=partition_by,
-                    ctx="target", options=writer,
+                    ctx="target", options=writer, merge_keys=list(merge_keys) or None,
+                    delete_when=delete_when, order_by=order_by,
                 )
     record = store.get_run(job.run.run_id)
     bookmark = store.get_bookmark(job_name)
@@ -302,6 +321,25 @@ def ingest_files(
     print_table(table)
     if not plan.files:
         console.print("No new files: nothing to write.")
+
+
+def _check_merge(merge_keys: tuple[str, ...], delete_when: str | None, order_by: str | None,
+                 *, target_format: str, write_mode: str, partition_by: tuple[str, ...],
+                 merge_schema: bool) -> None:
+    """UsageError for merge options that cannot go together, before any state changes."""
+    if not merge_keys:
+        if delete_when is not None or order_by is not None:
+            raise click.UsageError("--delete-when and --order-by go with --merge-key")
+        return
+    if target_format != "delta":
+        raise click.UsageError(f"--merge-key applies to Delta targets only, not "
+                               f"--target-format {target_format}")
+    conflicts = [name for name, given in (("--write-mode overwrite", write_mode != "append"),
+                                          ("--partition-by", bool(partition_by)),
+                                          ("--merge-schema/--schema-evolution", merge_schema))
+                 if given]
+    if conflicts:
+        raise click.UsageError(f"--merge-key cannot be combined with {', '.join(conflicts)}")
 
 
 def _schema_summary(tracked: Mapping[str, Any]) -> str:

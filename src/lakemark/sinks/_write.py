@@ -9,6 +9,7 @@ from ..errors import ConfigError, FormatError
 from ._delta import write_delta
 from ._files import write_files
 from ._iceberg import check_iceberg_write, write_iceberg
+from ._merge import merge_delta, merge_spec
 from ._location import (check_folder_location, check_new_table_location, check_target,
                         open_delta, resolve_target)
 from ._model import FORMATS, MODES, IdempotencyToken, WriteResult
@@ -132,6 +133,9 @@ def write_target(
     commit_token: IdempotencyToken | None = None,
     partition_filters: list[tuple[str, str, Any]] | None = None,
     iceberg_catalog: str | None = None,
+    merge_keys: Sequence[str] | None = None,
+    delete_when: str | None = None,
+    order_by: str | None = None,
 ) -> WriteResult:
     """Write ``df`` to ``target`` (a local path, ``file://`` or ``s3://`` URI, or for
     ``format="iceberg"`` a table name ``[catalog.]db.table`` in ``iceberg_catalog``, see
@@ -160,6 +164,11 @@ def write_target(
     ``partition_filters`` (Delta, ``overwrite``): replace only the partitions they select, in
     deltalake's ``(column, op, value)`` form (``format("delta")``'s ``replaceWhere``).
 
+    ``merge_keys`` (Delta, ``append``): merge ``df`` into the table by these key columns
+    instead of appending — update-all/insert-all, rows where ``delete_when`` holds delete,
+    ``order_by`` picks the latest row per key (see :mod:`lakemark.sinks._merge`); the token is
+    committed in the merge's own commit.
+
     Raises FormatError for an unknown format (or one this installation cannot write there),
     ConfigError for bad arguments, SinkError when the target cannot be written or is of
     another kind (e.g. a non-empty non-Delta folder, a schema mismatch with the Delta table);
@@ -171,11 +180,19 @@ def write_target(
     idempotency = _token(token, opts)
     columns = _partition_by(partition_by, df.columns)
     _delta_only(idempotency, fmt)
+    merge = merge_spec(merge_keys, delete_when, order_by, format=fmt, mode=save_mode,
+                       columns=df.columns)
     if fmt == "iceberg":
         return write_iceberg(spark, df, target, mode=save_mode, partition_by=columns,
                              token=idempotency, options=opts, iceberg_catalog=iceberg_catalog,
                              commit_info=commit_info)
     resolved = resolve_target(target)
+    if merge is not None:
+        if columns:
+            raise ConfigError("partition_by cannot be combined with merge_keys: a merge keeps "
+                              "the table's own partitioning")
+        return merge_delta(spark, df, resolved, merge, token=idempotency, options=opts,
+                           commit_info=commit_info)
     if fmt == "delta":
         return write_delta(spark, df, resolved, mode=save_mode, partition_by=columns,
                            token=idempotency, options=opts, commit_info=commit_info,

@@ -122,6 +122,7 @@ class SinkManifest:
     corrupt_records: int | None = None
     rejected_file: str | None = None
     reason: str | None = None
+    merge: Mapping[str, Any] | None = None  # {keys, delete_when, order_by} of a merge write
     extra: Mapping[str, Any] = field(default_factory=dict)
     present: frozenset[str] = field(default=frozenset(), compare=False)  # stored even if null
     kind: str = "sink"

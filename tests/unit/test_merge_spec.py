@@ -1,0 +1,47 @@
+"""``merge_spec``: the pure check of a write's merge options (no Spark, no I/O)."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from lakemark.errors import ConfigError
+from lakemark.sinks._merge import DELETE_FLAG, MergeSpec, merge_spec
+
+names = st.text(alphabet="abcdefgh_", min_size=1, max_size=4)
+
+
+@given(columns=st.lists(names, min_size=1, max_size=6, unique=True), data=st.data())
+def test_keys_in_the_frame_give_a_spec_and_missing_ones_are_named(columns: list[str],
+                                                                  data: st.DataObject) -> None:
+    keys = data.draw(st.lists(st.sampled_from(columns), min_size=1, unique=True))
+    spec = merge_spec(keys, "op = 'D'", None, format="delta", mode="append", columns=columns)
+    assert spec == MergeSpec(tuple(keys), "op = 'D'", None)
+    missing = data.draw(names.filter(lambda n: n not in columns))
+    with pytest.raises(ConfigError, match=f"not in the DataFrame: {missing} "):
+        merge_spec([*keys, missing], None, None, format="delta", mode="append", columns=columns)
+
+
+@given(fmt=st.sampled_from(["parquet", "json", "csv", "orc"]))
+def test_merge_needs_delta(fmt: str) -> None:
+    with pytest.raises(ConfigError, match="merge_keys needs format 'delta'"):
+        merge_spec(["id"], None, None, format=fmt, mode="append", columns=["id"])
+
+
+def test_bad_combinations_name_the_option() -> None:
+    cols = ["id", "ts", "op"]
+    for args, match in ((([], "op = 'D'", None), "delete_when applies to merges only"),
+                        ((None, None, "ts"), "order_by applies to merges only"),
+                        ((["id", "id"], None, None), "names column.s. twice: id"),
+                        ((["id"], None, "id"), "order_by column 'id' is a merge key"),
+                        ((["id"], "  ", None), "delete_when must be a SQL expression"),
+                        ((["id"], None, "nope"), "order_by column 'nope'"),
+                        (([""], None, None), "merge_keys must name columns")):
+        with pytest.raises(ConfigError, match=match):
+            merge_spec(*args, format="delta", mode="append", columns=cols)
+    with pytest.raises(ConfigError, match="mode 'overwrite'"):
+        merge_spec(["id"], None, None, format="delta", mode="overwrite", columns=cols)
+    with pytest.raises(ConfigError, match="reserved"):
+        merge_spec(["id"], None, None, format="delta", mode="append", columns=["id", DELETE_FLAG])
+    assert merge_spec(None, None, None, format="parquet", mode="overwrite", columns=cols) is None
