@@ -31,6 +31,7 @@ EXPECTED = {
 TOOLS = ("lakemark", "spark_stream", "full_reread", "floor")
 
 
+@pytest.mark.long
 def test_quick_run_writes_every_result(tmp_path: Path) -> None:
     out = tmp_path / "results"
     proc = subprocess.run(

@@ -228,6 +228,7 @@ class Ingest:
                 if k.endswith(".pending")]
 
 
+@pytest.mark.long
 def test_ingest_to_s3_killed_after_publish_then_mid_write(tmp_path: Path, s3: Any,
                                                           lake: Any) -> None:
     f = Ingest(tmp_path, s3, lake)

@@ -104,6 +104,7 @@ class Sequence:
         assert self.bookmark()["state"]["source"]["source"] == self.source
 
 
+@pytest.mark.long
 def test_chained_kills_then_reruns_write_every_row_once(tmp_path: Path) -> None:
     seq = Sequence(tmp_path)
     seq.arrive(3)
@@ -126,7 +127,12 @@ def test_chained_kills_then_reruns_write_every_row_once(tmp_path: Path) -> None:
     seq.check_exactly_once()
 
 
-@pytest.mark.parametrize("fault", FAULT_POINTS)
+#: The points the default run kills at; the rest run with ``-m long``.
+_CORE_POINTS = ("mid-write", "after-sink-commit")
+
+
+@pytest.mark.parametrize("fault", [
+    p if p in _CORE_POINTS else pytest.param(p, marks=pytest.mark.long) for p in FAULT_POINTS])
 def test_kill_at_each_point_then_rerun(tmp_path: Path, fault: str) -> None:
     seq = Sequence(tmp_path)
     seq.arrive(3)
@@ -137,6 +143,7 @@ def test_kill_at_each_point_then_rerun(tmp_path: Path, fault: str) -> None:
     seq.check_exactly_once()
 
 
+@pytest.mark.long
 def test_parquet_folder_target_killed_mid_write_after_publish_and_in_the_commit(
         tmp_path: Path) -> None:
     seq = Sequence(tmp_path, target_format="parquet")
@@ -164,6 +171,7 @@ def test_parquet_folder_target_killed_mid_write_after_publish_and_in_the_commit(
 
 
 @pytest.mark.services
+@pytest.mark.long
 def test_s3_source_killed_after_the_sink_commit_then_rerun(tmp_path: Path, s3: Any) -> None:
     seq = Sequence(tmp_path, s3=s3)
     seq.arrive(3)
@@ -175,6 +183,7 @@ def test_s3_source_killed_after_the_sink_commit_then_rerun(tmp_path: Path, s3: A
 
 
 @pytest.mark.services
+@pytest.mark.long
 def test_postgres_state_killed_during_the_commit_keeps_the_old_version(tmp_path: Path) -> None:
     import psycopg
 

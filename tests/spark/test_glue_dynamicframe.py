@@ -80,7 +80,7 @@ def test_rejects_what_it_does_not_provide(people: DynamicFrame) -> None:
         DynamicFrame(object(), None)
     with pytest.raises(UnsupportedError, match="mergeDynamicFrame"):
         people.mergeDynamicFrame(people, ["id"])
-    with pytest.raises(UnsupportedError, match="toDF"):
+    with pytest.raises(ConfigError, match="toDF option .* needs a path"):
         people.toDF([("a", "cast:int")])
     with pytest.raises(AttributeError):
         people.withColumn  # noqa: B018 - DataFrame methods are not proxied

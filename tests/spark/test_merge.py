@@ -161,7 +161,8 @@ with Job("m", state=state) as job:
 """
 
 
-@pytest.mark.parametrize("fault", ["mid-write", "after-sink-commit"])
+@pytest.mark.parametrize("fault", ["mid-write",
+                                   pytest.param("after-sink-commit", marks=pytest.mark.long)])
 def test_run_killed_around_the_merge_then_retried_merges_once(spark: Any, tmp_path: Path,
                                                               fault: str) -> None:
     target, state = tmp_path / "t", f"sqlite:///{tmp_path / 's.db'}"

@@ -98,6 +98,7 @@ def test_the_demo_is_quiet_and_exits_0(tmp_path: Path) -> None:
     assert "each row once: yes" in out.stdout
 
 
+@pytest.mark.long
 def test_a_class_data_archive_is_built_and_runs_start_with_it(tmp_path: Path) -> None:
     """The archive builder writes a JDK archive of Spark's classes; a run given it succeeds
     with clean output (the JVM's CDS messages would go to stdout and break --json)."""
