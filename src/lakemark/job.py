@@ -47,6 +47,7 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
     from .sinks import IdempotencyToken, WriteResult
+    from ._cleanup import CleanSpec
     from .sources._schema_track import SchemaTracking
 
 __all__ = ["Job", "JobEvent", "DEFAULT_LEASE_TIMEOUT_S", "add_job_observer"]
@@ -68,7 +69,7 @@ GENERATION_KEY = "lakemark.leaseGeneration"
 class JobEvent:
     """A step of a run, for progress displays: ``stage`` and what it is about."""
 
-    stage: str  # started | listed | planned | written | committed | failed
+    stage: str  # started | listed | planned | written | committed | cleaned | failed
     ctx: str | None = None
     detail: Mapping[str, Any] | None = None
 
@@ -161,6 +162,9 @@ class Job:
         self.plans: dict[str, FilePlan] = {}
         self._roots: dict[str, list[str]] = {}
         self._empty_reads: dict[int, DataFrame] = {}  # id → frame of a source that took no file
+        self._clean: dict[str, CleanSpec] = {}  # ctx -> clean-up after the commit
+        #: What the clean-up after this run's commit did (one record per entry; _cleanup.py).
+        self.cleanups: list[dict[str, Any]] = []
         # Observers of every job (runtime lineage subscribes here; see add_job_observer).
         self._observers = [observer for factory in _OBSERVER_FACTORIES
                            if (observer := factory(self)) is not None]
@@ -242,6 +246,7 @@ class Job:
         record = self._started()
         fault_point("before-job-commit")
         try:
+            self._record_clean_intents(record)
             self._stop_heartbeat(check=True)
             bookmark = self.store.commit_run(
                 record.run_id, self._pending, update_bookmark=self._updates_bookmark(record),
@@ -252,6 +257,8 @@ class Job:
             raise
         self._record = self.store.get_run(record.run_id)
         self._emit("committed", None, {"version": bookmark.version, "run": bookmark.run})
+        fault_point("after-job-commit")
+        self._clean_up_after_commit(record)
         self._close()
         return bookmark
 
@@ -297,6 +304,42 @@ class Job:
         self._close()
         return bookmark
 
+    # -- clean-up of processed files (_cleanup.py) -------------------------------------------
+    def _clean_spec(self, path: str | Sequence[str], ctx: str | None, mode: str | None,
+                    archive_to: str | None) -> CleanSpec | None:
+        from ._cleanup import clean_spec
+
+        return clean_spec(mode, archive_to, [path] if isinstance(path, str) else list(path),
+                          ctx=ctx, bookmark_option=self.bookmark_option)
+
+    def _record_clean_intents(self, record: RunRecord) -> None:
+        """Record, just before the commit, the clean-up of each source that asked for one and
+        took files: the commit makes these intents count (never a run that did not commit)."""
+        from ._cleanup import CLEAN_PREFIX, intent
+
+        for ctx, spec in self._clean.items():
+            files = self.plans[ctx].files
+            if files:
+                self.store.record_plan(record.run_id, CLEAN_PREFIX + ctx,
+                                       intent(spec, ctx, self._roots[ctx], files), files)
+
+    def _clean_up_after_commit(self, record: RunRecord) -> None:
+        """Clean the files of this run and finish any clean-up an earlier run left pending;
+        a failure is logged and left pending for the next run, never raised (the run's data
+        is committed)."""
+        from ._cleanup import run_cleanups, summary
+
+        try:
+            self.cleanups = run_cleanups(self.store, self.name, by_run=record.run_id)
+        except Exception as exc:  # noqa: BLE001 - the commit stands; the next run retries
+            log.warning("run %s: clean-up of processed files failed (%s); the next run "
+                        "retries it", record.run_id, exc)
+            self.cleanups = [{"run_id": record.run_id, "status": "pending",
+                              "error": f"{type(exc).__name__}: {exc}"}]
+            return
+        if self.cleanups:
+            self._emit("cleaned", None, summary(self.cleanups))
+
     # -- reading --------------------------------------------------------------------------
     def plan_files(
         self,
@@ -312,8 +355,13 @@ class Job:
         format: str | None = None,
         incremental_listing: bool = False,
         full_listing_every: int = DEFAULT_FULL_LISTING_EVERY,
+        clean_source: str = "off",
+        archive_to: str | None = None,
     ) -> FilePlan:
-        """Plan (and record) which files of ``path`` this run takes, without reading them."""
+        """Plan (and record) which files of ``path`` this run takes, without reading them.
+
+        ``clean_source``/``archive_to``: as for :meth:`read_files`."""
+        clean = self._clean_spec(path, ctx, clean_source, archive_to)
         return self._plan(
             path,
             ctx=ctx,
@@ -327,6 +375,7 @@ class Job:
             ),
             format=format,
             listing=ListingOptions(incremental_listing, full_listing_every),
+            clean=clean,
         )[1]
 
     def _plan(
@@ -339,6 +388,7 @@ class Job:
         options: FileOptions,
         format: str | None,
         listing: ListingOptions = ListingOptions(),  # noqa: B008 - a frozen value object
+        clean: CleanSpec | None = None,
     ) -> tuple[list[str], FilePlan]:
         """List, plan and record one source (one or more paths); returns its roots and the plan."""
         record = self._started()
@@ -431,6 +481,8 @@ class Job:
                     for lst in listings}, full=not any(starts.values()))
         self.plans[key] = plan
         self._roots[key] = roots
+        if clean is not None:
+            self._clean[key] = clean
         self._emit("planned", key, {"files": len(plan.files), "bytes": plan.total_bytes,
                                     "pending": plan.pending})
         return roots, plan
@@ -456,6 +508,8 @@ class Job:
         schema_evolution: str | None = None,
         rescued_data_column: str | None = "_rescued_data",
         schema_hints: str | None = None,
+        clean_source: str = "off",
+        archive_to: str | None = None,
     ) -> DataFrame:
         """A DataFrame of only the files of ``path`` that this run should process.
 
@@ -475,12 +529,19 @@ class Job:
         inferred on the first run, then reused and evolved; values that do not fit go to the
         ``rescued_data_column`` (None: none); ``schema_hints`` (DDL, "id bigint, ts timestamp")
         fix the types of columns as they enter the tracked schema. See docs/schema.md.
+
+        ``clean_source`` (``off``, ``delete`` or ``archive``; needs a ``ctx``) removes the files
+        this run took once the run has committed — deleted, or moved under ``archive_to`` (a
+        folder or ``s3://`` prefix outside the source) at their path relative to the source;
+        a file changed since it was planned is kept. A crash between the commit and the
+        clean-up is finished by the next run. See docs/clean-source.md.
         """
         from .sources import check_read_options
         from .sources._schema_track import tracking_of
 
         check_read_options(format, mode)
         tracking = tracking_of(schema_evolution, rescued_data_column, schema_hints)
+        clean = self._clean_spec(path, ctx, clean_source, archive_to)
         file_options = FileOptions(
             max_band_ms=max_band_ms,
             max_files_in_band=max_files_in_band,
@@ -490,6 +551,7 @@ class Job:
         roots, plan = self._plan(
             path, ctx=ctx, recurse=recurse, exclusions=exclusions, options=file_options,
             format=format, listing=ListingOptions(incremental_listing, full_listing_every),
+            clean=clean,
         )
         return self._read_plan(roots, plan, format=format, options=options, schema=schema,
                                mode=mode, base_path=base_path, ctx=ctx, tracking=tracking)

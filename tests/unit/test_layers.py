@@ -34,7 +34,7 @@ LAYERS = {
     "state": 3, "catalog": 3,
     "sources": 4, "sinks": 4, "spark": 4, "spark_io": 4, "tables": 4, "_jvm_stderr": 4,
     "_class_cache": 4,
-    "job": 5, "_heartbeat": 5, "_tracked_read": 5,
+    "job": 5, "_heartbeat": 5, "_tracked_read": 5, "_cleanup": 5,
     "glue": 6, "events": 6, "lineage": 6,
     "cli": 7,
     "__init__": 8, "__main__": 8,

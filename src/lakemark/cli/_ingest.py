@@ -10,6 +10,7 @@ from rich.table import Table
 
 from ..job import Job, JobEvent
 from ..planning import DEFAULT_MAX_BAND_MS, FileOptions
+from ..planning.cleanup import CLEAN_MODES
 from ..planning.schema import EVOLUTION_MODES
 from ._common import json_option, open_state, parse_key_values, state_option, verbose_option
 from ._output import console, handle_errors, human_bytes, print_json, setup_logging, print_table
@@ -121,6 +122,17 @@ def ingest() -> None:
 @click.option("--no-rescued-data", is_flag=True,
               help="With --schema-evolution: no rescued-data column (values that do not fit "
               "become null; unparseable records are set aside as without tracking).")
+@click.option("--clean-source", type=click.Choice(CLEAN_MODES, case_sensitive=False),
+              default="off", show_default=True,
+              help="After the run has committed, delete the files it took (delete) or move them "
+              "under --archive-to at their path relative to SOURCE (archive), as Spark's "
+              "cleanSource and Auto Loader's cloudFiles.cleanSource do. A file changed since "
+              "it was planned is kept; a crash between the commit and the clean-up is finished "
+              "by the next run; the outcome is in `runs show`. See docs/clean-source.md.")
+@click.option("--archive-to", metavar="DIR|s3://…",
+              help="With --clean-source archive: the folder or S3 prefix (outside SOURCE, on "
+              "the same kind of storage) processed files are moved to; an existing file there "
+              "is never overwritten (the source file is kept and reported).")
 @state_option
 @json_option
 @verbose_option
@@ -158,6 +170,8 @@ def ingest_files(
     rescued_data_column: str,
     schema_hints: str | None,
     no_rescued_data: bool,
+    clean_source: str,
+    archive_to: str | None,
     state_url: str | None,
     as_json: bool,
     verbose: bool,
@@ -217,6 +231,7 @@ def ingest_files(
     if incremental_listing and not location.is_s3:
         raise click.UsageError("--incremental-listing applies to S3 sources (s3://, s3a://); "
                                f"{source} is local")
+    _check_clean(clean_source, archive_to, source, bookmark_option)
     check_read_options(fmt, mode.upper(), reader, location.root)
     check_write(target, format=target_format, mode=write_mode, partition_by=partition_by,
                 options=writer)
@@ -255,6 +270,8 @@ def ingest_files(
                 bounded_size=options.bounded_size,
                 incremental_listing=incremental_listing,
                 full_listing_every=full_listing_every,
+                clean_source=clean_source,
+                archive_to=archive_to,
             )
             result = None
             # A run with nothing to write records and commits without starting Spark at all.
@@ -297,6 +314,8 @@ def ingest_files(
     }
     if tracked is not None:
         out["schema"] = {k: v for k, v in tracked.items() if k not in ("kind", "ctx")}
+    if job.cleanups or clean_source != "off":
+        out["clean_up"] = _clean_report(job.cleanups, record.run_id)
     store.close()
     if as_json:
         print_json(out)
@@ -316,6 +335,8 @@ def ingest_files(
                       f"{out['rejected_file']})")
     if tracked is not None:
         table.add_row("schema", _schema_summary(tracked))
+    if "clean_up" in out:
+        table.add_row("clean-up", _clean_summary(out["clean_up"]))
     table.add_row("target", f"{target} ({target_format})")
     table.add_row("bookmark", f"{bookmark_option}, version {bookmark.version}")
     print_table(table)
@@ -356,3 +377,39 @@ def _schema_summary(tracked: Mapping[str, Any]) -> str:
     if tracked.get("corrupt_records"):
         parts.append(f"corrupt records: {tracked['corrupt_records']}")
     return "\n".join(parts)
+
+
+def _check_clean(mode: str, archive_to: str | None, source: str, bookmark_option: str) -> None:
+    """UsageError for a clean-up that cannot go (naming the option), before any state."""
+    from .._cleanup import clean_spec
+    from ..errors import ConfigError
+
+    try:
+        clean_spec(mode, archive_to, [source], ctx="source", bookmark_option=bookmark_option,
+                   mode_option="--clean-source", archive_option="--archive-to")
+    except ConfigError as exc:
+        raise click.UsageError(str(exc)) from None
+
+
+def _clean_report(entries: list[dict[str, Any]], run_id: str) -> dict[str, Any]:
+    """The ``clean_up`` of ``--json``: the counts over every entry this run carried out (its
+    own and earlier runs' pending ones), then each entry."""
+    from .._cleanup import summary
+
+    return {"counts": summary(entries),
+            "pending": sum(1 for e in entries if e.get("status") != "done"),
+            "entries": [{k: e.get(k) for k in ("run_id", "ctx", "mode", "archive_to", "status",
+                                               "counts", "attempts", "error")}
+                        | {"earlier_run": e.get("run_id") != run_id} for e in entries]}
+
+
+def _clean_summary(report: Mapping[str, Any]) -> str:
+    """One line of counts, and a line per entry of an earlier run finished now."""
+    counts = {k: v for k, v in report["counts"].items() if v}
+    line = ", ".join(f"{k} {v}" for k, v in counts.items()) or "nothing to clean"
+    for entry in report["entries"]:
+        if entry["earlier_run"]:
+            line += f"\nfinished the pending clean-up of {entry['run_id']}"
+    if report["pending"]:
+        line += f"\n{report['pending']} clean-up(s) still pending (retried by the next run)"
+    return line

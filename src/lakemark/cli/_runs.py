@@ -66,6 +66,7 @@ def run_details(store: StateStore, run_id: str) -> dict[str, Any]:
     sources: dict[str, Any] = {}
     sinks: dict[str, Any] = {}
     schemas: dict[str, Any] = {}
+    cleanups: dict[str, Any] = {}
     for inputs in store.run_inputs(run_id):
         plan = dict(inputs.plan)
         if plan.get("kind") == "schema":  # a tracked-schema read (issue 23): its counts
@@ -73,6 +74,9 @@ def run_details(store: StateStore, run_id: str) -> dict[str, Any]:
             continue
         if plan.get("kind") == "sink":
             sinks[str(plan.get("ctx") or plan.get("target"))] = plan
+            continue
+        if plan.get("kind") == "clean":  # the clean-up of processed files after the commit
+            cleanups[str(plan.get("ctx"))] = {k: v for k, v in plan.items() if k != "kind"}
             continue
         sources[inputs.ctx] = {
             "source": plan.get("source"),
@@ -91,6 +95,8 @@ def run_details(store: StateStore, run_id: str) -> dict[str, Any]:
     out["sinks"] = sinks
     if schemas:
         out["schemas"] = schemas
+    if cleanups:
+        out["cleanups"] = cleanups
     return out
 
 
@@ -136,6 +142,18 @@ def show_run(run_id: str, state_url: str | None, as_json: bool) -> None:
                       + "".join(f", {k} {json.dumps(v)}" for k, v in counts.items())
                       + (f" — {tracked['error']}" if tracked.get("error") else ""),
                       highlight=False)
+    for ctx, clean in details.get("cleanups", {}).items():
+        counts = {k: v for k, v in (clean.get("counts") or {}).items() if v}
+        console.print(f"clean-up of ctx {ctx} ({clean.get('mode')}"
+                      + (f" to {clean['archive_to']}" if clean.get("archive_to") else "")
+                      + f"): {clean.get('status')}, {clean.get('files')} file(s)"
+                      + "".join(f", {k} {v}" for k, v in counts.items()), highlight=False)
+        for move in clean.get("moves") or ():
+            console.print(f"  moved {move['from']} → {move['to']}", highlight=False)
+        for path in clean.get("deleted") or ():
+            console.print(f"  deleted {path}", highlight=False)
+        for path, why in {**(clean.get("kept") or {}), **(clean.get("errors") or {})}.items():
+            console.print(f"  kept {path}: {why}", highlight=False)
     for ctx, sink in details["sinks"].items():
         console.print(
             f"sink {ctx}: {sink.get('rows')} row(s) in {sink.get('files')} file(s) → "

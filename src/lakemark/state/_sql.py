@@ -598,6 +598,45 @@ class SqlStore(SchemaRecords):
         ).fetchall()
         return [_record_of(r) for r in rows]
 
+    # -- work done after a commit (clean-up of processed files) --------------------------------
+    def record_after_commit(self, run_id: str, ctx: str, plan: Mapping[str, Any]) -> None:
+        """Replace the plan of ``ctx`` of a run that SUCCEEDED (its files stay): the outcome of
+        work done after the commit, outside the lease; StateError for any other run or ctx."""
+        with self._tx() as db:
+            record = self._record(db, run_id)
+            if record.status != "SUCCEEDED":
+                raise StateError(f"run {run_id} is {record.status}: only a run that succeeded "
+                                 "records work done after its commit")
+            found = db.execute("SELECT 1 FROM run_plans WHERE run_id = ? AND ctx = ?",
+                               (run_id, ctx)).fetchone()
+            if found is None:
+                raise StateError(f"run {run_id} recorded nothing for {ctx!r}")
+            db.execute("UPDATE run_plans SET plan_json = ? WHERE run_id = ? AND ctx = ?",
+                       (json.dumps(_displayed(plan), sort_keys=True), run_id, ctx))
+
+    def open_entries(self, job_name: str, ctx_prefix: str) -> list[tuple[RunRecord, RunInputs]]:
+        """The manifest entries of the job's runs whose ctx starts with ``ctx_prefix`` and
+        whose plan's ``status`` is not ``done``, with their runs and files, oldest run first."""
+        rows = self._q.execute(
+            "SELECT r.run_id, p.ctx, p.plan_json FROM run_plans p JOIN runs r "
+            "ON r.run_id = p.run_id WHERE r.job_name = ? AND p.ctx LIKE ? "
+            "ORDER BY r.seq, p.ctx",
+            (job_name, ctx_prefix.replace("%", "_") + "%"),  # "_" matches itself too
+        ).fetchall()
+        out = []
+        for run_id, ctx, plan_json in rows:
+            if not str(ctx).startswith(ctx_prefix):
+                continue
+            plan = json.loads(plan_json)
+            if plan.get("status") == "done":
+                continue
+            files = [FileEntry(mtime=r[0], path=r[1], size=r[2]) for r in self._q.execute(
+                "SELECT mtime, path, size FROM run_files WHERE run_id = ? AND ctx = ? "
+                "ORDER BY mtime, path", (run_id, ctx))]
+            out.append((self._record(self._q, run_id), RunInputs(ctx=ctx, plan=plan,
+                                                                 files=files)))
+        return out
+
     def run_inputs(self, run_id: str) -> list[RunInputs]:
         self._record(self._q, run_id)
         plans = self._q.execute(

@@ -246,6 +246,20 @@ class StateStore(Protocol):
         every job) as ``policy`` allows, never what a pending retry, a rewind or a replay
         inside the window needs (:mod:`lakemark.planning.retention`); ``dry_run`` only counts.
         """
+    # -- work done after a commit (clean-up of processed files) ----------------------------
+    def record_after_commit(self, run_id: str, ctx: str, plan: Mapping[str, Any]) -> None:
+        """Replace the recorded plan of ``ctx`` of a run that SUCCEEDED (its files stay), for
+        work done after its commit: the clean-up of processed files marks its outcome so.
+        Needs no lease (that work is idempotent); StateError for another run or an unknown
+        ctx."""
+        ...
+
+    def open_entries(self, job_name: str, ctx_prefix: str) -> list[tuple[RunRecord, RunInputs]]:
+        """The manifest entries of ``job_name``'s runs (any status) whose ctx starts with
+        ``ctx_prefix`` and whose plan's ``status`` is not ``done``, with their files, oldest
+        run first: the clean-ups still to finish."""
+        ...
+
     # -- tracked source schemas (state/_schemas.py) ----------------------------------------
     def get_source_schema(self, job_name: str, ctx: str) -> SourceSchema | None:
         """The current tracked schema of source ``ctx`` (None: never tracked, or reset)."""
