@@ -37,7 +37,8 @@ FOLDER_FORMATS = ("parquet", "json")
 
 def _ingest_command(source: str, target: str, job: str, state: str, target_format: str,
                     force: bool, env: Mapping[str, str] | None, fault: str | None,
-                    wait: tuple[str, Path] | None) -> tuple[list[str], dict[str, str]]:
+                    wait: tuple[str, Path] | None,
+                    extra: Sequence[str] = ()) -> tuple[list[str], dict[str, str]]:
     child = {k: v for k, v in os.environ.items() if k not in (FAULT_ENV, FAULT_WAIT_ENV)}
     child.update(env or {})
     child["PYTHONPATH"] = os.pathsep.join(p for p in (str(SRC), child.get("PYTHONPATH")) if p)
@@ -47,18 +48,20 @@ def _ingest_command(source: str, target: str, job: str, state: str, target_forma
         child[FAULT_WAIT_ENV] = f"{wait[0]}={wait[1]}"
     cmd = [sys.executable, "-m", "lakemark", "ingest", "files", source, target, "--job", job,
            "--state", state, "--json", "--master", "local[1]", "--target-format", target_format]
-    return cmd + (["--force"] if force else []), child
+    return cmd + (["--force"] if force else []) + list(extra), child
 
 
 def run_ingest(source: str, target: str, *, job: str, state: str, fault: str | None = None,
                target_format: str = "delta", env: Mapping[str, str] | None = None,
-               timeout: float = 900, force: bool = False) -> subprocess.CompletedProcess[str]:
+               timeout: float = 900, force: bool = False,
+               extra: Sequence[str] = ()) -> subprocess.CompletedProcess[str]:
     """One ``python -m lakemark ingest files`` run in a fresh process (``--json``,
     ``--master local[1]``), killed at ``fault`` if given. The repository's ``src`` comes first
     on the child's ``PYTHONPATH``, so the run uses this tree's code; ``env`` adds variables
-    (an S3 endpoint, for instance); ``force`` takes the job's lease over."""
+    (an S3 endpoint, for instance); ``force`` takes the job's lease over; ``extra``: more
+    options (``--clean-source delete``, for instance)."""
     cmd, child = _ingest_command(source, target, job, state, target_format, force, env, fault,
-                                 None)
+                                 None, extra)
     return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=child)
 
 

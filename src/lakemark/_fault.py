@@ -14,7 +14,7 @@ import signal
 import time
 from pathlib import Path
 
-__all__ = ["FAULT_ENV", "FAULT_WAIT_ENV", "FAULT_POINTS", "fault_point"]
+__all__ = ["CLEAN_FAULT_POINTS", "FAULT_ENV", "FAULT_WAIT_ENV", "FAULT_POINTS", "fault_point"]
 
 FAULT_ENV = "LAKEMARK_FAULT"
 FAULT_WAIT_ENV = "LAKEMARK_FAULT_WAIT"
@@ -29,6 +29,14 @@ FAULT_POINTS: tuple[str, ...] = (
     "after-sink-commit",    # the sink committed, the manifest not yet updated
     "before-job-commit",    # every write done, job.commit() not yet called
     "during-job-commit",    # inside the state store's commit transaction, before it ends
+)
+
+
+#: Points after the run's commit, in the clean-up of processed files (``clean_source``); kept
+#: apart from FAULT_POINTS, whose crash matrix checks runs that did not commit.
+CLEAN_FAULT_POINTS: tuple[str, ...] = (
+    "after-job-commit",     # the run committed (its clean-up intent with it), nothing cleaned
+    "mid-clean-up",         # the first file of a clean-up entry cleaned, no "done" mark yet
 )
 
 
