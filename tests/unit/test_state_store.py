@@ -598,3 +598,28 @@ def test_schema_reset_is_refused_while_a_run_holds_the_lease(store) -> None:  # 
     with pytest.raises(LeaseError):
         store.reset_source_schema("j")
     assert store.get_source_schema("j", "src") is not None
+
+
+def test_entries_marked_after_the_commit(store) -> None:  # type: ignore[no-untyped-def]
+    """The clean-up's store side: open entries by ctx prefix (any run status, oldest first,
+    with their files), a mark recorded only on a run that succeeded."""
+    files = [FileEntry(1, "/s/a", 3), FileEntry(2, "/s/b", 4)]
+    first = begin(store)
+    store.record_plan(first.run_id, "clean:src", {"kind": "clean", "status": "pending"}, files)
+    store.record_plan(first.run_id, "src", {"kind": "files"}, files)
+    with pytest.raises(StateError, match="only a run that succeeded"):
+        store.record_after_commit(first.run_id, "clean:src", {"status": "done"})
+    store.commit_run(first.run_id, {}, update_bookmark=True)
+    failed = begin(store)
+    store.record_plan(failed.run_id, "clean:src", {"kind": "clean", "status": "pending"}, [])
+    store.fail_run(failed.run_id, "boom", update_bookmark=True)
+    found = store.open_entries("j", "clean:")
+    assert [(r.run_id, r.status, i.ctx) for r, i in found] == [
+        (first.run_id, "SUCCEEDED", "clean:src"), (failed.run_id, "FAILED", "clean:src")]
+    assert [f.path for f in found[0][1].files] == ["/s/a", "/s/b"]
+    with pytest.raises(StateError, match="recorded nothing"):
+        store.record_after_commit(first.run_id, "clean:other", {"status": "done"})
+    store.record_after_commit(first.run_id, "clean:src", {"kind": "clean", "status": "done"})
+    assert [r.run_id for r, _ in store.open_entries("j", "clean:")] == [failed.run_id]
+    (inputs,) = [i for i in store.run_inputs(first.run_id) if i.ctx == "clean:src"]
+    assert inputs.plan["status"] == "done" and len(inputs.files) == 2
