@@ -14,6 +14,7 @@ is committed. What to do per file is decided in :mod:`lakemark.planning.cleanup`
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -22,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 from ._fault import fault_point
 from .errors import ConfigError
 from .planning.cleanup import (OUTCOMES, CleanEntry, archive_destination, check_clean_options,
-                               decide, plan_cleanup)
+                               decide, parse_retention, plan_cleanup)
 from .planning.files import FileEntry
 
 if TYPE_CHECKING:
@@ -46,11 +47,13 @@ class CleanSpec:
 
     mode: str
     archive_to: str | None = None
+    retention_s: float = 0.0  # how long after the commit the files are left in place
 
 
 def clean_spec(mode: str | None, archive_to: str | None, paths: Sequence[str], *,
-               ctx: str | None, bookmark_option: str, mode_option: str = "clean_source",
-               archive_option: str = "archive_to") -> CleanSpec | None:
+               ctx: str | None, bookmark_option: str, retention: str | float | None = None,
+               mode_option: str = "clean_source", archive_option: str = "archive_to",
+               retention_option: str = "clean_source_retention") -> CleanSpec | None:
     """The checked clean-up of a source read from ``paths`` (None: ``off``).
 
     ConfigError, before anything is planned, for an unknown mode, a missing or misplaced
@@ -63,7 +66,10 @@ def clean_spec(mode: str | None, archive_to: str | None, paths: Sequence[str], *
     roots = [parse_uri(p).root for p in paths]
     check_clean_options(mode, archive, roots, mode_option=mode_option,
                         archive_option=archive_option)
+    retention_s = parse_retention(retention, option=retention_option)
     if mode == "off":
+        if retention_s:
+            raise ConfigError(f"{retention_option} goes with {mode_option} delete or archive")
         return None
     if ctx is None:
         raise ConfigError(f"{mode_option} {mode} needs a transformation_ctx: the clean-up is "
@@ -71,15 +77,18 @@ def clean_spec(mode: str | None, archive_to: str | None, paths: Sequence[str], *
     if bookmark_option == "pause":
         raise ConfigError(f"{mode_option} {mode} cannot run with the bookmark paused: a paused "
                           "run leaves its files to be processed again")
-    return CleanSpec(mode, archive)
+    return CleanSpec(mode, archive, retention_s)
 
 
 def intent(spec: CleanSpec, ctx: str, roots: Sequence[str], files: Sequence[FileEntry]
            ) -> dict[str, Any]:
     """The pending entry a run records for source ``ctx`` just before it commits."""
+    now_ms = time.time_ns() // 1_000_000
     return {"kind": "clean", "ctx": ctx, "mode": spec.mode, "archive_to": spec.archive_to,
             "roots": list(roots), "status": "pending", "files": len(files),
-            "bytes": sum(f.size for f in files), "attempts": 0}
+            "bytes": sum(f.size for f in files), "attempts": 0,
+            "retention_s": spec.retention_s,
+            "not_before_ms": now_ms + int(spec.retention_s * 1000)}
 
 
 def run_cleanups(store: StateStore, job_name: str, *, by_run: str,
@@ -96,11 +105,12 @@ def run_cleanups(store: StateStore, job_name: str, *, by_run: str,
                           done=inputs.plan.get("status") == "done",
                           mode=str(inputs.plan.get("mode")), files=tuple(inputs.files),
                           roots=tuple(inputs.plan.get("roots") or ()),
-                          archive_to=inputs.plan.get("archive_to"))
+                          archive_to=inputs.plan.get("archive_to"),
+                          not_before_ms=int(inputs.plan.get("not_before_ms") or 0))
                for run, inputs in opened]
     plans = {(run.run_id, inputs.ctx): inputs.plan for run, inputs in opened}
     reports = []
-    for task in plan_cleanup(entries):
+    for task in plan_cleanup(entries, time.time_ns() // 1_000_000):
         entry = task.entry
         record = _carry_out(ops, entry, task.files)
         record["duplicates"] = len(task.duplicates)

@@ -306,11 +306,12 @@ class Job:
 
     # -- clean-up of processed files (_cleanup.py) -------------------------------------------
     def _clean_spec(self, path: str | Sequence[str], ctx: str | None, mode: str | None,
-                    archive_to: str | None) -> CleanSpec | None:
+                    archive_to: str | None, retention: str | float | None,
+                    ) -> CleanSpec | None:
         from ._cleanup import clean_spec
 
         return clean_spec(mode, archive_to, [path] if isinstance(path, str) else list(path),
-                          ctx=ctx, bookmark_option=self.bookmark_option)
+                          ctx=ctx, bookmark_option=self.bookmark_option, retention=retention)
 
     def _record_clean_intents(self, record: RunRecord) -> None:
         """Record, just before the commit, the clean-up of each source that asked for one and
@@ -357,11 +358,13 @@ class Job:
         full_listing_every: int = DEFAULT_FULL_LISTING_EVERY,
         clean_source: str = "off",
         archive_to: str | None = None,
+        clean_source_retention: str | float | None = None,
     ) -> FilePlan:
         """Plan (and record) which files of ``path`` this run takes, without reading them.
 
-        ``clean_source``/``archive_to``: as for :meth:`read_files`."""
-        clean = self._clean_spec(path, ctx, clean_source, archive_to)
+        ``clean_source``/``archive_to``/``clean_source_retention``: as for
+        :meth:`read_files`."""
+        clean = self._clean_spec(path, ctx, clean_source, archive_to, clean_source_retention)
         return self._plan(
             path,
             ctx=ctx,
@@ -510,6 +513,7 @@ class Job:
         schema_hints: str | None = None,
         clean_source: str = "off",
         archive_to: str | None = None,
+        clean_source_retention: str | float | None = None,
     ) -> DataFrame:
         """A DataFrame of only the files of ``path`` that this run should process.
 
@@ -534,14 +538,16 @@ class Job:
         this run took once the run has committed — deleted, or moved under ``archive_to`` (a
         folder or ``s3://`` prefix outside the source) at their path relative to the source;
         a file changed since it was planned is kept. A crash between the commit and the
-        clean-up is finished by the next run. See docs/clean-source.md.
+        clean-up is finished by the next run. ``clean_source_retention`` (seconds, or "12h",
+        "7d"): leave the files that long after the commit; a later run's commit cleans them.
+        See docs/clean-source.md.
         """
         from .sources import check_read_options
         from .sources._schema_track import tracking_of
 
         check_read_options(format, mode)
         tracking = tracking_of(schema_evolution, rescued_data_column, schema_hints)
-        clean = self._clean_spec(path, ctx, clean_source, archive_to)
+        clean = self._clean_spec(path, ctx, clean_source, archive_to, clean_source_retention)
         file_options = FileOptions(
             max_band_ms=max_band_ms,
             max_files_in_band=max_files_in_band,

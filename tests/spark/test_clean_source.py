@@ -135,6 +135,28 @@ def test_a_failed_clean_up_is_reported_then_retried(tmp_path: Path) -> None:
     assert clean["counts"]["archived"] == 1 and clean["counts"]["gone"] == 1
 
 
+def test_retention_leaves_the_files_until_a_later_commit(tmp_path: Path) -> None:
+    src, state = tmp_path / "in", f"sqlite:///{tmp_path / 's.db'}"
+    write(src / "a.json", 0)
+    with Job("j", state=state) as job:
+        job.plan_files(str(src), ctx="source", clean_source="delete",
+                       clean_source_retention="1h")
+    assert names(src) == ["a.json"] and job.cleanups == []
+    clean = details(state, job.run_id)["cleanups"]["source"]
+    assert clean["status"] == "pending" and clean["retention_s"] == 3600
+    with Job("j", state=state) as later:  # inside the hour: the file stays
+        later.plan_files(str(src), ctx="source")
+    assert names(src) == ["a.json"]
+    # An hour later, as the entry sees it (the test moves its time rather than wait):
+    store = open_store(state)
+    store.record_after_commit(job.run_id, "clean:source", {**clean, "kind": "clean",
+                                                          "not_before_ms": 0})
+    store.close()
+    with Job("j", state=state) as last:
+        last.plan_files(str(src), ctx="source")
+    assert names(src) == [] and last.cleanups[0]["counts"]["deleted"] == 1
+
+
 @pytest.mark.long
 def test_ingest_killed_between_commit_and_clean_up_the_next_run_finishes(tmp_path: Path) -> None:
     src, target, state = tmp_path / "in", tmp_path / "out", f"sqlite:///{tmp_path / 's.db'}"
@@ -207,6 +229,8 @@ def test_killed_after_the_commit_the_next_run_finishes_the_clean_up(
     (["--clean-source", "delete", "--archive-to", "{tmp}/a"], "goes with --clean-source arch"),
     (["--clean-source", "delete", "--bookmark", "pause"], "bookmark paused"),
     (["--clean-source", "move"], "Invalid value for '--clean-source'"),
+    (["--clean-source-retention", "7d"], "--clean-source-retention goes with --clean-source"),
+    (["--clean-source", "delete", "--clean-source-retention", "soon"], "not a duration"),
 ])
 def test_bad_options_are_refused_before_any_state(tmp_path: Path, args: list[str],
                                                   message: str) -> None:

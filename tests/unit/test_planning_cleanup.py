@@ -16,8 +16,8 @@ from hypothesis import strategies as st
 
 from lakemark.errors import ConfigError
 from lakemark.planning.cleanup import (CleanEntry, Seen, archive_destination,
-                                       check_clean_options, decide, plan_cleanup,
-                                       relative_to_root)
+                                       check_clean_options, decide, parse_retention,
+                                       plan_cleanup, relative_to_root)
 from lakemark.planning.files import FileEntry
 
 ROOT = "/src"
@@ -44,8 +44,10 @@ def _seen(value: tuple[int, int] | None) -> Seen | None:
     return None if value is None else Seen(*value)
 
 
-def _pass(model: Model, entries: list[CleanEntry], kill_after: int | None) -> None:
-    """One clean-up pass, as lakemark.\\_cleanup does it, killed after ``kill_after`` steps."""
+def _pass(model: Model, entries: list[CleanEntry], kill_after: int | None,
+          now_ms: int | None = None) -> None:
+    """One clean-up pass at ``now_ms``, as lakemark.\\_cleanup does it, killed after
+    ``kill_after`` steps."""
 
     def step() -> None:
         model.ops += 1
@@ -53,9 +55,10 @@ def _pass(model: Model, entries: list[CleanEntry], kill_after: int | None) -> No
             raise Killed
 
     current = [CleanEntry(e.run_id, e.key, e.committed, e.run_id in model.done, e.mode,
-                          e.files, e.roots, e.archive_to) for e in entries]
-    for task in plan_cleanup(current):
+                          e.files, e.roots, e.archive_to, e.not_before_ms) for e in entries]
+    for task in plan_cleanup(current, now_ms):
         entry = task.entry
+        assert now_ms is None or entry.not_before_ms <= now_ms  # never inside its retention
         for f in task.files:
             now = model.files.get(f.path)
             if entry.mode == "delete":
@@ -83,7 +86,8 @@ def _pass(model: Model, entries: list[CleanEntry], kill_after: int | None) -> No
 runs = st.lists(
     st.tuples(st.booleans(),  # committed
               st.sets(st.sampled_from(PATHS), max_size=4),  # files it took
-              st.sets(st.sampled_from(PATHS), max_size=2)),  # rewritten after it planned
+              st.sets(st.sampled_from(PATHS), max_size=2),  # rewritten after it planned
+              st.integers(0, 3)),  # its retention, in runs
     min_size=1, max_size=5)
 
 
@@ -91,26 +95,28 @@ runs = st.lists(
 @given(runs=runs, mode=st.sampled_from(["delete", "archive"]),
        kills=st.lists(st.integers(0, 12), max_size=3))
 def test_never_removes_an_uncommitted_version_and_finishes_exactly_once(
-        runs: list[tuple[bool, set[str], set[str]]], mode: str, kills: list[int]) -> None:
+        runs: list[tuple[bool, set[str], set[str], int]], mode: str,
+        kills: list[int]) -> None:
     model = Model(files={p: (1, 10) for p in PATHS})
     entries: list[CleanEntry] = []
     clock = 1
-    for index, (committed, took, rewritten) in enumerate(runs):
+    for index, (committed, took, rewritten, retention) in enumerate(runs):
         files = tuple(FileEntry(model.files[p][0], p, model.files[p][1])
                       for p in sorted(took) if p in model.files)
         for path in rewritten:  # a writer replaces the file after the run planned it
             clock += 1
             model.files[path] = (clock, 10 + clock)
         entries.append(CleanEntry(f"r{index}", "clean:source", committed, False, mode, files,
-                                  (ROOT,), ARCHIVE if mode == "archive" else None))
-        for kill in kills:  # passes that die part way, after this run's commit
+                                  (ROOT,), ARCHIVE if mode == "archive" else None,
+                                  index + retention))
+        for kill in [*kills, None]:  # passes after this run's commit, some dying part way
             model.ops = 0
             try:
-                _pass(model, entries, kill)
+                _pass(model, entries, kill, index)
             except Killed:
                 pass
     model.ops = 0
-    _pass(model, entries, None)
+    _pass(model, entries, None)  # once every retention has passed
 
     committed_versions = {(f.path, f.mtime, f.size) for e in entries if e.committed
                           for f in e.files}
@@ -130,7 +136,7 @@ def test_never_removes_an_uncommitted_version_and_finishes_exactly_once(
             assert model.archive[archive_destination(path, (ROOT,), ARCHIVE)] == (mtime, size)
     # 4. planning again finds nothing to do
     again = [CleanEntry(e.run_id, e.key, e.committed, e.run_id in model.done, e.mode, e.files,
-                        e.roots, e.archive_to) for e in entries]
+                        e.roots, e.archive_to, e.not_before_ms) for e in entries]
     assert plan_cleanup(again) == []
 
 
@@ -186,3 +192,25 @@ def test_good_clean_options() -> None:
     check_clean_options("archive", "/srcx", ["/src"])  # a sibling, not inside
     check_clean_options("archive", "s3://b/inx", ["s3://b/in"])
     check_clean_options("archive", "s3://other/in", ["s3://b/in"])
+
+
+def test_retention_holds_an_entry_and_its_files_back() -> None:
+    f = FileEntry(5, "/src/x", 3)
+    waiting = CleanEntry("r1", "clean:s", True, False, "delete", (f,), not_before_ms=100)
+    younger = CleanEntry("r2", "clean:s", True, False, "delete", (f,), not_before_ms=50)
+    assert [(t.entry.run_id, t.files) for t in plan_cleanup([waiting, younger], 60)] \
+        == [("r2", ())]  # the older entry keeps its file until its own time
+    assert [t.entry.run_id for t in plan_cleanup([waiting, younger], 100)] == ["r1", "r2"]
+
+
+@pytest.mark.parametrize(("value", "seconds"), [
+    (None, 0), (0, 0), (90, 90), ("90", 90), ("30m", 1800), ("12 hours", 43_200), ("7d", 604_800),
+    ("2 weeks", 1_209_600), ("1.5h", 5400)])
+def test_parse_retention(value: object, seconds: float) -> None:
+    assert parse_retention(value) == seconds  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("value", ["-1", -1, "7 parsecs", "soon", "", float("nan")])
+def test_parse_retention_refuses(value: object) -> None:
+    with pytest.raises(ConfigError, match="clean_source_retention"):
+        parse_retention(value)  # type: ignore[arg-type]

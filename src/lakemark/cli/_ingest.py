@@ -133,6 +133,11 @@ def ingest() -> None:
               help="With --clean-source archive: the folder or S3 prefix (outside SOURCE, on "
               "the same kind of storage) processed files are moved to; an existing file there "
               "is never overwritten (the source file is kept and reported).")
+@click.option("--clean-source-retention", metavar="DURATION",
+              help="With --clean-source: leave the files in place this long after the commit "
+              "that took them (seconds, or e.g. 30m, 12h, 7d; Auto Loader's "
+              "cleanSource.retentionDuration); a later run's commit cleans them. Default: "
+              "right after the commit.")
 @state_option
 @json_option
 @verbose_option
@@ -172,6 +177,7 @@ def ingest_files(
     no_rescued_data: bool,
     clean_source: str,
     archive_to: str | None,
+    clean_source_retention: str | None,
     state_url: str | None,
     as_json: bool,
     verbose: bool,
@@ -231,7 +237,7 @@ def ingest_files(
     if incremental_listing and not location.is_s3:
         raise click.UsageError("--incremental-listing applies to S3 sources (s3://, s3a://); "
                                f"{source} is local")
-    _check_clean(clean_source, archive_to, source, bookmark_option)
+    _check_clean(clean_source, archive_to, clean_source_retention, source, bookmark_option)
     check_read_options(fmt, mode.upper(), reader, location.root)
     check_write(target, format=target_format, mode=write_mode, partition_by=partition_by,
                 options=writer)
@@ -272,6 +278,7 @@ def ingest_files(
                 full_listing_every=full_listing_every,
                 clean_source=clean_source,
                 archive_to=archive_to,
+                clean_source_retention=clean_source_retention,
             )
             result = None
             # A run with nothing to write records and commits without starting Spark at all.
@@ -379,14 +386,16 @@ def _schema_summary(tracked: Mapping[str, Any]) -> str:
     return "\n".join(parts)
 
 
-def _check_clean(mode: str, archive_to: str | None, source: str, bookmark_option: str) -> None:
+def _check_clean(mode: str, archive_to: str | None, retention: str | None, source: str,
+                 bookmark_option: str) -> None:
     """UsageError for a clean-up that cannot go (naming the option), before any state."""
     from .._cleanup import clean_spec
     from ..errors import ConfigError
 
     try:
         clean_spec(mode, archive_to, [source], ctx="source", bookmark_option=bookmark_option,
-                   mode_option="--clean-source", archive_option="--archive-to")
+                   retention=retention, mode_option="--clean-source",
+                   archive_option="--archive-to", retention_option="--clean-source-retention")
     except ConfigError as exc:
         raise click.UsageError(str(exc)) from None
 

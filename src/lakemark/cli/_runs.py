@@ -146,7 +146,10 @@ def show_run(run_id: str, state_url: str | None, as_json: bool) -> None:
         counts = {k: v for k, v in (clean.get("counts") or {}).items() if v}
         console.print(f"clean-up of ctx {ctx} ({clean.get('mode')}"
                       + (f" to {clean['archive_to']}" if clean.get("archive_to") else "")
-                      + f"): {clean.get('status')}, {clean.get('files')} file(s)"
+                      + f"): {clean.get('status')}"
+                      + (f" (not before {fmt_ms(clean['not_before_ms'])})"
+                         if clean.get("status") != "done" and clean.get("retention_s") else "")
+                      + f", {clean.get('files')} file(s)"
                       + "".join(f", {k} {v}" for k, v in counts.items()), highlight=False)
         for move in clean.get("moves") or ():
             console.print(f"  moved {move['from']} → {move['to']}", highlight=False)

@@ -21,6 +21,7 @@ Two pure functions hold the rules, so they can be property-tested:
 from __future__ import annotations
 
 import posixpath
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
@@ -28,7 +29,8 @@ from ..errors import ConfigError
 from .files import FileEntry
 
 __all__ = ["CLEAN_MODES", "CleanEntry", "CleanTask", "Outcome", "Seen", "archive_destination",
-           "check_clean_options", "decide", "plan_cleanup", "relative_to_root"]
+           "check_clean_options", "decide", "parse_retention", "plan_cleanup",
+           "relative_to_root"]
 
 #: The values of ``clean_source`` / ``--clean-source``.
 CLEAN_MODES = ("off", "delete", "archive")
@@ -49,6 +51,7 @@ class CleanEntry:
     files: tuple[FileEntry, ...]
     roots: tuple[str, ...] = ()
     archive_to: str | None = None
+    not_before_ms: int = 0  # the retention: not carried out before this time (epoch ms)
 
 
 @dataclass(frozen=True)
@@ -61,14 +64,19 @@ class CleanTask:
     duplicates: tuple[FileEntry, ...] = field(default=())
 
 
-def plan_cleanup(entries: Iterable[CleanEntry]) -> list[CleanTask]:
-    """The clean-up still to do: one task per committed, not yet done entry, in the order
-    given (oldest run first). Entries of runs that did not commit are never in it; a file
-    (path, mtime, size) named by several pending entries is in the oldest one's task only."""
+def plan_cleanup(entries: Iterable[CleanEntry], now_ms: int | None = None) -> list[CleanTask]:
+    """The clean-up still to do at ``now_ms`` (None: whatever the time): one task per
+    committed, not yet done entry whose retention has passed, in the order given (oldest run
+    first). Entries of runs that did not commit are never in it; a file (path, mtime, size)
+    named by several pending entries is in the oldest one's task only (an entry still in its
+    retention holds its files back from younger ones too)."""
     tasks: list[CleanTask] = []
     taken: set[tuple[str, int, int]] = set()
     for entry in entries:
         if not entry.committed or entry.done or entry.mode not in ("delete", "archive"):
+            continue
+        if now_ms is not None and entry.not_before_ms > now_ms:
+            taken.update((f.path, f.mtime, f.size) for f in entry.files)
             continue
         mine: list[FileEntry] = []
         dups: list[FileEntry] = []
@@ -181,3 +189,30 @@ def check_clean_options(mode: str, archive_to: str | None, roots: Sequence[str],
             raise ConfigError(f"{archive_option} {archive_to} overlaps the source {root}: the "
                               "archive must be outside the source (files moved inside it "
                               "would be listed again), and the source outside the archive")
+
+
+_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([a-z]*)\s*$")
+_UNITS = {unit: factor
+          for names, factor in ((("", "s", "sec", "secs", "second", "seconds"), 1),
+                                (("m", "min", "mins", "minute", "minutes"), 60),
+                                (("h", "hour", "hours"), 3600),
+                                (("d", "day", "days"), 86_400),
+                                (("w", "week", "weeks"), 604_800))
+          for unit in names}
+
+
+def parse_retention(value: str | float | int | None, *,
+                    option: str = "clean_source_retention") -> float:
+    """Seconds from a retention: a number of seconds, or a number and a unit (``30m``,
+    ``12 hours``, ``7d``, ``2 weeks``); None: none. ConfigError naming ``option`` otherwise."""
+    if value is None:
+        return 0.0
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        if not value >= 0:  # negative or NaN
+            raise ConfigError(f"{option} must not be negative, got {value!r}")
+        return float(value)
+    match = _DURATION.match(str(value).lower())
+    if match is None or match.group(2) not in _UNITS:
+        raise ConfigError(f"{option} {value!r} is not a duration: give seconds or a number "
+                          "with a unit s, m, h, d or w (e.g. 30m, 7d)")
+    return float(match.group(1)) * _UNITS[match.group(2)]
