@@ -18,9 +18,18 @@ from typing import Any
 
 from ..planning.cleanup import Seen
 from ._s3 import _mtime_ms
-from ._uri import parse_uri
+from ._bucket_map import mapped_path
+from ._uri import Location, parse_uri
 
 __all__ = ["FileOps"]
+
+
+def _located(uri: str) -> Location:
+    """Where ``uri`` is: an ``s3://`` URI mapped to a local folder (``lakemark run
+    --bucket-map``, as its listing was) is that local file."""
+    loc = parse_uri(uri)
+    local = mapped_path(uri) if loc.is_s3 else None
+    return parse_uri(local) if local else loc
 
 
 class FileOps:
@@ -41,7 +50,7 @@ class FileOps:
     def stat(self, uri: str) -> Seen | None:
         """What is at ``uri`` now (None: nothing), with mtime and size as a listing gives them
         (on S3 from ListObjectsV2, the call the listing made, so the mtimes compare exactly)."""
-        loc = parse_uri(uri)
+        loc = _located(uri)
         if not loc.is_s3:
             try:
                 st = os.stat(loc.path)
@@ -57,7 +66,9 @@ class FileOps:
     def same_file(self, src: str, dest: str) -> bool:
         """Whether ``dest`` is a complete copy of ``src`` (same size and content; on S3 the
         same ETag, which a single-request copy keeps)."""
-        a, b = parse_uri(src), parse_uri(dest)
+        a, b = _located(src), _located(dest)
+        if a.is_s3 != b.is_s3:
+            return False
         if not a.is_s3:
             try:
                 if os.path.samefile(a.path, b.path):
@@ -77,7 +88,7 @@ class FileOps:
     # -- changing -----------------------------------------------------------------------------
     def delete(self, uri: str) -> None:
         """Remove ``uri``; a file already gone is not an error."""
-        loc = parse_uri(uri)
+        loc = _located(uri)
         if loc.is_s3:
             self.client.delete_object(Bucket=loc.bucket, Key=loc.key)
             return
@@ -94,11 +105,17 @@ class FileOps:
         then linked into place. S3: a copy (boto3's managed copy, multipart past 5 GiB), then
         the source's delete.
         """
-        a, b = parse_uri(src), parse_uri(dest)
+        a, b = _located(src), _located(dest)
+        if a.is_s3 != b.is_s3:
+            raise ValueError(f"cannot move {src} to {dest}: one is on S3, the other local")
         if a.is_s3:
             self._move_s3(a.bucket, a.key, b.bucket, b.key)
             return
-        os.makedirs(os.path.dirname(b.path), exist_ok=True)
+        try:
+            os.makedirs(os.path.dirname(b.path), exist_ok=True)
+        except FileExistsError:  # a file where a folder is needed: not "dest exists"
+            raise NotADirectoryError(errno.ENOTDIR, "a file is in the way of the archive "
+                                     "folder", os.path.dirname(b.path)) from None
         try:
             os.link(a.path, b.path)
         except OSError as exc:
