@@ -60,7 +60,7 @@ def _paths(plan_files) -> list[str]:  # type: ignore[no-untyped-def]
     return [f.file.path for f in plan_files]
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(_logs())
 def test_skipping_takes_every_appended_file_once_and_skips_exactly_the_change_commits(
         log: list[Commit]) -> None:
@@ -72,7 +72,7 @@ def test_skipping_takes_every_appended_file_once_and_skips_exactly_the_change_co
     assert all(f.change_type is None for f in plan.files)
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(_logs(), st.data())
 def test_a_range_split_in_two_plans_the_same_files(log: list[Commit], data: st.DataObject
                                                    ) -> None:
@@ -85,7 +85,7 @@ def test_a_range_split_in_two_plans_the_same_files(log: list[Commit], data: st.D
         assert whole.files == parts
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(_logs())
 def test_append_only_refuses_the_first_change_commit(log: list[Commit]) -> None:
     first = next((c for c in log if c.removes_data), None)
@@ -100,7 +100,7 @@ def test_append_only_refuses_the_first_change_commit(log: list[Commit]) -> None:
     assert "/lake/t" in message and "skipChangeCommits=true" in message
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(_logs())
 def test_change_feed_uses_cdc_files_else_adds_and_removes(log: list[Commit]) -> None:
     plan = plan_commits(log, TableOptions(read_change_feed=True), cdf_at_start=True)
