@@ -659,6 +659,21 @@ class Job:
                             hashexpression, hashpartitions)
         return read_jdbc(self, source, ctx=ctx)
 
+    def read_table(self, table: str, *, ctx: str | None = None, format: str = "delta",
+                   options: Mapping[str, str] | None = None) -> DataFrame:
+        """A DataFrame of the commits of table ``table`` (a path, ``s3://`` URI or catalog
+        ``database.table``) after the last successful run's version, up to a version pinned
+        when this run plans (a retry replays the same range); the snapshot on the first run.
+        Options: ``readChangeFeed``, ``skipChangeCommits``, ``startingVersion``. See
+        :mod:`lakemark.sources._delta_table` and docs/delta.md."""
+        from .sources._delta_table import read_table
+
+        frame, empty = read_table(self, table, ctx=ctx, format=format, options=options)
+        self._read_started = True
+        if empty:
+            self._empty_reads[id(frame)] = frame
+        return frame
+
     # -- writing --------------------------------------------------------------------------
     def write(
         self,

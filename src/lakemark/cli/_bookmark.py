@@ -33,6 +33,9 @@ def _element_summary(element: Mapping[str, Any]) -> str:
         if element.get("floor"):
             parts.append(f"floor {fmt_ms(element['floor'][0])} {element['floor'][1]}")
         return "\n".join(parts)
+    if element.get("kind") == "delta-table":
+        return (f"Delta table {element.get('source', '?')}\nread up to version "
+                f"{element.get('version')}")
     return ", ".join(f"{k}={v}" for k, v in element.items())
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from datetime import datetime
+from collections.abc import Mapping
 from typing import Any
 
 import click
@@ -59,6 +60,23 @@ def _took(started_at: str, ended_at: str | None) -> str:
     return f"{seconds:.1f}s" if seconds < 120 else f"{seconds / 60:.1f}min"
 
 
+def _versions(src: Mapping[str, Any]) -> str:
+    """The versions a Delta table source took, for people."""
+    rng = src.get("range") or {}
+    if not rng:
+        return "no versions"
+    first, last = rng.get("from_version"), rng.get("to_version")
+    if rng.get("mode") == "snapshot":
+        text = f"snapshot at version {last}"
+    elif first is not None and last is not None and first > last:
+        text = f"no new version (table at {last})"
+    else:
+        text = f"versions {first} to {last}"
+    skipped = src.get("skipped_commits") or []
+    return text + (f", skipped change commit(s) {', '.join(map(str, skipped))}" if skipped
+                   else "")
+
+
 def run_details(store: StateStore, run_id: str) -> dict[str, Any]:
     """The JSON shape of ``runs show``: the run's fields, its sources' files and its sinks."""
     record = store.get_run(run_id)
@@ -91,6 +109,9 @@ def run_details(store: StateStore, run_id: str) -> dict[str, Any]:
         if plan.get("kind") == "jdbc":  # a JDBC source took a key range, not files
             sources[inputs.ctx].update(kind="jdbc", dbtable=plan.get("dbtable"),
                                        range=plan.get("range"))
+        if plan.get("kind") == "delta-table":  # a table source took a range of versions
+            sources[inputs.ctx].update(kind="delta-table", range=plan.get("range"),
+                                       skipped_commits=plan.get("skipped_commits"))
     out["sources"] = sources
     out["sinks"] = sinks
     if schemas:
@@ -125,6 +146,9 @@ def show_run(run_id: str, state_url: str | None, as_json: bool) -> None:
             console.print(f"ctx {ctx}: {src['source']} — key range {json.dumps(src['range'])}",
                           highlight=False)
             continue
+        if src.get("kind") == "delta-table":
+            console.print(f"ctx {ctx}: Delta table {src['source']} — {_versions(src)}",
+                          highlight=False)
         table = Table(title=f"ctx {ctx}: {src['source']} — {len(src['files'])} file(s), "
                             f"{human_bytes(src['planned_bytes'] or 0)}")
         table.add_column("path")
