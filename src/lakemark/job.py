@@ -689,7 +689,7 @@ class Job:
         iceberg_catalog: str | None = None,
         merge_keys: Sequence[str] | None = None,
         delete_when: str | None = None,
-        order_by: str | None = None,
+        order_by: str | Sequence[str] | None = None,
     ) -> WriteResult:
         """Write ``df`` to ``target`` and record the write in the run's manifest.
 

@@ -245,3 +245,44 @@ def test_merge_into_a_partitioned_s3_table_by_a_compound_key(spark: Any, s3: Any
     back = spark.read.format("delta").load("s3://lake/t")
     assert sorted(tuple(r) for r in back.select("day", "id", "v").collect()) == [
         ("d1", 1, "a"), ("d1", 2, "B"), ("d2", 1, None), ("d2", 5, "e")]
+
+
+def test_merges_write_the_change_data_feed_when_the_table_has_it_on(spark: Any,
+                                                                   tmp_path: Path) -> None:
+    """With ``delta.enableChangeDataFeed=true`` a merge's commit carries its change data
+    (deltalake writes ``_change_data`` files), so a reader of the feed sees the updates (pre-
+    and post-image) and deletes of every merge, and the inserts of merges and appends."""
+    import pyarrow as pa
+
+    target, state = tmp_path / "t", f"sqlite:///{tmp_path / 's.db'}"
+
+    def run(data: list[tuple[Any, ...]]) -> int:
+        with Job("m", state=state) as job:
+            result = job.write(spark.createDataFrame(data, SCHEMA), str(target), ctx="out",
+                               merge_keys=["id"], delete_when="op = 'D'", order_by="ts")
+        assert result.table_version is not None
+        return result.table_version
+
+    run([(1, "a", "I", 1), (2, "b", "I", 1), (3, "c", "I", 1)])
+    DeltaTable(str(target)).alter.set_table_properties({"delta.enableChangeDataFeed": "true"})
+    merged = run([(1, "a2", "U", 2), (1, "a3", "U", 3), (2, None, "D", 2), (4, "d", "I", 2),
+                  (5, "e", "I", 2), (5, None, "D", 3)])
+    assert rows(target) == {1: ("a3", "U", 3), 3: ("c", "I", 1), 4: ("d", "I", 2)}
+    assert any((target / "_change_data").rglob("*.parquet"))
+
+    def feed(version: int) -> list[tuple[Any, ...]]:
+        changes = pa.table(DeltaTable(str(target)).load_cdf(starting_version=version,
+                                                            ending_version=version).read_all())
+        return sorted((r["_change_type"], r["id"], r["name"], r["_commit_version"])
+                      for r in changes.to_pylist())
+
+    assert feed(merged) == [("delete", 2, "b", merged), ("insert", 4, "d", merged),
+                            ("update_postimage", 1, "a3", merged),
+                            ("update_preimage", 1, "a", merged)]
+    again = run([(3, None, "D", 4), (4, "d2", "U", 4)])  # the next link sees this one too
+    assert feed(again) == [("delete", 3, "c", again), ("update_postimage", 4, "d2", again),
+                           ("update_preimage", 4, "d", again)]
+    with Job("m", state=state) as job:  # an append into the table: its rows are inserts
+        appended = job.write(spark.createDataFrame([(8, "h", "I", 5)], SCHEMA), str(target),
+                             ctx="out").table_version
+    assert appended is not None and feed(appended) == [("insert", 8, "h", appended)]

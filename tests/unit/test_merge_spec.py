@@ -45,3 +45,20 @@ def test_bad_combinations_name_the_option() -> None:
     with pytest.raises(ConfigError, match="reserved"):
         merge_spec(["id"], None, None, format="delta", mode="append", columns=["id", DELETE_FLAG])
     assert merge_spec(None, None, None, format="parquet", mode="overwrite", columns=cols) is None
+
+
+@given(columns=st.lists(names, min_size=2, max_size=6, unique=True), data=st.data())
+def test_order_by_names_one_column_or_several_in_turn(columns: list[str],
+                                                      data: st.DataObject) -> None:
+    key, *rest = columns
+    order = data.draw(st.lists(st.sampled_from(rest), min_size=1, unique=True))
+    spec = merge_spec([key], None, order, format="delta", mode="append", columns=columns)
+    assert spec is not None and spec.order_columns == tuple(order)
+    assert spec.order_by == (order[0] if len(order) == 1 else tuple(order))
+    with pytest.raises(ConfigError, match="order_by names a column twice"):
+        merge_spec([key], None, [order[0], order[0]], format="delta", mode="append",
+                   columns=columns)
+    with pytest.raises(ConfigError, match=f"order_by column '{key}' is a merge key"):
+        merge_spec([key], None, [*order, key], format="delta", mode="append", columns=columns)
+    with pytest.raises(ConfigError, match="at least one column"):
+        merge_spec([key], None, [], format="delta", mode="append", columns=columns)

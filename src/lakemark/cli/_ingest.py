@@ -103,9 +103,10 @@ def ingest() -> None:
 @click.option("--delete-when", metavar="EXPR",
               help="With --merge-key: rows for which this Spark SQL expression is true delete "
               "the table row with their key, e.g. \"op = 'D'\".")
-@click.option("--order-by", metavar="COL",
+@click.option("--order-by", "order_by", multiple=True, metavar="COL",
               help="With --merge-key: of several input rows with one key, the one with the "
-              "greatest COL wins (latest wins).")
+              "greatest COL wins (latest wins); repeatable: later columns break ties of "
+              "earlier ones.")
 @click.option("--schema-evolution", type=click.Choice(EVOLUTION_MODES, case_sensitive=False),
               help="Track the source's schema in the state store (json and csv sources): "
                    "inferred on "
@@ -170,7 +171,7 @@ def ingest_files(
     merge_schema: bool,
     merge_keys: tuple[str, ...],
     delete_when: str | None,
-    order_by: str | None,
+    order_by: tuple[str, ...],
     schema_evolution: str | None,
     rescued_data_column: str,
     schema_hints: str | None,
@@ -294,7 +295,7 @@ def ingest_files(
                 result = job.write(
                     df, target, format=target_format, mode=write_mode, partition_by=partition_by,
                     ctx="target", options=writer, merge_keys=list(merge_keys) or None,
-                    delete_when=delete_when, order_by=order_by,
+                    delete_when=delete_when, order_by=list(order_by) or None,
                 )
     record = store.get_run(job.run.run_id)
     bookmark = store.get_bookmark(job_name)
@@ -351,12 +352,12 @@ def ingest_files(
         console.print("No new files: nothing to write.")
 
 
-def _check_merge(merge_keys: tuple[str, ...], delete_when: str | None, order_by: str | None,
+def _check_merge(merge_keys: tuple[str, ...], delete_when: str | None, order_by: tuple[str, ...],
                  *, target_format: str, write_mode: str, partition_by: tuple[str, ...],
                  merge_schema: bool) -> None:
     """UsageError for merge options that cannot go together, before any state changes."""
     if not merge_keys:
-        if delete_when is not None or order_by is not None:
+        if delete_when is not None or order_by:
             raise click.UsageError("--delete-when and --order-by go with --merge-key")
         return
     if target_format != "delta":

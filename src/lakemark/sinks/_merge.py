@@ -7,8 +7,9 @@
   on update and are null on insert;
 * a row for which ``delete_when`` (a Spark SQL expression over the input's columns) is true
   deletes the table row with its key (and is not inserted when there is none);
-* with ``order_by``, the input row with the greatest ``order_by`` value per key is the one that
-  counts ("latest wins"); without it, a key that occurs twice in the input fails the write
+* with ``order_by`` (a column, or several compared in turn: ``["changed_at", "seq"]``), the
+  input row with the greatest ``order_by`` value per key is the one that counts ("latest
+  wins"); without it, a key that occurs twice in the input fails the write
   naming the key (Delta's own rule), before anything is written. So does a tie for the latest.
 
 The input's columns are the table's columns (a new table is created from them, flag columns
@@ -54,11 +55,18 @@ class MergeSpec:
 
     keys: tuple[str, ...]
     delete_when: str | None = None
-    order_by: str | None = None
+    order_by: str | tuple[str, ...] | None = None
+
+    @property
+    def order_columns(self) -> tuple[str, ...]:
+        """The ``order_by`` columns, most significant first (empty without ``order_by``)."""
+        if self.order_by is None:
+            return ()
+        return (self.order_by,) if isinstance(self.order_by, str) else tuple(self.order_by)
 
 
 def merge_spec(merge_keys: Sequence[str] | str | None, delete_when: str | None,
-               order_by: str | None, *, format: str, mode: str,
+               order_by: Sequence[str] | str | None, *, format: str, mode: str,
                columns: Sequence[str]) -> MergeSpec | None:
     """Check the merge options of a write against its format, mode and input ``columns``
     (pure: no Spark, no I/O). None when ``merge_keys`` is not given; ConfigError naming the
@@ -88,16 +96,24 @@ def merge_spec(merge_keys: Sequence[str] | str | None, delete_when: str | None,
                           f"(columns: {', '.join(columns)})")
     if delete_when is not None and (not isinstance(delete_when, str) or not delete_when.strip()):
         raise ConfigError(f"delete_when must be a SQL expression, got {delete_when!r}")
+    order: str | tuple[str, ...] | None = None
     if order_by is not None:
-        if not isinstance(order_by, str) or order_by not in present:
-            raise ConfigError(f"order_by column {order_by!r} is not in the DataFrame "
-                              f"(columns: {', '.join(columns)})")
-        if order_by in keys:
-            raise ConfigError(f"order_by column {order_by!r} is a merge key; it cannot order "
-                              "the versions of one key")
+        names = [order_by] if isinstance(order_by, str) else list(order_by)
+        if not names:
+            raise ConfigError("order_by must name at least one column")
+        for name in names:
+            if not isinstance(name, str) or name not in present:
+                raise ConfigError(f"order_by column {name!r} is not in the DataFrame "
+                                  f"(columns: {', '.join(columns)})")
+            if name in keys:
+                raise ConfigError(f"order_by column {name!r} is a merge key; it cannot order "
+                                  "the versions of one key")
+        if len(set(names)) != len(names):
+            raise ConfigError(f"order_by names a column twice: {names}")
+        order = names[0] if len(names) == 1 else tuple(names)
     if DELETE_FLAG in present:
         raise ConfigError(f"column name {DELETE_FLAG!r} is reserved for merges")
-    return MergeSpec(tuple(keys), delete_when, order_by)
+    return MergeSpec(tuple(keys), delete_when, order)
 
 
 def _quote(name: str) -> str:
@@ -120,16 +136,18 @@ def _prepare(df: DataFrame, spec: MergeSpec, target: Target) -> DataFrame:
         except (AnalysisException, ParseException) as exc:
             raise ConfigError(f"delete_when {spec.delete_when!r} is not a valid expression "
                               f"over the input's columns: {str(exc).splitlines()[0]}") from None
-    if spec.order_by is not None:
+    if spec.order_columns:
         latest = "__lakemark_latest"
-        order = F.col(_quote(spec.order_by))
+        cols = [F.col(_quote(c)) for c in spec.order_columns]
+        order = cols[0] if len(cols) == 1 else F.struct(*cols)  # structs compare in turn
         df = (df.withColumn(latest, F.max(order).over(Window.partitionBy(*keys)))
               .where(order.eqNullSafe(F.col(latest))).drop(latest))
     twice = df.groupBy(*keys).count().where(F.col("count") > 1).limit(1).collect()
     if twice:
         row = twice[0]
         named = ", ".join(f"{k}={row[k]!r}" for k in spec.keys)
-        why = (f"has two rows with the same latest {spec.order_by!r}" if spec.order_by
+        ordered = ", ".join(spec.order_columns)
+        why = (f"has two rows with the same latest {ordered!r}" if spec.order_by
                else "occurs more than once and no order_by says which row wins")
         raise SinkError(f"merge into Delta table {target.root}: key {named} {why} "
                         "(nothing was written)", target=target.root)

@@ -135,7 +135,7 @@ def write_target(
     iceberg_catalog: str | None = None,
     merge_keys: Sequence[str] | None = None,
     delete_when: str | None = None,
-    order_by: str | None = None,
+    order_by: str | Sequence[str] | None = None,
 ) -> WriteResult:
     """Write ``df`` to ``target`` (a local path, ``file://`` or ``s3://`` URI, or for
     ``format="iceberg"`` a table name ``[catalog.]db.table`` in ``iceberg_catalog``, see
