@@ -49,11 +49,16 @@ def register(spark: SparkSession) -> bool:
     lakemark's sessions (``Job``, ``lakemark run``, the Glue facade) are registered already;
     call this in any other session. Returns False, changing nothing, when Delta Lake's own jars
     are on the classpath (they keep ``format("delta")``).
+
+    It also makes ``from delta.tables import DeltaTable`` resolve to lakemark's stand-in when
+    Delta Lake's own ``delta`` package is not installed (docs/upserts.md).
     """
     from .spark_io import install
+    from .tables import install_delta_shim
     from .tables import register as register_tables
 
     install()
+    install_delta_shim()
     return register_tables(spark)
 
 __version__ = "0.1.0"

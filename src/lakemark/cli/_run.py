@@ -114,6 +114,9 @@ def run(
         os.environ["PYSPARK_SUBMIT_ARGS"] = shlex.join([*words, "pyspark-shell"])
     sys.argv = [str(path), *script_args]
     sys.path[:0] = [shim_path(), str(path.resolve().parent)]
+    from ..tables import install_delta_shim
+
+    install_delta_shim()  # `from delta.tables import DeltaTable` without delta-spark
     from pyspark.sql import SparkSession
 
     from .._jvm_stderr import patch_gateway

@@ -4,14 +4,19 @@
 are on its classpath, which then keep the name). Reads from the Python driver take
 :func:`fast_read` (Spark's Parquet reader on the snapshot's files) where the JVM can open the
 files, else the data source. See docs/delta.md.
+
+:func:`install_delta_shim` serves ``from delta.tables import DeltaTable`` (Delta's Python API:
+merge, update, delete, history, optimize ...) from lakemark when delta-spark is absent; see
+docs/upserts.md.
 """
 
 from __future__ import annotations
 
 from ._delta_fast import fast_read
 from ._delta_save import save_delta
+from ._delta_shim import delta_shim_path, install_delta_shim
 from ._delta_source import FS_OPTION, READER_OPTION
 from ._register import delta_jars_present, is_registered, register
 
-__all__ = ["FS_OPTION", "READER_OPTION", "delta_jars_present", "fast_read", "is_registered",
-           "register", "save_delta"]
+__all__ = ["FS_OPTION", "READER_OPTION", "delta_jars_present", "delta_shim_path", "fast_read",
+           "install_delta_shim", "is_registered", "register", "save_delta"]

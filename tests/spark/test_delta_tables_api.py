@@ -1,0 +1,194 @@
+"""``from delta.tables import DeltaTable`` served by lakemark (no delta-spark, no jars), on real
+Delta tables (deltalake) and the session-scoped local Spark: the shim's import, forPath /
+forName / isDeltaTable / toDF, merge with every clause kind (SQL strings and Columns, first
+matching clause wins, a source row matching two targets refused), update, delete, history,
+detail, vacuum, optimize, restore, the create builders, and unsupported methods named."""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from deltalake import DeltaTable as RsTable
+from deltalake import write_deltalake
+
+import lakemark
+from lakemark.errors import ConfigError, SinkError, UnsupportedError
+from lakemark.tables._delta_sql import spark_sql_to_datafusion
+
+pytestmark = pytest.mark.spark
+
+
+@pytest.fixture(scope="module")
+def DeltaTable(spark: Any) -> Any:  # noqa: N802 - the class scripts import
+    """The class ``from delta.tables import DeltaTable`` gives after ``lakemark.register``."""
+    lakemark.register(spark)
+    module = importlib.import_module("delta.tables")
+    return module.DeltaTable
+
+
+def rows(path: Path) -> dict[int, tuple[Any, ...]]:
+    table = RsTable(str(path)).to_pyarrow_table().to_pylist()
+    out = {r["id"]: tuple(v for k, v in sorted(r.items()) if k != "id") for r in table}
+    assert len(out) == len(table), table
+    return out
+
+
+def seed(path: Path, ids: list[int], names: list[str], partition: bool = False) -> None:
+    import pyarrow as pa
+
+    data = pa.table({"id": pa.array(ids, pa.int64()), "name": names,
+                     "day": ["d1" if i % 2 else "d2" for i in ids]})
+    write_deltalake(str(path), data, partition_by=["day"] if partition else None)
+
+
+def test_the_shim_is_lakemarks_and_delta_spark_would_win(DeltaTable: Any) -> None:
+    import delta
+
+    assert DeltaTable.__module__ == "lakemark.tables._delta_api"
+    assert delta.__file__ is not None and "lakemark" in delta.__file__
+    assert sys.path[-1].endswith("_shim")  # appended last: an installed delta-spark comes first
+    from lakemark.tables import install_delta_shim
+
+    assert install_delta_shim()  # idempotent
+
+
+def test_merge_snippet_and_clauses(spark: Any, DeltaTable: Any, tmp_path: Path) -> None:
+    from pyspark.sql import functions as F
+
+    path = tmp_path / "customers"
+    seed(path, [1, 2, 3, 4], ["a", "b", "c", "d"])
+    assert DeltaTable.isDeltaTable(spark, str(path))
+    assert not DeltaTable.isDeltaTable(spark, str(tmp_path / "nothing"))
+    updates = spark.createDataFrame([(1, "A", "d1"), (5, "E", "d1")], "id long, name string, "
+                                                                      "day string")
+    target = DeltaTable.forPath(spark, str(path))
+    out = (target.alias("t").merge(updates.alias("s"), "t.id = s.id")
+           .whenMatchedUpdateAll().whenNotMatchedInsertAll().execute())
+    assert out.collect()[0].asDict() == {"num_affected_rows": 2, "num_updated_rows": 1,
+                                         "num_deleted_rows": 0, "num_inserted_rows": 1}
+    assert rows(path) == {1: ("d1", "A"), 2: ("d2", "b"), 3: ("d1", "c"), 4: ("d2", "d"),
+                          5: ("d1", "E")}
+
+    # Columns as conditions and values; first matching clause wins; by-source clauses.
+    changes = spark.createDataFrame([(1, "x", "D"), (2, "y", "U"), (9, "z", "D"),
+                                     (8, "it's", "U")], "id long, name string, op string")
+    t, s = F.col("t.id"), F.col("s.id")
+    (target.alias("t").merge(changes.alias("s"), t == s)
+     .whenMatchedDelete(F.col("s.op") == "D")
+     .whenMatchedUpdate(set={"name": F.concat(F.col("s.name"), F.lit("'!"))})
+     .whenNotMatchedInsert(condition="s.op <> 'D'",
+                           values={"id": "s.id", "name": F.col("s.name"), "day": F.lit("d9")})
+     .whenNotMatchedBySourceUpdate(F.col("t.id") == 3, {"name": "upper(t.name)"})
+     .whenNotMatchedBySourceDelete("t.id = 4")
+     .execute())
+    assert rows(path) == {2: ("d2", "y'!"), 3: ("d1", "C"), 5: ("d1", "E"),
+                          8: ("d9", "it's")}
+    assert target.toDF().count() == 4
+
+    # A target row matched by two source rows: refused, nothing written.
+    twice = spark.createDataFrame([(2, "p"), (2, "q")], "id long, name string")
+    before = RsTable(str(path)).version()
+    with pytest.raises(SinkError, match="more than one source row"):
+        target.alias("t").merge(twice.alias("s"), "t.id = s.id").whenMatchedUpdate(
+            set={"name": "s.name"}).execute()
+    assert RsTable(str(path)).version() == before
+    # Clause order and bad expressions fail before anything runs, naming what is wrong.
+    with pytest.raises(ConfigError, match="only the last may omit"):
+        target.alias("t").merge(twice.alias("s"), "t.id = s.id").whenMatchedDelete(
+        ).whenMatchedUpdateAll().execute()
+    with pytest.raises(ConfigError, match="merge condition"):
+        target.alias("t").merge(twice.alias("s"), "t.id = s.nope").whenMatchedDelete().execute()
+    with pytest.raises(ConfigError, match="at least one WHEN"):
+        target.alias("t").merge(twice.alias("s"), "t.id = s.id").execute()
+
+
+def test_update_delete_history_detail_restore(spark: Any, DeltaTable: Any,
+                                              tmp_path: Path) -> None:
+    from pyspark.sql import functions as F
+
+    path = tmp_path / "t"
+    seed(path, [1, 2, 3], ["a", "b", "c"], partition=True)
+    table = DeltaTable.forPath(spark, str(path))
+    table.update("id = 1", {"name": "'one'"})
+    table.update(F.col("id") >= 2, {"name": F.upper(F.col("name"))})
+    table.delete(F.col("id") == 3)
+    assert rows(path) == {1: ("d1", "one"), 2: ("d2", "B")}
+    history = table.history()
+    assert [r["operation"] for r in history.select("operation").collect()][:3] == [
+        "DELETE", "UPDATE", "UPDATE"]
+    assert {"version", "timestamp", "operation", "operationParameters", "readVersion",
+            "isBlindAppend", "operationMetrics", "userMetadata"} <= set(history.columns)
+    assert table.history(1).count() == 1
+    detail = table.detail().collect()[0]
+    assert detail["format"] == "delta" and detail["partitionColumns"] == ["day"]
+    assert detail["numFiles"] >= 2 and detail["location"] == str(path)
+    restored = table.restoreToVersion(0).collect()[0]
+    assert restored["num_of_files_after_restore"] >= 2
+    assert rows(path) == {1: ("d1", "a"), 2: ("d2", "b"), 3: ("d1", "c")}
+    stamp = history.where("version = 1").collect()[0]["timestamp"]
+    table.restoreToTimestamp(stamp.strftime("%Y-%m-%d %H:%M:%S.%f"))
+    assert rows(path)[1] == ("d1", "one")
+
+    import pyarrow as pa
+
+    for extra in (7, 9):  # small files in partition d1 to compact
+        write_deltalake(str(path), pa.table({"id": pa.array([extra], pa.int64()),
+                                             "name": ["n"], "day": ["d1"]}), mode="append")
+    result = table.optimize().where("day = 'd1'").executeCompaction().collect()[0]
+    assert result["metrics"]["numFilesRemoved"] >= 2
+    with pytest.raises(ConfigError, match="not a partition column"):
+        table.optimize().where("name = 'x'").executeCompaction()
+    spark.conf.set("spark.databricks.delta.retentionDurationCheck.enabled", "false")
+    try:
+        assert table.vacuum(0).count() == 0
+    finally:
+        spark.conf.unset("spark.databricks.delta.retentionDurationCheck.enabled")
+    assert rows(path)[1] == ("d1", "one")
+
+
+def test_create_builders_and_for_name(spark: Any, DeltaTable: Any, tmp_path: Path) -> None:
+    from pyspark.sql.types import StringType, StructField, StructType
+
+    path = tmp_path / "made"
+    table = (DeltaTable.createIfNotExists(spark).tableName("dtables_made").location(str(path))
+             .addColumn("id", "BIGINT", nullable=False).addColumns(
+                 StructType([StructField("name", StringType())]))
+             .addColumn("day", "STRING").partitionedBy("day").property("delta.appendOnly",
+                                                                       "false")
+             .comment("made by a test").execute())
+    detail = table.detail().collect()[0]
+    assert detail["partitionColumns"] == ["day"] and detail["description"] == "made by a test"
+    assert detail["properties"] == {"delta.appendOnly": "false"}
+    again = DeltaTable.createIfNotExists(spark).location(str(path)).addColumn("x", "INT").execute()
+    assert again.toDF().columns == ["id", "name", "day"]
+    with pytest.raises(SinkError, match="already exists"):
+        DeltaTable.create(spark).location(str(path)).addColumn("x", "INT").execute()
+    assert DeltaTable.forName(spark, "dtables_made").toDF().count() == 0
+    assert DeltaTable.forName(spark, f"delta.`{path}`").toDF().columns == ["id", "name", "day"]
+    replaced = DeltaTable.createOrReplace(spark).location(str(path)).addColumn(
+        "k", "INT").execute()
+    assert replaced.toDF().columns == ["k"]
+    with pytest.raises(ConfigError, match="was not found"):
+        DeltaTable.forName(spark, "dtables_no_such_table")
+
+
+def test_unsupported_methods_are_named(spark: Any, DeltaTable: Any, tmp_path: Path) -> None:
+    path = tmp_path / "u"
+    seed(path, [1], ["a"])
+    table = DeltaTable.forPath(spark, str(path))
+    with pytest.raises(UnsupportedError, match="DeltaTable.generate is not supported"):
+        table.generate("symlink_format_manifest")
+    with pytest.raises(UnsupportedError, match="DeltaTable.somethingNew is not supported"):
+        table.somethingNew()
+    with pytest.raises(ConfigError, match="is not a Delta table"):
+        DeltaTable.forPath(spark, str(tmp_path / "nothing"))
+
+
+def test_spark_sql_printing_is_adjusted_for_deltalake() -> None:
+    assert spark_sql_to_datafusion("(s.v = 'it\\'s') AND (a <=> b)") == \
+        "(s.v = 'it''s') AND (a IS NOT DISTINCT FROM b)"
+    assert spark_sql_to_datafusion("`we'ird` = '<=>'") == "`we'ird` = '<=>'"
