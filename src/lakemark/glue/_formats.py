@@ -62,7 +62,8 @@ _WRITE_OPTIONS: dict[str, dict[str, str | None]] = {
         "pageSize": None, "enableUpdateCatalog": None,
     },
     "orc": {"compression": "compression"},
-    "delta": {},
+    # Delta (Glue's Delta writes pass their options in format_options; path repeats the sink's)
+    "delta": {"path": None, "mergeSchema": "mergeSchema", "compression": "compression"},
 }
 
 # S3 connection options that lakemark's planner or reader uses (name -> kind).

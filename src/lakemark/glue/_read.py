@@ -188,6 +188,10 @@ def read_options_source(
         raise UnsupportedError(
             "push_down_predicate applies to catalog tables (from_catalog), not to from_options"
         )
+    if (format or "").strip().lower() == "delta":
+        from ._delta import read_delta_options
+
+        return read_delta_options(glue_ctx, connection_options, format_options, ctx)
     source = s3_source_options(connection_options)
     fmt, spark_options = read_format(format, format_options)
     typed = records and fmt == "csv"
@@ -216,6 +220,10 @@ def read_catalog(
     table = catalog.get_table(database, table_name)
     extra = dict(additional_options or {})
     predicate = push_down_predicate or extra.pop("catalogPartitionPredicate", None) or None
+    from ._delta import is_delta_table, read_delta_catalog
+
+    if is_delta_table(table):
+        return read_delta_catalog(glue_ctx, table, predicate, extra, ctx)
     if table.is_jdbc or table.location.startswith("jdbc:"):
         return _read_jdbc(glue_ctx, "jdbc", {"catalog_table": table, **extra}, ctx)
     source = s3_source_options({"recurse": True}, extra)

@@ -128,12 +128,18 @@ def write_catalog(
         write_jdbc(glue_ctx, df, table.parameters.get("connectionName"),
                    {"dbtable": table.location})
         return None
-    partition_keys = extra.pop("partitionKeys", None) or [c.name for c in table.partition_keys]
+    extra_keys = extra.pop("partitionKeys", None)
+    partition_keys = extra_keys or [c.name for c in table.partition_keys]
     extra.pop("enableUpdateCatalog", None)
     extra.pop("updateBehavior", None)
     if extra:
         raise UnsupportedError(f"additional_options not supported for catalog sinks: "
                                f"{', '.join(sorted(extra))}")
+    from ._delta import catalog_delta_location, is_delta_table
+
+    if is_delta_table(table):  # the table's own partitioning is kept by the Delta sink
+        return _write_files(glue_ctx, df, catalog_delta_location(table), "delta", dict(txn),
+                            list(extra_keys or []), transformation_ctx or None)
     fmt, spark_options = write_format(table.format, {})
     write_opts = {k: v for k, v in table.read_options().items() if k in ("sep", "quote", "escape")}
     spark_options.update(write_opts)

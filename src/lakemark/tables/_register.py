@@ -20,6 +20,8 @@ log = logging.getLogger("lakemark.tables")
 #: A class that exists only when Delta Lake's Spark jars are on the classpath.
 DELTA_CLASS = "io.delta.sql.DeltaSparkSessionExtension"
 MARK = "spark.lakemark.delta"
+CATALOG_KEY = "spark.sql.catalog.spark_catalog"
+DELTA_CATALOG = "org.apache.spark.sql.delta.catalog.DeltaCatalog"
 
 
 def delta_jars_present(spark: SparkSession) -> bool:
@@ -33,6 +35,21 @@ def delta_jars_present(spark: SparkSession) -> bool:
         return True
     except Exception:  # ClassNotFoundException through Py4J, or no JVM (Spark Connect)
         return False
+
+
+def _drop_delta_catalog(spark: SparkSession) -> None:
+    """Delta's session catalog, set as Glue's Delta jobs do (``spark.sql.catalog.spark_catalog``
+    = ``DeltaCatalog``), cannot load without Delta's jars and would fail every query; it is
+    unset (Spark's own session catalog serves), and the log says so. A missing
+    ``spark.sql.extensions`` class only makes Spark warn, so that setting is left alone."""
+    try:
+        value = str(spark.conf.get(CATALOG_KEY, "") or "")
+    except Exception:  # a stopped session
+        return
+    if value == DELTA_CATALOG:
+        spark.conf.unset(CATALOG_KEY)
+        log.info("%s=%s needs Delta's jars: unset (lakemark serves format('delta'))",
+                 CATALOG_KEY, value)
 
 
 def _mark(spark: SparkSession) -> str:
@@ -57,6 +74,7 @@ def register(spark: SparkSession) -> bool:
         log.info("Delta Lake's jars are on the classpath: format('delta') stays theirs")
         spark.conf.set(MARK, "jars")
         return False
+    _drop_delta_catalog(spark)
     from ._delta_source import DeltaDataSource
 
     spark.dataSource.register(DeltaDataSource)
