@@ -591,6 +591,28 @@ class Job:
                             hashexpression, hashpartitions)
         return read_jdbc(self, source, ctx=ctx)
 
+    def read_table(self, table: str, *, ctx: str | None = None, format: str = "delta",
+                   options: Mapping[str, str] | None = None) -> DataFrame:
+        """A DataFrame of the rows of table ``table`` that this run should process.
+
+        ``format="iceberg"``: ``table`` is ``[catalog.]db.table``; a run takes the data files
+        of the snapshots appended since the last run, pinned to a snapshot at run start (a
+        retry replays it exactly); options ``iceberg_catalog``,
+        ``streaming-skip-overwrite-snapshots``, ``streaming-skip-delete-snapshots``,
+        ``skipChangeCommits`` (see :mod:`lakemark.sources.iceberg` and docs/iceberg.md).
+        """
+        self._started()
+        fmt = format.strip().lower() if isinstance(format, str) else format
+        if fmt != "iceberg":
+            raise ConfigError(f"read_table: format {format!r} is not supported here (iceberg)")
+        from .sources.iceberg import read_iceberg
+
+        frame, empty = read_iceberg(self, table, ctx=ctx, options=options or {})
+        self._read_started = True
+        if empty:
+            self._empty_reads[id(frame)] = frame
+        return frame
+
     # -- writing --------------------------------------------------------------------------
     def write(
         self,
