@@ -661,14 +661,30 @@ class Job:
 
     def read_table(self, table: str, *, ctx: str | None = None, format: str = "delta",
                    options: Mapping[str, str] | None = None) -> DataFrame:
-        """A DataFrame of the commits of table ``table`` (a path, ``s3://`` URI or catalog
-        ``database.table``) after the last successful run's version, up to a version pinned
+        """A DataFrame of the rows of table ``table`` that this run should process.
+
+        ``format="delta"``: ``table`` is a path, ``s3://`` URI or catalog ``database.table``; a
+        run takes the commits after the last successful run's version, up to a version pinned
         when this run plans (a retry replays the same range); the snapshot on the first run.
         Options: ``readChangeFeed``, ``skipChangeCommits``, ``startingVersion``. See
-        :mod:`lakemark.sources._delta_table` and docs/delta.md."""
-        from .sources._delta_table import read_table
+        :mod:`lakemark.sources._delta_table` and docs/delta.md.
 
-        frame, empty = read_table(self, table, ctx=ctx, format=format, options=options)
+        ``format="iceberg"``: ``table`` is ``[catalog.]db.table``; a run takes the data files
+        of the snapshots appended since the last run, pinned to a snapshot at run start (a
+        retry replays it exactly); options ``iceberg_catalog``,
+        ``streaming-skip-overwrite-snapshots``, ``streaming-skip-delete-snapshots``,
+        ``skipChangeCommits`` (see :mod:`lakemark.sources.iceberg` and docs/iceberg.md).
+        """
+        fmt = format.strip().lower() if isinstance(format, str) else format
+        if fmt == "iceberg":
+            self._started()
+            from .sources.iceberg import read_iceberg
+
+            frame, empty = read_iceberg(self, table, ctx=ctx, options=options or {})
+        else:
+            from .sources._delta_table import read_table
+
+            frame, empty = read_table(self, table, ctx=ctx, format=format, options=options)
         self._read_started = True
         if empty:
             self._empty_reads[id(frame)] = frame

@@ -163,7 +163,7 @@ def test_ingest_cli_txn_options(spark: Any, lake: Lake) -> None:
     bad = ingest("--txn-app-id", "nightly")
     assert bad.exit_code == 2 and "--txn-version is missing" in bad.output
     bad = ingest("--txn-app-id", "nightly", "--txn-version", "1", "--target-format", "parquet")
-    assert bad.exit_code == 2 and "Delta targets only" in bad.output
+    assert bad.exit_code == 2 and "Delta and Iceberg targets only" in bad.output
     bad = ingest("--txn-app-id", "nightly", "--txn-version", "-1")
     assert bad.exit_code == 2 and "--txn-version" in bad.output
     store = open_store(lake.state)

@@ -234,3 +234,31 @@ def test_corrupt_records_are_kept_in_the_table_folder(spark: Any, lake: Lake) ->
     kept = list((lake.tmp / "iceberg" / "warehouse" / "db.db" / "events"
                  / "_lakemark_rejected").glob("*.jsonl"))
     assert len(kept) == 1 and "{not json" in kept[0].read_text()
+
+
+def test_ingest_files_cli_appends_to_an_iceberg_table(spark: Any, lake: Lake) -> None:
+    from click.testing import CliRunner
+
+    from lakemark.cli import cli
+
+    def ingest(*extra: str) -> Any:
+        return CliRunner().invoke(cli, ["ingest", "files", str(lake.src), "--job", "c",
+                                        "--state", lake.state, "--json", *extra],
+                                  catch_exceptions=False)
+
+    table = ("--target-format", "iceberg", "--table", "db.events",
+             "--iceberg-catalog", lake.catalog)
+    lake.arrive(0, 3)
+    for extra, needle in [(("--target-format", "iceberg"), "--table"),
+                          (("--table", "db.events"), "iceberg only"),
+                          ((str(lake.tmp / "t"), *table), "not both")]:
+        refused = ingest(*extra)
+        assert refused.exit_code == 2 and needle in refused.output, refused.output
+    first = ingest(*table)
+    assert first.exit_code == 0, first.output
+    lake.arrive(3, 2)
+    second = json.loads(ingest(*table).stdout)
+    assert (json.loads(first.stdout)["rows"], second["rows"]) == (3, 2)
+    assert second["target"] == "db.events" and second["target_format"] == "iceberg"
+    assert lake.ids() == [0, 1, 2, 3, 4]
+    assert [s[APP_ID_KEY] for s in lake.summaries()] == ["c/target", "c/target"]

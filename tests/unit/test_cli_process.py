@@ -187,6 +187,8 @@ def test_bad_input_changes_no_state_and_fails_before_spark(folder: dict[str, str
         [*base, "--max-band", "-5"],
         [*base, "--bounded-files", "0"],
         [*base, "--format", "nope"],
+        ["ingest", "files", folder["source"], "--job", "j", "--target-format", "iceberg",
+         "--table", "a.b.c.d"],
     ]
     before_bookmark = lakemark("bookmark", "show", "j", "--state", folder["state"], "--json")
     before_runs = lakemark("runs", "list", "j", "--state", folder["state"], "--json").stdout

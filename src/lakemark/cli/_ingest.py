@@ -16,7 +16,7 @@ from ._common import json_option, open_state, parse_key_values, state_option, ve
 from ._output import console, handle_errors, human_bytes, print_json, setup_logging, print_table
 
 SOURCE_FORMATS = ("json", "csv", "parquet", "orc", "xml", "text", "avro")
-TARGET_FORMATS = ("delta", "parquet", "json", "csv", "orc")
+TARGET_FORMATS = ("delta", "parquet", "json", "csv", "orc", "iceberg")
 
 
 @click.group()
@@ -26,7 +26,7 @@ def ingest() -> None:
 
 @ingest.command("files")
 @click.argument("source")
-@click.argument("target")
+@click.argument("target", required=False)
 @click.option("--job", "job_name", required=True, help="Job name: the bookmark is kept per job.")
 @click.option(
     "--format", "fmt", type=click.Choice(SOURCE_FORMATS), default="json", show_default=True,
@@ -34,8 +34,15 @@ def ingest() -> None:
 )
 @click.option(
     "--target-format", type=click.Choice(TARGET_FORMATS), default="delta", show_default=True,
-    help="Format of the target.",
+    help="Format of the target (iceberg: a catalog table named by --table).",
 )
+@click.option("--table", "table_name", metavar="[CATALOG.]DB.TABLE",
+              help="With --target-format iceberg: the Iceberg table to append to (created on "
+              "the first run), given instead of TARGET. See docs/iceberg.md.")
+@click.option("--iceberg-catalog", metavar="URI|NAME",
+              help="With --target-format iceberg: the catalog (sqlite:///PATH, postgresql://… or "
+              "a catalog of your pyiceberg configuration) [env LAKEMARK_ICEBERG_CATALOG; "
+              "SQLite under ~/.lakemark/iceberg].")
 @click.option(
     "--write-mode", type=click.Choice(["append", "overwrite"]), default="append",
     show_default=True, help="How the run's rows go into the target.",
@@ -78,11 +85,11 @@ def ingest() -> None:
 @click.option("--force", is_flag=True,
               help="Take over the job's lease even if its holder may be alive.")
 @click.option("--txn-app-id", metavar="ID",
-              help="Delta idempotent write (txnAppId; needs --txn-version): a run whose "
+              help="Delta/Iceberg idempotent write (txnAppId; needs --txn-version): a run whose "
               "(ID, VERSION) the table already recorded at VERSION or higher writes nothing. "
               "Default: the automatic token <job>/target at the run number.")
 @click.option("--txn-version", type=click.IntRange(min=0), metavar="VERSION",
-              help="Delta idempotent write (txnVersion; needs --txn-app-id).")
+              help="Delta/Iceberg idempotent write (txnVersion; needs --txn-app-id).")
 @click.option("--incremental-listing", is_flag=True,
               help="S3 source whose keys grow in lexical order (e.g. date prefixes): list only "
               "the keys after the last one the bookmark covers (ListObjectsV2 StartAfter), with "
@@ -145,10 +152,12 @@ def ingest() -> None:
 @handle_errors
 def ingest_files(
     source: str,
-    target: str,
+    target: str | None,
     job_name: str,
     fmt: str,
     target_format: str,
+    table_name: str | None,
+    iceberg_catalog: str | None,
     write_mode: str,
     partition_by: tuple[str, ...],
     max_band: int,
@@ -186,8 +195,9 @@ def ingest_files(
     """Copy the files of SOURCE that no earlier run took into TARGET.
 
     SOURCE is a folder, file or prefix: a local path, file://, s3:// or s3a://. TARGET is a
-    local path or s3:// URI. Bookmarks are enabled by default: run it on a schedule and each
-    run takes only new (or modified) files. `lakemark runs show RUN_ID` lists what a run took.
+    local path or s3:// URI (for --target-format iceberg give --table instead). Bookmarks are
+    enabled by default: run it on a schedule and each run takes only new (or modified) files.
+    `lakemark runs show RUN_ID` lists what a run took.
     """
     setup_logging(verbose)
     # Everything that can be checked is checked before any work and any state change.
@@ -199,6 +209,7 @@ def ingest_files(
     )
     reader = parse_key_values(reader_options, "--option")
     writer: dict[str, str] = {}
+    target = _target_of(target, target_format, table_name, iceberg_catalog)
     if (txn_app_id is None) != (txn_version is None):
         missing = "--txn-version" if txn_version is None else "--txn-app-id"
         raise click.UsageError(f"--txn-app-id and --txn-version go together: give both or "
@@ -206,9 +217,9 @@ def ingest_files(
     if txn_app_id is not None:
         if not txn_app_id.strip():
             raise click.UsageError("--txn-app-id must not be empty")
-        if target_format != "delta":
-            raise click.UsageError(f"--txn-app-id/--txn-version apply to Delta targets only, "
-                                   f"not --target-format {target_format}")
+        if target_format not in ("delta", "iceberg"):
+            raise click.UsageError(f"--txn-app-id/--txn-version apply to Delta and Iceberg "
+                                   f"targets only, not --target-format {target_format}")
         writer = {"txnAppId": txn_app_id, "txnVersion": str(txn_version)}
     if merge_schema:
         if target_format != "delta":
@@ -241,7 +252,7 @@ def ingest_files(
     _check_clean(clean_source, archive_to, clean_source_retention, source, bookmark_option)
     check_read_options(fmt, mode.upper(), reader, location.root)
     check_write(target, format=target_format, mode=write_mode, partition_by=partition_by,
-                options=writer)
+                options=writer, iceberg_catalog=iceberg_catalog)
     store = open_state(state_url)
     job = Job(
         job_name,
@@ -296,6 +307,7 @@ def ingest_files(
                     df, target, format=target_format, mode=write_mode, partition_by=partition_by,
                     ctx="target", options=writer, merge_keys=list(merge_keys) or None,
                     delete_when=delete_when, order_by=list(order_by) or None,
+                    iceberg_catalog=iceberg_catalog,
                 )
     record = store.get_run(job.run.run_id)
     bookmark = store.get_bookmark(job_name)
@@ -350,6 +362,28 @@ def ingest_files(
     print_table(table)
     if not plan.files:
         console.print("No new files: nothing to write.")
+
+
+def _target_of(target: str | None, target_format: str, table_name: str | None,
+               iceberg_catalog: str | None) -> str:
+    """The target to write: TARGET, or for an Iceberg target the --table name (UsageError for
+    a combination that does not fit, before any state changes)."""
+    if target_format == "iceberg":
+        if table_name is None:
+            raise click.UsageError("--target-format iceberg needs --table DB.TABLE (the "
+                                   "Iceberg table to write)")
+        if target is not None:
+            raise click.UsageError(f"give TARGET or --table, not both (TARGET {target!r} with "
+                                   f"--table {table_name!r})")
+        return table_name
+    if table_name is not None or iceberg_catalog is not None:
+        given = "--table" if table_name is not None else "--iceberg-catalog"
+        raise click.UsageError(f"{given} applies to --target-format iceberg only, not "
+                               f"--target-format {target_format}")
+    if target is None:
+        raise click.UsageError("Missing argument 'TARGET' (or --target-format iceberg with "
+                               "--table)")
+    return target
 
 
 def _check_merge(merge_keys: tuple[str, ...], delete_when: str | None, order_by: tuple[str, ...],

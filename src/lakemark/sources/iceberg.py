@@ -1,0 +1,259 @@
+"""Incremental Iceberg table sources: only the snapshots appended since the last run.
+
+``job.read_table("db.events", format="iceberg", ctx="events")`` — a run:
+
+1. resolves the catalog (option ``iceberg_catalog``, else ``LAKEMARK_ICEBERG_CATALOG``, else
+   the default; see :mod:`lakemark.catalog._iceberg`) and loads the table;
+2. pins a snapshot: ``main``'s current one — or, for a retried attempt of a run whose sink
+   committed, the snapshot that attempt pinned (read from its manifest), so the retry replays
+   exactly what the committed write was computed from;
+3. plans the snapshot range with :func:`lakemark.planning.iceberg.plan_snapshots` (first run:
+   the whole table as of the pinned snapshot; then the data files added by the ``append``
+   snapshots after the bookmarked one; overwrite/delete snapshots fail the run unless skipped
+   by option) and records it — range, data files, next state — in the run's manifest
+   (``kind="table"``, ``format="iceberg"``) *before* reading; the state element commits with
+   the run;
+4. reads the data files with Spark's own Parquet reader on the file list (distributed,
+   column pruning, no Python on the executors), with the table's schema as of the pinned
+   snapshot (columns an older file lacks read as null). Delete files (row-level deletes of
+   format version 2) are refused with an error naming the table and the snapshot: the files'
+   rows would be read without their deletes.
+
+Without a ``ctx``, or with bookmarks disabled, the whole table at its current snapshot is read
+and no state is kept; with ``pause`` the range is read but the bookmark does not move; with
+``job-bookmark-from``/``-to`` the run reads the snapshots the runs in between read.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from .._fault import fault_point
+from ..catalog._iceberg import (
+    load_iceberg_catalog,
+    parse_table_name,
+    resolve_iceberg_catalog,
+    spec_for_table,
+)
+from ..errors import ConfigError, SourceError
+from ..planning import FileEntry
+from ..planning.iceberg import (
+    ICEBERG_STATE_KIND,
+    SKIP_CHANGES,
+    SKIP_DELETE,
+    SKIP_OVERWRITE,
+    IcebergState,
+    SnapshotInfo,
+    SnapshotRange,
+    plan_snapshots,
+    skip_options,
+)
+from ..state.manifest import SourceManifest
+
+if TYPE_CHECKING:
+    from pyiceberg.table import Table
+    from pyspark.sql import DataFrame, SparkSession
+
+    from ..job import Job
+
+__all__ = ["CATALOG_OPTION", "ICEBERG_STATE_KIND", "MANIFEST_KIND", "READ_OPTIONS",
+           "check_options", "open_table", "read_files_of", "read_iceberg", "snapshot_infos",
+           "spark_schema", "table_files"]
+
+log = logging.getLogger("lakemark")
+
+#: The manifest kind of a table source (the Delta table source uses it too).
+MANIFEST_KIND = "table"
+CATALOG_OPTION = "iceberg_catalog"
+READ_OPTIONS = (CATALOG_OPTION, SKIP_OVERWRITE, SKIP_DELETE, SKIP_CHANGES)
+
+
+def check_options(table: str, options: Mapping[str, str]) -> dict[str, str]:
+    """The options, with unknown ones refused by name (ConfigError)."""
+    known = {o.lower() for o in READ_OPTIONS}
+    unknown = sorted(k for k in options if k.lower() not in known)
+    if unknown:
+        raise ConfigError(f"option(s) {', '.join(unknown)} are not supported for Iceberg source "
+                          f"{table}; supported: {', '.join(READ_OPTIONS)}")
+    return {str(k): str(v) for k, v in options.items()}
+
+
+def open_table(table: str, catalog: str | None) -> Table:
+    """The Iceberg table ``table`` (ConfigError for a bad name/catalog, SourceError if absent)."""
+    from pyiceberg.exceptions import NoSuchNamespaceError, NoSuchTableError
+
+    name = parse_table_name(table)
+    spec = spec_for_table(resolve_iceberg_catalog(catalog), name)
+    try:
+        return load_iceberg_catalog(spec).load_table(name.identifier)
+    except (NoSuchTableError, NoSuchNamespaceError):
+        raise SourceError(f"Iceberg table {name} does not exist in catalog "
+                          f"{spec.name!r} (from {spec.source})") from None
+
+
+def snapshot_infos(table: Table) -> list[SnapshotInfo]:
+    """What the planner needs of each of the table's snapshots."""
+    out = []
+    for s in table.snapshots():
+        operation = s.summary.operation.value if s.summary is not None else "append"
+        out.append(SnapshotInfo(s.snapshot_id, s.parent_snapshot_id, str(operation),
+                                s.timestamp_ms))
+    return out
+
+
+def _delete_files_error(table: str, snapshot: int | None, count: int) -> SourceError:
+    return SourceError(
+        f"Iceberg table {table} has {count} delete file(s) (row-level deletes) at snapshot "
+        f"{snapshot}: lakemark reads data files with Spark's Parquet reader and cannot apply "
+        "them; compact the table (rewrite its data files) or read it with an Iceberg engine")
+
+
+def table_files(table: Table, rng: SnapshotRange) -> list[FileEntry]:
+    """The data files the run reads: ``mtime`` is the adding snapshot's time (the whole table
+    at ``through`` for a full range). SourceError when delete files would apply."""
+    from pyiceberg.manifest import ManifestContent, ManifestEntryStatus
+
+    name = rng.table
+    if rng.through is None:
+        return []
+    if rng.full:
+        tasks = list(table.scan(snapshot_id=rng.through).plan_files())
+        deletes = sum(len(t.delete_files) for t in tasks)
+        if deletes:
+            raise _delete_files_error(name, rng.through, deletes)
+        pinned = table.snapshot_by_id(rng.through)
+        when = pinned.timestamp_ms if pinned is not None else 0
+        return [FileEntry(when, t.file.file_path, int(t.file.file_size_in_bytes))
+                for t in tasks]
+    io = table.io
+    out: list[FileEntry] = []
+    for snapshot_id in rng.take:
+        snapshot = table.snapshot_by_id(snapshot_id)
+        if snapshot is None:
+            raise SourceError(f"Iceberg table {name} has no snapshot {snapshot_id} (expired?)")
+        for manifest in snapshot.manifests(io):
+            if manifest.added_snapshot_id != snapshot_id:
+                continue  # written by an earlier snapshot: nothing this one added
+            for entry in manifest.fetch_manifest_entry(io, discard_deleted=True):
+                if entry.status != ManifestEntryStatus.ADDED or entry.snapshot_id != snapshot_id:
+                    continue
+                if manifest.content == ManifestContent.DELETES:
+                    raise _delete_files_error(name, snapshot_id, 1)
+                out.append(FileEntry(snapshot.timestamp_ms, entry.data_file.file_path,
+                                     int(entry.data_file.file_size_in_bytes)))
+    return out
+
+
+def spark_schema(table: Table, snapshot_id: int | None) -> Any:
+    """The table's schema as of ``snapshot_id`` (current without one), as a Spark StructType."""
+    from pyspark.sql.pandas.types import from_arrow_schema
+
+    schema = table.schema()
+    snapshot = table.snapshot_by_id(snapshot_id) if snapshot_id is not None else None
+    if snapshot is not None and snapshot.schema_id is not None:
+        schema = table.schemas().get(snapshot.schema_id, schema)
+    return from_arrow_schema(schema.as_arrow())
+
+
+def _jvm_paths(spark: SparkSession, table: str, paths: Iterable[str]) -> list[str]:
+    from ..sinks._spark_writer import has_s3a
+
+    out = []
+    s3a: bool | None = None
+    for path in paths:
+        if path.lower().startswith(("s3://", "s3a://", "s3n://")):
+            s3a = has_s3a(spark) if s3a is None else s3a
+            if not s3a:
+                raise SourceError(f"Iceberg table {table} has data files on S3 ({path}); "
+                                  "reading them needs the S3A connector in the Spark session")
+            out.append("s3a://" + path.split("://", 1)[1])
+        else:
+            out.append(path)
+    return out
+
+
+def read_files_of(spark: SparkSession, table: str, schema: Any,
+                  files: Sequence[FileEntry]) -> DataFrame:
+    """The rows of ``files`` by Spark's Parquet reader with ``schema`` (empty: no files)."""
+    if not files:
+        return spark.createDataFrame([], schema)
+    return spark.read.schema(schema).parquet(*_jvm_paths(spark, table, (f.path for f in files)))
+
+
+def _from_to_range(job: Job, ctx: str, table: str) -> tuple[int | None, int | None]:
+    """``job-bookmark-from``/``-to``: the first ``after`` and the last ``through`` of the
+    ranges the runs in between read."""
+    assert job.from_run_id is not None and job.to_run_id is not None
+    after: int | None = None
+    through: int | None = None
+    first = True
+    for run in job.store.runs_between(job.name, job.from_run_id, job.to_run_id):
+        for inputs in job.store.run_inputs(run.run_id):
+            plan = inputs.manifest
+            rng = plan.range if inputs.ctx == ctx and isinstance(plan, SourceManifest) else None
+            if not rng or rng.get("through") is None:
+                continue
+            if first:
+                after, first = rng.get("after"), False
+            through = rng.get("through")
+    if first:
+        raise SourceError(f"no run between {job.from_run_id} and {job.to_run_id} read Iceberg "
+                          f"table {table} as ctx {ctx!r}")
+    return after, through
+
+
+def read_iceberg(job: Job, table: str, *, ctx: str | None,
+                 options: Mapping[str, str]) -> tuple[DataFrame, bool]:
+    """The rows of ``table`` this run of ``job`` takes and whether there are none (see the
+    module docstring)."""
+    opts = check_options(table, options)
+    skip_overwrite, skip_delete = skip_options(opts)
+    catalog = next((v for k, v in opts.items() if k.lower() == CATALOG_OPTION), None)
+    name = str(parse_table_name(table))
+    tracked = ctx is not None and job.bookmark_option != "disable"
+    element = job.state_of(ctx) if tracked and ctx is not None else None
+    previous = IcebergState.from_json(element, name) if element else None
+    iceberg = open_table(table, catalog)
+    current = iceberg.current_snapshot()
+    pinned = current.snapshot_id if current is not None else None
+    after = previous.snapshot_id if previous is not None else None
+    replayed = job.replay_input(ctx, MANIFEST_KIND) if tracked and ctx is not None else None
+    if replayed is not None and isinstance(replayed.manifest, SourceManifest) \
+            and replayed.manifest.range:
+        recorded_range = replayed.manifest.range
+        after, pinned = recorded_range.get("after"), recorded_range.get("through")
+    elif tracked and ctx is not None and job.from_run_id is not None:
+        after, pinned = _from_to_range(job, ctx, name)
+    if not tracked:
+        if ctx is None and job.bookmark_option != "disable":
+            log.warning("Iceberg source %s has no transformation_ctx: bookmarks do not track "
+                        "it, so every run reads all of it (give it a ctx to read only new "
+                        "snapshots)", name)
+        after = None
+    rng = plan_snapshots(name, snapshot_infos(iceberg), after, pinned,
+                         skip_overwrite=skip_overwrite, skip_delete=skip_delete)
+    files = table_files(iceberg, rng)
+    next_state = rng.next_state.to_json() if tracked and job.from_run_id is None else None
+    recorded = SourceManifest(
+        kind=MANIFEST_KIND,
+        source=name,
+        format="iceberg",
+        bookmark_option=job.bookmark_option,
+        range=rng.to_json(),
+        previous_state=previous.to_json() if previous is not None else None,
+        next_state=next_state,
+        planned_files=len(files),
+        planned_bytes=sum(f.size for f in files),
+        extra={"catalog": catalog} if catalog and "@" not in catalog else {},
+        present=frozenset({"previous_state", "next_state"}),
+    )
+    if tracked and ctx is not None and job.from_run_id is None:
+        recorded = recorded.with_replay(job.replay_case(ctx))
+    fault_point("after-plan")
+    job.track_source(ctx, recorded.to_json(), files, next_state)
+    fault_point("after-plan-recorded")
+    frame = read_files_of(job.spark, name, spark_schema(iceberg, rng.through), files)
+    fault_point("mid-read")
+    return frame, not files
