@@ -2,7 +2,8 @@
 
 The layers are DESIGN.md's (and docs/architecture.md's):
 
-    0  errors, _fault, redaction         the error tree, the test-only fault hook, redaction
+    0  errors, _fault, redaction,        the error tree, the test-only fault hook, redaction,
+       _jdbc_drivers                     the JDBC driver jars on this machine
     1  planning                          pure planners
     2  storage                           listing and file systems by URI scheme
     3  state, catalog                    bookmark stores; data catalogs
@@ -28,7 +29,7 @@ import lakemark
 ROOT = Path(lakemark.__file__).parent
 
 LAYERS = {
-    "errors": 0, "_fault": 0, "redaction": 0, "resources": 0,
+    "errors": 0, "_fault": 0, "redaction": 0, "resources": 0, "_jdbc_drivers": 0,
     "planning": 1,
     "storage": 2,
     "state": 3, "catalog": 3,

@@ -23,11 +23,11 @@ from __future__ import annotations
 
 import datetime as _dt
 import logging
-import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from .._jdbc_drivers import DRIVER_JARS, driver_jars
 from ..errors import ConfigError, EnvironmentProblem, SourceError
 from ..planning.jdbc import (
     JDBC_STATE_KIND,
@@ -62,15 +62,6 @@ __all__ = ["DRIVER_JARS", "JdbcSource", "driver_jars", "read_jdbc"]
 
 log = logging.getLogger("lakemark")
 
-#: dialect → (driver class, Debian jar, Debian package). lakemark adds the jars that exist to
-#: the sessions it starts (``spark.jars``); nothing is downloaded.
-DRIVER_JARS: dict[str, tuple[str, str, str]] = {
-    "postgresql": ("org.postgresql.Driver", "/usr/share/java/postgresql.jar",
-                   "libpostgresql-jdbc-java"),
-    "mariadb": ("org.mariadb.jdbc.Driver", "/usr/share/java/mariadb-java-client.jar",
-                "libmariadb-java"),
-}
-
 _DRIVER_BY_PREFIX = {
     "jdbc:postgresql:": "postgresql", "jdbc:redshift:": "postgresql",
     "jdbc:mariadb:": "mariadb", "jdbc:mysql:": "mariadb",
@@ -78,11 +69,6 @@ _DRIVER_BY_PREFIX = {
 
 MODES = ("new", "updated")
 DEFAULT_HASH_PARTITIONS = 7  # Glue's default
-
-
-def driver_jars() -> list[str]:
-    """The JDBC driver jars of :data:`DRIVER_JARS` present on this machine."""
-    return [jar for _, jar, _ in DRIVER_JARS.values() if os.path.exists(jar)]
 
 
 @dataclass(frozen=True)
