@@ -68,3 +68,36 @@ def test_delta_errors_by_type_not_by_message() -> None:
         for needle in ('"already exists" in str(', '"not found" in str('):
             assert needle not in text, f"{path.relative_to(ROOT)} matches a message: {needle}"
 
+
+def _host_members() -> set[str]:
+    from lakemark.sources._host import SourceHost
+
+    tree = ast.parse((ROOT / "sources" / "_host.py").read_text(encoding="utf-8"))
+    cls = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "SourceHost")
+    names = {n.name for n in cls.body if isinstance(n, ast.FunctionDef)}
+    assert names and all(hasattr(SourceHost, n) for n in names)
+    return names
+
+
+def test_sources_see_the_job_only_through_the_host_protocol() -> None:
+    """JDBC and S3-event sources use what :class:`SourceHost` declares, nothing of ``Job``'s
+    internals, and do not import the job module."""
+    members = _host_members()
+    modules = [ROOT / "sources" / "jdbc.py", *sorted((ROOT / "events").glob("*.py"))]
+    reached: list[str] = []
+    for path in modules:
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        assert not [m for m in _imported_modules(path) if m.endswith("job")], path
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) \
+                    and node.value.id == "job" and node.attr not in members:
+                reached.append(f"{path.relative_to(ROOT)}:{node.lineno} job.{node.attr}")
+    assert reached == []
+
+
+def test_job_implements_the_host_protocol() -> None:
+    from lakemark.job import Job
+
+    job = Job("layers-host", state="sqlite:///:memory:")
+    missing = [m for m in _host_members() if not hasattr(Job, m) and m not in vars(job)]
+    assert missing == []
