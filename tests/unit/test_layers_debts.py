@@ -101,3 +101,21 @@ def test_job_implements_the_host_protocol() -> None:
     job = Job("layers-host", state="sqlite:///:memory:")
     missing = [m for m in _host_members() if not hasattr(Job, m) and m not in vars(job)]
     assert missing == []
+
+
+def test_runtime_lineage_only_observes() -> None:
+    """Runtime lineage learns the frames from the job's ``read``/``written`` events: it
+    replaces no method of the job and reads none of its private attributes."""
+    text = (ROOT / "lineage" / "runtime.py").read_text(encoding="utf-8")
+    tree = ast.parse(text)
+    calls = {n.func.id for n in ast.walk(tree)
+             if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)}
+    assert "setattr" not in calls
+    private = [n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute)
+               and isinstance(n.value, ast.Name) and n.value.id == "job"
+               and n.attr.startswith("_")]
+    assert private == []
+    from lakemark.job import JobEvent
+
+    assert JobEvent("read", "c", {"key": "c"}, frame=object()) == JobEvent("read", "c",
+                                                                            {"key": "c"})
