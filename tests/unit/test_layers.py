@@ -11,7 +11,7 @@ The layers are DESIGN.md's (and docs/architecture.md's):
        tables,                           plain Spark I/O on s3:// without S3A
        _jvm_stderr, _class_cache
     5  job, _heartbeat                   the run lifecycle
-    6  glue, events, lineage             Glue facade; S3 events; lineage
+    6  glue, events, lineage, ingest     Glue facade; S3 events; lineage; file ingestion
     7  cli                               parses, calls, prints
     8  lakemark/__init__, __main__       the public surface
 
@@ -36,7 +36,7 @@ LAYERS = {
     "sources": 4, "sinks": 4, "spark": 4, "spark_io": 4, "tables": 4, "_jvm_stderr": 4,
     "_class_cache": 4,
     "job": 5, "_heartbeat": 5, "_tracked_read": 5,
-    "glue": 6, "events": 6, "lineage": 6,
+    "glue": 6, "events": 6, "lineage": 6, "ingest": 6,
     "cli": 7,
     "__init__": 8, "__main__": 8,
 }
