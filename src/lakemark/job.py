@@ -20,7 +20,7 @@ import logging
 import os
 import socket
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
@@ -67,11 +67,18 @@ GENERATION_KEY = "lakemark.leaseGeneration"
 
 @dataclass(frozen=True)
 class JobEvent:
-    """A step of a run, for progress displays: ``stage`` and what it is about."""
+    """A step of a run, for progress displays and observers: ``stage`` and what it is about.
 
-    stage: str  # started | listed | planned | written | committed | cleaned | failed
+    ``read`` (a source's DataFrame was made; ``detail["key"]`` is its manifest key) and
+    ``written`` carry the DataFrame in ``frame``, so an observer such as runtime lineage sees
+    what was read and written without wrapping the job's methods.
+    """
+
+    stage: str  # started | listed | planned | read | written | committed | cleaned
+    # | failed
     ctx: str | None = None
     detail: Mapping[str, Any] | None = None
+    frame: Any = field(default=None, compare=False, repr=False)
 
 
 #: Called with each new Job; each may return an observer of its events (or None).
@@ -559,8 +566,9 @@ class Job:
             format=format, listing=ListingOptions(incremental_listing, full_listing_every),
             clean=clean,
         )
-        return self._read_plan(roots, plan, format=format, options=options, schema=schema,
-                               mode=mode, base_path=base_path, ctx=ctx, tracking=tracking)
+        return self._read(ctx, self._read_plan(
+            roots, plan, format=format, options=options, schema=schema, mode=mode,
+            base_path=base_path, ctx=ctx, tracking=tracking))
 
     def read_planned(
         self,
@@ -589,9 +597,9 @@ class Job:
         if ctx not in self.plans or ctx not in self._roots:
             raise ConfigError(f"transformation_ctx {ctx!r} has no plan in this run: call "
                               "plan_files(..., ctx=...) first")
-        return self._read_plan(self._roots[ctx], self.plans[ctx], format=format,
-                               options=options, schema=schema, mode=mode, base_path=base_path,
-                               ctx=ctx, tracking=tracking)
+        return self._read(ctx, self._read_plan(
+            self._roots[ctx], self.plans[ctx], format=format, options=options, schema=schema,
+            mode=mode, base_path=base_path, ctx=ctx, tracking=tracking))
 
     def _read_plan(self, roots: Sequence[str], plan: FilePlan, *, format: str,
                    options: Mapping[str, str] | None, schema: Any, mode: str,
@@ -657,7 +665,13 @@ class Job:
         source = JdbcSource(url, dbtable, user, password, driver,
                             tuple(keys) if keys else None, order, mode, fetchsize, hashfield,
                             hashexpression, hashpartitions)
-        return read_jdbc(self, source, ctx=ctx)
+        return self._read(ctx, read_jdbc(self, source, ctx=ctx))
+
+    def _read(self, ctx: str | None, frame: DataFrame) -> DataFrame:
+        """Tell observers a source's frame was made (``read`` event) and return it."""
+        key = ctx if ctx else f"{UNTRACKED} #{self._untracked}"  # as _claim_ctx numbered it
+        self._emit("read", ctx, {"key": key}, frame=frame)
+        return frame
 
     def read_table(self, table: str, *, ctx: str | None = None, format: str = "delta",
                    options: Mapping[str, str] | None = None) -> DataFrame:
@@ -688,7 +702,7 @@ class Job:
         self._read_started = True
         if empty:
             self._empty_reads[id(frame)] = frame
-        return frame
+        return self._read(ctx, frame)
 
     # -- writing --------------------------------------------------------------------------
     def write(
@@ -753,7 +767,8 @@ class Job:
         self.store.heartbeat(record.run_id)
         self._read_started = True
         if mode == "append" and self._empty_reads.get(id(df)) is df:
-            return self._nothing_to_write(key, ctx, target, format, partition_by, used)
+            return self._nothing_to_write(key, ctx, target, format, partition_by, used, df)
+        written = df  # the frame as given (observers trace its columns), before the split
         from .sinks._rejected import split_corrupt_records, target_columns
 
         df, rejected = split_corrupt_records(df, kept_at, record.run_id,
@@ -796,12 +811,13 @@ class Job:
                         skipped=result.skipped, table_version=result.table_version)
         self.store.record_plan(record.run_id, key, entry.to_json(), [])
         self._emit("written", ctx, {"rows": result.rows, "files": result.files,
-                                    "target": target, "skipped": result.skipped})
+                                    "target": target, "table": result.target,
+                                    "skipped": result.skipped}, frame=written)
         return result
 
     def _nothing_to_write(self, key: str, ctx: str | None, target: str, format: str,
                           partition_by: Sequence[str], token: IdempotencyToken | None,
-                          ) -> WriteResult:
+                          frame: DataFrame) -> WriteResult:
         """Appending the frame of a source that took no file: no Spark job, no commit (a run
         with no input adds no table version), recorded as such in the manifest."""
         from .sinks import WriteResult
@@ -818,7 +834,8 @@ class Job:
             status="nothing-to-write", rows=0, files=0, bytes=0, skipped=False,
             reason="the frame written is a source of this run that took no file",
         ).to_json(), [])
-        self._emit("written", ctx, {"rows": 0, "files": 0, "target": target, "skipped": False})
+        self._emit("written", ctx, {"rows": 0, "files": 0, "target": target,
+                                    "table": result.target, "skipped": False}, frame=frame)
         return result
 
     # -- sources planned elsewhere (S3 events, JDBC) -------------------------------------------
@@ -1052,11 +1069,13 @@ class Job:
                 "reads all of it (give it a ctx to process only new files)", path,
             )
 
-    def _emit(self, stage: str, ctx: str | None, detail: Mapping[str, Any]) -> None:
+    def _emit(self, stage: str, ctx: str | None, detail: Mapping[str, Any], *,
+              frame: Any = None) -> None:
+        event = JobEvent(stage, ctx, detail, frame)
         if self.on_event is not None:
-            self.on_event(JobEvent(stage, ctx, detail))
+            self.on_event(event)
         for observer in self._observers:
-            observer(JobEvent(stage, ctx, detail))
+            observer(event)
 
     # -- lease: background heartbeat, fencing, failed commits ---------------------------------
     def _start_heartbeat(self, run_id: str) -> None:

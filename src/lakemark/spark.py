@@ -100,7 +100,7 @@ def spark_settings(
             raise ConfigError(f"LAKEMARK_SPARK_CONF must be a JSON object: {exc}") from exc
     settings.update(conf or {})
     # JDBC drivers installed from Debian packages (never downloaded) go on the classpath.
-    from .sources.jdbc import driver_jars
+    from ._jdbc_drivers import driver_jars
 
     jars = [j for j in settings.get("spark.jars", "").split(",") if j]
     jars += [j for j in driver_jars() if j not in jars]

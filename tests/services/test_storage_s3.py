@@ -210,6 +210,23 @@ def test_list_files_after_uses_start_after(bucket: Any) -> None:
         list_files_after(f"s3://{BUCKET}/ev", "s3://other/ev/x")
 
 
+
+def test_purge_and_publish_go_through_the_s3_filesystem(bucket: Any) -> None:
+    """Glue's purge deletes through storage's S3 file system (DeleteObjects), which also
+    serves folder publishes: the same protocol as the local one and a test-only mock://."""
+    from lakemark.glue._purge import purge_path
+    from lakemark.storage import filesystem_for
+
+    put_all(bucket, ["old/a.json", "old/p=1/b.json", "keep/c.json"])
+    assert purge_path(f"s3://{BUCKET}/old", {"retentionPeriod": 0}) == 2
+    assert keys_of(list_files(f"s3://{BUCKET}").files) == ["keep/c.json"]
+    fs = filesystem_for(f"s3a://{BUCKET}/keep/")
+    fs.write_text("_staging/x.json", "{}")
+    fs.publish("_staging/x.json", "x.json", 2)
+    fs.delete(["_staging/x.json"])
+    assert fs.read_text("x.json") == "{}" and fs.exists("c.json")
+    assert sorted(fs.files("")) == ["c.json", "x.json"]
+
 def _parquet_bytes() -> bytes:
     sink = io.BytesIO()
     pq.write_table(pa.table({"id": [1, 2, 3], "name": ["a", "b", "c"]}), sink)

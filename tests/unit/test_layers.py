@@ -2,7 +2,8 @@
 
 The layers are DESIGN.md's (and docs/architecture.md's):
 
-    0  errors, _fault, redaction         the error tree, the test-only fault hook, redaction
+    0  errors, _fault, redaction,        the error tree, the test-only fault hook, redaction,
+       _jdbc_drivers                     the JDBC driver jars on this machine
     1  planning                          pure planners
     2  storage                           listing and file systems by URI scheme
     3  state, catalog                    bookmark stores; data catalogs
@@ -10,7 +11,7 @@ The layers are DESIGN.md's (and docs/architecture.md's):
        tables,                           plain Spark I/O on s3:// without S3A
        _jvm_stderr, _class_cache
     5  job, _heartbeat                   the run lifecycle
-    6  glue, events, lineage             Glue facade; S3 events; lineage
+    6  glue, events, lineage, ingest     Glue facade; S3 events; lineage; file ingestion
     7  cli                               parses, calls, prints
     8  lakemark/__init__, __main__       the public surface
 
@@ -28,14 +29,14 @@ import lakemark
 ROOT = Path(lakemark.__file__).parent
 
 LAYERS = {
-    "errors": 0, "_fault": 0, "redaction": 0, "resources": 0,
+    "errors": 0, "_fault": 0, "redaction": 0, "resources": 0, "_jdbc_drivers": 0,
     "planning": 1,
     "storage": 2,
     "state": 3, "catalog": 3,
     "sources": 4, "sinks": 4, "spark": 4, "spark_io": 4, "tables": 4, "_jvm_stderr": 4,
     "_class_cache": 4,
     "job": 5, "_heartbeat": 5, "_tracked_read": 5, "_cleanup": 5,
-    "glue": 6, "events": 6, "lineage": 6,
+    "glue": 6, "events": 6, "lineage": 6, "ingest": 6,
     "cli": 7,
     "__init__": 8, "__main__": 8,
 }

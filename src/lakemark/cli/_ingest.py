@@ -8,8 +8,8 @@ from typing import Any
 import click
 from rich.table import Table
 
-from ..job import Job, JobEvent
-from ..planning import DEFAULT_MAX_BAND_MS, FileOptions
+from ..job import JobEvent
+from ..planning import DEFAULT_MAX_BAND_MS
 from ..planning.cleanup import CLEAN_MODES
 from ..planning.schema import EVOLUTION_MODES
 from ._common import json_option, open_state, parse_key_values, state_option, verbose_option
@@ -200,142 +200,46 @@ def ingest_files(
     `lakemark runs show RUN_ID` lists what a run took.
     """
     setup_logging(verbose)
-    # Everything that can be checked is checked before any work and any state change.
-    options = FileOptions(
-        max_band_ms=max_band,
-        max_files_in_band=max_files_in_band,
-        bounded_files=bounded_files,
-        bounded_size=bounded_size,
-    )
-    reader = parse_key_values(reader_options, "--option")
-    writer: dict[str, str] = {}
+    from ..ingest import IngestOptionError, IngestOptions, ingest_files as run_ingest
+
     target = _target_of(target, target_format, table_name, iceberg_catalog)
-    if (txn_app_id is None) != (txn_version is None):
-        missing = "--txn-version" if txn_version is None else "--txn-app-id"
-        raise click.UsageError(f"--txn-app-id and --txn-version go together: give both or "
-                               f"neither ({missing} is missing)")
-    if txn_app_id is not None:
-        if not txn_app_id.strip():
-            raise click.UsageError("--txn-app-id must not be empty")
-        if target_format not in ("delta", "iceberg"):
-            raise click.UsageError(f"--txn-app-id/--txn-version apply to Delta and Iceberg "
-                                   f"targets only, not --target-format {target_format}")
-        writer = {"txnAppId": txn_app_id, "txnVersion": str(txn_version)}
-    if merge_schema:
-        if target_format != "delta":
-            raise click.UsageError(f"--merge-schema applies to Delta targets only, not "
-                                   f"--target-format {target_format}")
-        writer["mergeSchema"] = "true"
-    if schema_evolution is not None:
-        from ..sources._schema_track import tracking_of
-
-        if fmt not in ("json", "csv"):
-            raise click.UsageError(f"--schema-evolution applies to json and csv sources, not "
-                                   f"--format {fmt}")
-        tracking_of(schema_evolution, None if no_rescued_data else rescued_data_column,
-                    schema_hints)
-        if target_format == "delta":  # the tracked schema decides the columns written
-            writer["mergeSchema"] = "true"
-    elif no_rescued_data or schema_hints is not None:
-        raise click.UsageError("--no-rescued-data and --schema-hints go with --schema-evolution")
-    _check_merge(merge_keys, delete_when, order_by, target_format=target_format,
-                 write_mode=write_mode, partition_by=partition_by,
-                 merge_schema=merge_schema or schema_evolution is not None)
-    from ..sinks import check_write
-    from ..sources import check_read_options
-    from ..storage import check_source
-
-    location = check_source(source)  # a missing local source fails here, before any state
-    if incremental_listing and not location.is_s3:
-        raise click.UsageError("--incremental-listing applies to S3 sources (s3://, s3a://); "
-                               f"{source} is local")
-    _check_clean(clean_source, archive_to, clean_source_retention, source, bookmark_option)
-    check_read_options(fmt, mode.upper(), reader, location.root)
-    check_write(target, format=target_format, mode=write_mode, partition_by=partition_by,
-                options=writer, iceberg_catalog=iceberg_catalog)
-    store = open_state(state_url)
-    job = Job(
-        job_name,
-        state=store,
-        bookmark=bookmark_option,
-        from_run_id=from_run,
-        to_run_id=to_run,
-        force=force,
+    options = IngestOptions(
+        source=source, target=target, job_name=job_name, format=fmt,
+        target_format=target_format, iceberg_catalog=iceberg_catalog,
+        write_mode=write_mode, partition_by=partition_by,
+        max_band_ms=max_band, max_files_in_band=max_files_in_band, bounded_files=bounded_files,
+        bounded_size=bounded_size, bookmark=bookmark_option, from_run_id=from_run,
+        to_run_id=to_run, recurse=recurse, exclusions=exclusions, mode=mode,
+        reader_options=parse_key_values(reader_options, "--option"), master=master,
+        force=force, txn_app_id=txn_app_id, txn_version=txn_version,
+        incremental_listing=incremental_listing, full_listing_every=full_listing_every,
+        merge_schema=merge_schema, merge_keys=merge_keys, delete_when=delete_when,
+        order_by=order_by, schema_evolution=schema_evolution,
+        rescued_data_column=None if no_rescued_data else rescued_data_column,
+        schema_hints=schema_hints, clean_source=clean_source, archive_to=archive_to,
+        clean_source_retention=clean_source_retention, verbose=verbose,
     )
+    try:  # everything that can be checked is checked before any work and any state change
+        writer = options.check()
+    except IngestOptionError as exc:
+        raise click.UsageError(str(exc)) from exc
+    store = open_state(state_url)
 
     with console.status("starting", spinner="dots") as status:
 
         def on_event(event: JobEvent) -> None:
             detail = dict(event.detail or {})
-            if event.stage == "planned":
+            if event.stage == "started":
+                status.update(f"run {detail['run_id']} — listing {source}")
+            elif event.stage == "planned":
                 status.update(f"planned {detail['files']} file(s), {human_bytes(detail['bytes'])}"
                               " — reading and writing")
             elif event.stage == "listed":
                 status.update(f"listed {detail['files']} file(s) — planning")
 
-        job.on_event = on_event
-        with job:
-            status.update(f"run {job.run_id} — listing {source}")
-            plan = job.plan_files(
-                source,
-                ctx="source",
-                format=fmt,
-                recurse=recurse,
-                exclusions=list(exclusions),
-                max_band_ms=options.max_band_ms,
-                max_files_in_band=options.max_files_in_band,
-                bounded_files=options.bounded_files,
-                bounded_size=options.bounded_size,
-                incremental_listing=incremental_listing,
-                full_listing_every=full_listing_every,
-                clean_source=clean_source,
-                archive_to=archive_to,
-                clean_source_retention=clean_source_retention,
-            )
-            result = None
-            # A run with nothing to write records and commits without starting Spark at all.
-            if plan.files or write_mode == "overwrite":
-                from ..spark import get_spark
-
-                get_spark(master, verbose=verbose)  # the session the job picks up
-                df = job.read_planned(
-                    "source", format=fmt, options=reader, mode=mode.upper(),
-                    schema_evolution=schema_evolution,
-                    rescued_data_column=None if no_rescued_data else rescued_data_column,
-                    schema_hints=schema_hints)
-                result = job.write(
-                    df, target, format=target_format, mode=write_mode, partition_by=partition_by,
-                    ctx="target", options=writer, merge_keys=list(merge_keys) or None,
-                    delete_when=delete_when, order_by=list(order_by) or None,
-                    iceberg_catalog=iceberg_catalog,
-                )
-    record = store.get_run(job.run.run_id)
-    bookmark = store.get_bookmark(job_name)
-    inputs = {i.ctx: i.plan for i in store.run_inputs(record.run_id)}
-    sink = inputs.get("sink:target", {})
-    tracked = inputs.get("schema:source")
-    out: dict[str, Any] = {
-        "run_id": record.run_id,
-        "job_name": job_name,
-        "run": record.run,
-        "attempt": record.attempt,
-        "status": record.status,
-        "bookmark_option": bookmark_option,
-        "files": len(plan.files),
-        "bytes": plan.total_bytes,
-        "pending_files": plan.pending,
-        "rows": result.rows if result else 0,
-        "skipped": bool(result and result.skipped),
-        "target": target,
-        "target_format": target_format,
-        "bookmark_version": bookmark.version,
-        "corrupt_records": int(sink.get("corrupt_records") or 0),
-        "rejected_file": sink.get("rejected_file"),
-    }
-    if tracked is not None:
-        out["schema"] = {k: v for k, v in tracked.items() if k not in ("kind", "ctx")}
-    if job.cleanups or clean_source != "off":
-        out["clean_up"] = _clean_report(job.cleanups, record.run_id)
+        done = run_ingest(options, store, on_event=on_event, writer=writer)
+    record, plan, tracked = done.record, done.plan, done.tracked_schema
+    out = done.to_json()
     store.close()
     if as_json:
         print_json(out)
@@ -358,7 +262,7 @@ def ingest_files(
     if "clean_up" in out:
         table.add_row("clean-up", _clean_summary(out["clean_up"]))
     table.add_row("target", f"{target} ({target_format})")
-    table.add_row("bookmark", f"{bookmark_option}, version {bookmark.version}")
+    table.add_row("bookmark", f"{bookmark_option}, version {out['bookmark_version']}")
     print_table(table)
     if not plan.files:
         console.print("No new files: nothing to write.")
@@ -386,25 +290,6 @@ def _target_of(target: str | None, target_format: str, table_name: str | None,
     return target
 
 
-def _check_merge(merge_keys: tuple[str, ...], delete_when: str | None, order_by: tuple[str, ...],
-                 *, target_format: str, write_mode: str, partition_by: tuple[str, ...],
-                 merge_schema: bool) -> None:
-    """UsageError for merge options that cannot go together, before any state changes."""
-    if not merge_keys:
-        if delete_when is not None or order_by:
-            raise click.UsageError("--delete-when and --order-by go with --merge-key")
-        return
-    if target_format != "delta":
-        raise click.UsageError(f"--merge-key applies to Delta targets only, not "
-                               f"--target-format {target_format}")
-    conflicts = [name for name, given in (("--write-mode overwrite", write_mode != "append"),
-                                          ("--partition-by", bool(partition_by)),
-                                          ("--merge-schema/--schema-evolution", merge_schema))
-                 if given]
-    if conflicts:
-        raise click.UsageError(f"--merge-key cannot be combined with {', '.join(conflicts)}")
-
-
 def _schema_summary(tracked: Mapping[str, Any]) -> str:
     """One line per fact of a tracked-schema read (mode, changes, rescued, ignored, corrupt)."""
     parts = [f"{tracked.get('mode')}" + (" (inferred)" if tracked.get("inferred") else "")]
@@ -421,30 +306,6 @@ def _schema_summary(tracked: Mapping[str, Any]) -> str:
     return "\n".join(parts)
 
 
-def _check_clean(mode: str, archive_to: str | None, retention: str | None, source: str,
-                 bookmark_option: str) -> None:
-    """UsageError for a clean-up that cannot go (naming the option), before any state."""
-    from .._cleanup import clean_spec
-    from ..errors import ConfigError
-
-    try:
-        clean_spec(mode, archive_to, [source], ctx="source", bookmark_option=bookmark_option,
-                   retention=retention, mode_option="--clean-source",
-                   archive_option="--archive-to", retention_option="--clean-source-retention")
-    except ConfigError as exc:
-        raise click.UsageError(str(exc)) from None
-
-
-def _clean_report(entries: list[dict[str, Any]], run_id: str) -> dict[str, Any]:
-    """The ``clean_up`` of ``--json``: the counts over every entry this run carried out (its
-    own and earlier runs' pending ones), then each entry."""
-    from .._cleanup import summary
-
-    return {"counts": summary(entries),
-            "pending": sum(1 for e in entries if e.get("status") != "done"),
-            "entries": [{k: e.get(k) for k in ("run_id", "ctx", "mode", "archive_to", "status",
-                                               "counts", "attempts", "error")}
-                        | {"earlier_run": e.get("run_id") != run_id} for e in entries]}
 
 
 def _clean_summary(report: Mapping[str, Any]) -> str:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -22,7 +23,7 @@ from .records import EventParseError, S3EventRecord, parse_message
 from .table import EventsTable
 
 if TYPE_CHECKING:
-    from ..job import Job
+    from ..sources._host import SourceHost
 
 __all__ = ["QueueOptions", "SyncResult", "consume", "sync_once"]
 
@@ -211,7 +212,7 @@ def sync_once(client: Any, queue_url: str, events_table: EventsTable, options: Q
 def consume(client: Any, queue_url: str, events_table: EventsTable, options: QueueOptions, *,
             continuous: bool = False, min_sync_interval_s: float = 10.0,
             stop_event: threading.Event | None = None,
-            job_factory: Callable[[], Job] | None = None,
+            job_factory: Callable[[], AbstractContextManager[SourceHost]] | None = None,
             on_sync: Callable[[SyncResult, str | None], None] | None = None) -> SyncResult:
     """Sync until the queue is drained (or, with ``continuous``, until ``stop_event`` is set).
 

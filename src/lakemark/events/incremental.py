@@ -38,13 +38,13 @@ from ..planning.events import (
     select_objects,
     take_objects,
 )
+from ..sources._host import SourceHost
 from ..state.manifest import SourceManifest
 from .table import EventsTable
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
-    from ..job import Job
 
 __all__ = ["EventObjectPlan", "IncrementalOptions", "plan_event_objects", "plan_event_source",
            "read_event_objects", "read_planned_objects"]
@@ -126,7 +126,7 @@ def _backfill(table: EventsTable, options: IncrementalOptions, client: Any,
     )
 
 
-def read_event_objects(job: Job, events_table: str, *, format: str, ctx: str = "events",
+def read_event_objects(job: SourceHost, events_table: str, *, format: str, ctx: str = "events",
                        options: IncrementalOptions | None = None,
                        read_options: dict[str, str] | None = None, schema: Any = None,
                        mode: str = "PERMISSIVE", s3_client: Any = None) -> DataFrame:
@@ -144,7 +144,7 @@ def read_event_objects(job: Job, events_table: str, *, format: str, ctx: str = "
                                 schema=schema, mode=mode)
 
 
-def plan_event_source(job: Job, events_table: str, *, format: str, ctx: str = "events",
+def plan_event_source(job: SourceHost, events_table: str, *, format: str, ctx: str = "events",
                       options: IncrementalOptions | None = None,
                       s3_client: Any = None) -> EventObjectPlan:
     """Plan the objects this run takes from ``events_table`` and record them under ``ctx``
@@ -184,7 +184,7 @@ def plan_event_source(job: Job, events_table: str, *, format: str, ctx: str = "e
     return plan
 
 
-def read_planned_objects(job: Job, plan: EventObjectPlan, *, format: str,
+def read_planned_objects(job: SourceHost, plan: EventObjectPlan, *, format: str,
                          read_options: dict[str, str] | None = None, schema: Any = None,
                          mode: str = "PERMISSIVE") -> DataFrame:
     """A DataFrame of the objects of ``plan`` (from :func:`plan_event_source`)."""

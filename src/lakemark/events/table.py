@@ -99,8 +99,8 @@ class EventsTable:
                 continue  # another writer created the table first
             except DeltaError as exc:
                 # deltalake 1.x has no typed error for a table created by another writer
-                # first; it is a DeltaError saying so.
-                if table is None and "already exists" in str(exc):
+                # first; the table being there now says so.
+                if table is None and self._open() is not None:
                     continue
                 raise SinkError(f"events table {self.uri}: {exc}", target=self.uri) from exc
             except Exception as exc:

@@ -24,7 +24,7 @@ def purge_path(path: str, options: Mapping[str, Any]) -> int:
     ``retentionPeriod`` defaults to 168 hours (7 days) as in Glue; 0 deletes everything. A
     path with nothing under it (an empty S3 prefix, a local folder not made yet) purges nothing.
     """
-    from ..storage import list_files, mapped_path, parse_uri, s3_client
+    from ..storage import filesystem_for, list_files, mapped_path, parse_uri
 
     unknown = sorted(set(options) - _OPTIONS)
     if unknown:
@@ -46,14 +46,10 @@ def purge_path(path: str, options: Mapping[str, Any]) -> int:
         return 0
     listing = list_files(path, recurse=True)
     old = [f for f in listing.files if f.mtime <= cutoff_ms]
-    if location.is_s3:
-        client = s3_client()
-        for start in range(0, len(old), 1000):
-            batch = old[start:start + 1000]
-            keys = [{"Key": parse_uri(f.path).key} for f in batch]
-            client.delete_objects(Bucket=location.bucket, Delete={"Objects": keys, "Quiet": True})
-    else:
-        for entry in old:
-            os.remove(parse_uri(entry.path).path)
+    # Through the storage's file system for the path's scheme (S3: DeleteObjects batches).
+    root = location.root
+    if any(f.path == root for f in old):  # the path names one file: work from its folder
+        root = root.rsplit("/", 1)[0]
+    filesystem_for(root).delete([f.path[len(root):].lstrip("/") for f in old])
     log.info("purged %d file(s) under %s older than %g hour(s)", len(old), path, hours)
     return len(old)

@@ -30,7 +30,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError
-from ..job import UNTRACKED
 from ..redaction import redact_obj, redact_url
 from ._datasets import jdbc_dataset, path_dataset
 from ._render import PRODUCER
@@ -123,36 +122,9 @@ class RuntimeLineage:
         self.job = job
         self.send = send
         self.run_id: str | None = None
+        # The DataFrames read and written, from the job's ``read`` and ``written`` events.
         self._read_frames: list[tuple[Any, str]] = []  # (df, manifest key of its source)
         self._written: dict[str, tuple[list[tuple[str, str]] | None, ColumnTrace | None]] = {}
-        self._wrap(job)
-
-    # The DataFrames read and written, seen through the job's own methods (instance only).
-    def _wrap(self, job: Job) -> None:
-        def seen_read(read: Callable[..., Any], read_name: str) -> Callable[..., Any]:
-            def read_seen(*args: Any, **kwargs: Any) -> Any:
-                df = read(*args, **kwargs)
-                # read_planned names its ctx first; the other reads take it as a keyword.
-                ctx = kwargs.get("ctx") or (args[0] if read_name == "read_planned" and args
-                                            else None)
-                # The manifest key of an untracked source is numbered per run (Job._claim_ctx).
-                key = ctx if ctx else f"{UNTRACKED} #{job._untracked}"
-                self._read_frames.append((df, key))
-                return df
-            return read_seen
-
-        write = job.write
-
-        def write_seen(df: Any, target: str, *args: Any, **kwargs: Any) -> Any:
-            trace = self._trace(df)
-            result = write(df, target, *args, **kwargs)
-            key = getattr(result, "target", None) or target
-            self._written[key] = (_schema(df), trace)
-            return result
-
-        for name in ("read_files", "read_planned", "read_jdbc"):
-            setattr(job, name, seen_read(getattr(job, name), name))
-        setattr(job, "write", write_seen)  # noqa: B010
 
     def _trace(self, df: Any) -> ColumnTrace | None:
         """The columns ``df`` was computed from, or None when its plan cannot be read."""
@@ -167,7 +139,12 @@ class RuntimeLineage:
     def __call__(self, event: JobEvent) -> None:
         try:
             detail: Mapping[str, Any] = event.detail or {}
-            if event.stage == "started":
+            if event.stage == "read" and event.frame is not None:
+                self._read_frames.append((event.frame, str(detail.get("key"))))
+            elif event.stage == "written" and event.frame is not None:
+                key = str(detail.get("table") or detail.get("target"))
+                self._written[key] = (_schema(event.frame), self._trace(event.frame))
+            elif event.stage == "started":
                 self.run_id = str(detail.get("run_id"))
                 self._emit("START", detail)
             elif event.stage in ("committed", "ended"):

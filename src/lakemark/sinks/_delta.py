@@ -157,10 +157,13 @@ def _find_commit(table: DeltaTable, write_id: str, since: int) -> int | None:
     return None
 
 
-def _retryable(exc: BaseException) -> bool:
+def _retryable(exc: BaseException, *, creating: bool) -> bool:
+    """Whether a failed commit may be tried again against the table's newest version: a
+    conflict (deltalake's typed ``CommitFailedError``), or a create that lost the race to
+    another writer (the caller found a table there now; deltalake has no typed error for it)."""
     from deltalake.exceptions import CommitFailedError
 
-    return isinstance(exc, CommitFailedError) or "already exists" in str(exc)
+    return isinstance(exc, CommitFailedError) or creating
 
 
 def _commit(target: Target, table: DeltaTable | None, schema: DeltaSchema,
@@ -211,7 +214,7 @@ def _commit(target: Target, table: DeltaTable | None, schema: DeltaSchema,
                 return version, False  # the commit landed although the call failed
             if _already_committed(latest, token):
                 return latest.version(), True  # a racing writer committed this token first
-            if not _retryable(exc):
+            if not _retryable(exc, creating=table is None):
                 raise SinkError(
                     f"committing to Delta table {target.root} failed: {_first_line(exc)}"
                 ) from exc

@@ -153,12 +153,15 @@ def _delta_error(target: Target, exc: BaseException) -> SinkError:
 def open_delta(target: Target) -> DeltaTable | None:
     """The Delta table at ``target``, or None if there is none (yet)."""
     from deltalake import DeltaTable
+    from deltalake.exceptions import TableNotFoundError
 
     options = target.storage_options()
     try:
         if not DeltaTable.is_deltatable(target.delta_uri, storage_options=options):
             return None
         return DeltaTable(target.delta_uri, storage_options=options)
+    except TableNotFoundError:
+        return None  # removed between the two calls
     except Exception as exc:  # deltalake's DeltaError and object-store errors
         raise _delta_error(target, exc) from exc
 

@@ -26,19 +26,19 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import re
-import shutil
 import time
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 from urllib.parse import quote
 
 from ..errors import SinkError
 from .._fault import fault_point
+from ..storage._fs import FileSystem, filesystem_for
+from ..storage._fs_local import LocalFileSystem
+from ..storage._fs_s3 import S3FileSystem
 from ._location import Target, is_hidden, resolve_target
 from ._model import IdempotencyToken
 
@@ -51,272 +51,20 @@ log = logging.getLogger("lakemark")
 COMMITS = "_lakemark_commits"
 STAGING_DIR = "_lakemark_staging"
 
-#: Objects up to this size are published with one ``CopyObject``; larger ones (S3's single-copy
-#: limit is 5 GiB) with boto3's managed multipart copy.
-_SINGLE_COPY_LIMIT = 5 * 1024 ** 3
-
 #: What a write id in a ``.pending`` record may look like (it names a staging folder).
 _WRITE_ID = re.compile(r"^[0-9A-Za-z_-]{1,64}$")
 
 
-class FolderStore(Protocol):
-    """The few operations a staged publish needs, on paths relative to a folder target's root
-    (``/``-separated). Errors are :class:`SinkError` naming the target."""
-
-    @property
-    def root(self) -> str:
-        """The target's canonical name, for messages."""
-        ...
-
-    def read_text(self, rel: str) -> str | None:
-        """The content of the file ``rel`` (None if it does not exist)."""
-        ...
-
-    def write_text(self, rel: str, text: str) -> None:
-        """Create or replace ``rel`` atomically: readers see the old content or the new."""
-        ...
-
-    def names(self, folder: str, start: str = "") -> list[str]:
-        """Names of the files directly in ``folder`` that start with ``start`` (empty if there
-        is no such folder)."""
-        ...
-
-    def files(self, folder: str) -> dict[str, int]:
-        """Every file under ``folder`` (recursively): path relative to ``folder`` → size."""
-        ...
-
-    def exists(self, rel: str) -> bool:
-        """Whether the file ``rel`` exists."""
-        ...
-
-    def publish(self, source: str, dest: str, size: int) -> None:
-        """Make the file ``source`` (``size`` bytes) appear whole at ``dest``."""
-        ...
-
-    def delete(self, rels: Sequence[str]) -> None:
-        """Delete files (missing ones are fine); raises if one could not be deleted."""
-        ...
-
-    def remove_tree(self, folder: str) -> None:
-        """Delete ``folder`` and everything under it (best effort: failures are logged)."""
-        ...
-
-
-class LocalStore:
-    """A folder target on the local (or a shared POSIX) filesystem: publish is a rename."""
-
-    def __init__(self, root: Path) -> None:
-        self.base = root
-
-    @property
-    def root(self) -> str:
-        return str(self.base)
-
-    def _path(self, rel: str) -> Path:
-        return self.base / rel
-
-    def read_text(self, rel: str) -> str | None:
-        try:
-            return self._path(rel).read_text()
-        except (FileNotFoundError, NotADirectoryError):
-            return None
-        except OSError as exc:
-            raise SinkError(f"cannot read {self._path(rel)}: {exc.strerror or exc}") from exc
-
-    def write_text(self, rel: str, text: str) -> None:
-        path = self._path(rel)
-        tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex}.tmp")
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            tmp.write_text(text)
-            os.replace(tmp, path)
-        except OSError as exc:
-            tmp.unlink(missing_ok=True)
-            raise SinkError(f"cannot write {path}: {exc.strerror or exc}") from exc
-
-    def names(self, folder: str, start: str = "") -> list[str]:
-        path = self._path(folder)
-        if not path.is_dir():
-            return []
-        return [entry.name for entry in path.iterdir()
-                if entry.name.startswith(start) and entry.is_file()]
-
-    def files(self, folder: str) -> dict[str, int]:
-        top = self._path(folder)
-        out: dict[str, int] = {}
-        for dirpath, _dirs, names in os.walk(top):
-            for name in names:
-                path = Path(dirpath) / name
-                out[path.relative_to(top).as_posix()] = path.stat().st_size
-        return out
-
-    def exists(self, rel: str) -> bool:
-        return self._path(rel).exists()
-
-    def publish(self, source: str, dest: str, size: int) -> None:
-        target = self._path(dest)
-        try:
-            target.parent.mkdir(parents=True, exist_ok=True)
-            os.replace(self._path(source), target)
-        except OSError as exc:
-            raise SinkError(f"cannot publish {target}: {exc.strerror or exc}") from exc
-
-    def delete(self, rels: Sequence[str]) -> None:
-        for rel in rels:
-            try:
-                self._path(rel).unlink(missing_ok=True)
-            except OSError as exc:
-                raise SinkError(f"cannot delete {self._path(rel)}: {exc.strerror or exc}") from exc
-
-    def remove_tree(self, folder: str) -> None:
-        path = self._path(folder)
-        shutil.rmtree(path, ignore_errors=True)
-        parent = path.parent  # the staging folder itself goes once it is empty
-        while parent != self.base and self.base in parent.parents:
-            try:
-                parent.rmdir()
-            except OSError:
-                return
-            parent = parent.parent
-
-
-class S3Store:
-    """A folder target under an S3 prefix, through boto3 (the standard AWS configuration,
-    ``AWS_ENDPOINT_URL[_S3]`` included): publish is a server-side copy, records are single
-    ``PutObject`` requests (atomic on S3: a reader gets the whole object or none)."""
-
-    def __init__(self, bucket: str, prefix: str, client: Any = None) -> None:
-        self.bucket = bucket
-        self.prefix = prefix.strip("/")
-        self._client = client
-
-    @property
-    def root(self) -> str:
-        return f"s3://{self.bucket}/{self.prefix}" if self.prefix else f"s3://{self.bucket}"
-
-    @property
-    def client(self) -> Any:
-        if self._client is None:
-            from ..storage import s3_client
-
-            self._client = s3_client()
-        return self._client
-
-    def key(self, rel: str) -> str:
-        """The object key of a path relative to the root."""
-        return f"{self.prefix}/{rel}" if self.prefix else rel
-
-    def _error(self, action: str, rel: str, exc: Exception) -> SinkError:
-        from botocore.exceptions import ClientError
-
-        where = f"s3://{self.bucket}/{self.key(rel)}"
-        if isinstance(exc, ClientError):
-            error = exc.response.get("Error", {})
-            code = str(error.get("Code", "")) or "Unknown"
-            message = str(error.get("Message", "")) or code
-            return SinkError(f"cannot {action} {where}: S3 error {code}: {message}")
-        return SinkError(f"cannot {action} {where}: {type(exc).__name__}: {exc}")
-
-    def _errors(self) -> tuple[type[Exception], ...]:
-        from botocore.exceptions import BotoCoreError, ClientError
-
-        return (ClientError, BotoCoreError)
-
-    def read_text(self, rel: str) -> str | None:
-        from botocore.exceptions import ClientError
-
-        try:
-            answer = self.client.get_object(Bucket=self.bucket, Key=self.key(rel))
-            return str(answer["Body"].read().decode("utf-8"))
-        except ClientError as exc:
-            if str(exc.response.get("Error", {}).get("Code")) in ("NoSuchKey", "404"):
-                return None
-            raise self._error("read", rel, exc) from exc
-        except self._errors() as exc:
-            raise self._error("read", rel, exc) from exc
-
-    def write_text(self, rel: str, text: str) -> None:
-        try:
-            self.client.put_object(Bucket=self.bucket, Key=self.key(rel),
-                                   Body=text.encode("utf-8"), ContentType="application/json")
-        except self._errors() as exc:
-            raise self._error("write", rel, exc) from exc
-
-    def _list(self, folder: str, *, delimiter: bool, start: str = "") -> dict[str, int]:
-        prefix = self.key(folder).rstrip("/") + "/" if (folder or self.prefix) else ""
-        params: dict[str, Any] = {"Bucket": self.bucket, "Prefix": prefix + start}
-        if delimiter:
-            params["Delimiter"] = "/"
-        out: dict[str, int] = {}
-        try:
-            for page in self.client.get_paginator("list_objects_v2").paginate(**params):
-                for obj in page.get("Contents", ()):
-                    name = str(obj["Key"])[len(prefix):]
-                    if name and not name.endswith("/"):  # skip "folder" marker objects
-                        out[name] = int(obj.get("Size", 0))
-        except self._errors() as exc:
-            raise self._error("list", folder + "/", exc) from exc
-        return out
-
-    def names(self, folder: str, start: str = "") -> list[str]:
-        return list(self._list(folder, delimiter=True, start=start))
-
-    def files(self, folder: str) -> dict[str, int]:
-        return self._list(folder, delimiter=False)
-
-    def exists(self, rel: str) -> bool:
-        from botocore.exceptions import ClientError
-
-        try:
-            self.client.head_object(Bucket=self.bucket, Key=self.key(rel))
-            return True
-        except ClientError as exc:
-            if str(exc.response.get("Error", {}).get("Code")) in ("NoSuchKey", "404",
-                                                                    "NotFound"):
-                return False
-            raise self._error("inspect", rel, exc) from exc
-        except self._errors() as exc:
-            raise self._error("inspect", rel, exc) from exc
-
-    def publish(self, source: str, dest: str, size: int) -> None:
-        copy_source = {"Bucket": self.bucket, "Key": self.key(source)}
-        try:
-            if size < _SINGLE_COPY_LIMIT:
-                self.client.copy_object(Bucket=self.bucket, Key=self.key(dest),
-                                        CopySource=copy_source)
-            else:
-                self.client.copy(copy_source, self.bucket, self.key(dest))
-        except self._errors() as exc:
-            raise self._error("publish", dest, exc) from exc
-
-    def delete(self, rels: Sequence[str]) -> None:
-        keys = [self.key(rel) for rel in rels]
-        for start in range(0, len(keys), 1000):
-            batch = [{"Key": key} for key in keys[start:start + 1000]]
-            try:
-                answer = self.client.delete_objects(Bucket=self.bucket,
-                                                    Delete={"Objects": batch, "Quiet": True})
-            except self._errors() as exc:
-                raise self._error("delete", rels[start], exc) from exc
-            errors = answer.get("Errors") or []
-            if errors:
-                first = errors[0]
-                raise SinkError(f"cannot delete s3://{self.bucket}/{first.get('Key')}: S3 error "
-                                f"{first.get('Code')}: {first.get('Message')} "
-                                f"({len(errors)} object(s) not deleted)")
-
-    def remove_tree(self, folder: str) -> None:
-        try:
-            self.delete([f"{folder}/{rel}" for rel in self.files(folder)])
-        except SinkError as exc:
-            log.warning("could not remove %s/%s: %s", self.root, folder, exc)
+#: The folder operations a staged publish needs: storage's file-system protocol (the old
+#: names stay for callers).
+FolderStore = FileSystem
+LocalStore = LocalFileSystem
+S3Store = S3FileSystem
 
 
 def store_for(target: Target) -> FolderStore:
-    """The :class:`FolderStore` of a resolved folder target."""
-    if target.is_s3:
-        return S3Store(target.location.bucket, target.location.key)
-    return LocalStore(Path(target.location.root))
+    """The file system rooted at a resolved folder target (by its scheme)."""
+    return filesystem_for(target.location.root)
 
 
 def staging_folder(write_id: str) -> str:

@@ -23,11 +23,11 @@ from __future__ import annotations
 
 import datetime as _dt
 import logging
-import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from .._jdbc_drivers import DRIVER_JARS, driver_jars
 from ..errors import ConfigError, EnvironmentProblem, SourceError
 from ..planning.jdbc import (
     JDBC_STATE_KIND,
@@ -40,6 +40,7 @@ from ..planning.jdbc import (
 )
 from ..redaction import remember_secret
 from .._fault import fault_point
+from ._host import SourceHost
 from ..state.manifest import SourceManifest
 from .jdbc_sql import (
     dialect_of,
@@ -56,20 +57,10 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
     from pyspark.sql.types import StructType
 
-    from ..job import Job
 
 __all__ = ["DRIVER_JARS", "JdbcSource", "driver_jars", "read_jdbc"]
 
 log = logging.getLogger("lakemark")
-
-#: dialect → (driver class, Debian jar, Debian package). lakemark adds the jars that exist to
-#: the sessions it starts (``spark.jars``); nothing is downloaded.
-DRIVER_JARS: dict[str, tuple[str, str, str]] = {
-    "postgresql": ("org.postgresql.Driver", "/usr/share/java/postgresql.jar",
-                   "libpostgresql-jdbc-java"),
-    "mariadb": ("org.mariadb.jdbc.Driver", "/usr/share/java/mariadb-java-client.jar",
-                "libmariadb-java"),
-}
 
 _DRIVER_BY_PREFIX = {
     "jdbc:postgresql:": "postgresql", "jdbc:redshift:": "postgresql",
@@ -78,11 +69,6 @@ _DRIVER_BY_PREFIX = {
 
 MODES = ("new", "updated")
 DEFAULT_HASH_PARTITIONS = 7  # Glue's default
-
-
-def driver_jars() -> list[str]:
-    """The JDBC driver jars of :data:`DRIVER_JARS` present on this machine."""
-    return [jar for _, jar, _ in DRIVER_JARS.values() if os.path.exists(jar)]
 
 
 @dataclass(frozen=True)
@@ -367,7 +353,7 @@ def _hash_predicates(source: JdbcSource, columns: Mapping[str, str]) -> list[str
 
 
 # -- the run -----------------------------------------------------------------------------
-def _replay_range(job: Job, ctx: str, keys: JdbcKeys) -> KeyRange:
+def _replay_range(job: SourceHost, ctx: str, keys: JdbcKeys) -> KeyRange:
     """Glue's job-bookmark-from/-to: the union of the ranges the runs in between read."""
     assert job.from_run_id is not None and job.to_run_id is not None
     after: Any = None
@@ -391,7 +377,7 @@ def _replay_range(job: Job, ctx: str, keys: JdbcKeys) -> KeyRange:
     return KeyRange(keys, decode(after), decode(through))
 
 
-def _retry_bound(job: Job, ctx: str, previous: Mapping[str, Any] | None,
+def _retry_bound(job: SourceHost, ctx: str, previous: Mapping[str, Any] | None,
                  keys: JdbcKeys) -> tuple[Any, ...] | None:
     """The bound a failed earlier attempt of this run pinned, when it started from the same
     state with the same keys: a retried run reads the same range (rows inserted since wait
@@ -416,7 +402,7 @@ def _retry_bound(job: Job, ctx: str, previous: Mapping[str, Any] | None,
     return None
 
 
-def read_jdbc(job: Job, source: JdbcSource, *, ctx: str | None = None) -> DataFrame:
+def read_jdbc(job: SourceHost, source: JdbcSource, *, ctx: str | None = None) -> DataFrame:
     """A DataFrame of the rows of ``source`` that this run of ``job`` should process.
 
     See the module documentation. With bookmarks disabled, or without a ``ctx``, the whole

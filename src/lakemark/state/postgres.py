@@ -28,6 +28,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from ..errors import ConfigError, EnvironmentProblem, StateError
 from ..redaction import redact
+from ._ddl import ddl
 from ._schemas import SCHEMA_TABLE_POSTGRES
 from ._sql import SCHEMA_VERSION, LockedReads, OlderSchema, SqlStore
 
@@ -39,77 +40,6 @@ except ImportError:  # pragma: no cover - reported when a postgresql:// URL is o
 
 __all__ = ["PostgresStore"]
 
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS jobs (
-    job_name TEXT PRIMARY KEY,
-    version BIGINT NOT NULL,
-    run BIGINT NOT NULL,
-    attempt BIGINT NOT NULL,
-    run_id TEXT,
-    previous_run_id TEXT,
-    state_json TEXT NOT NULL,
-    reason TEXT,
-    updated_at TEXT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS bookmark_versions (
-    job_name TEXT NOT NULL,
-    version BIGINT NOT NULL,
-    run BIGINT NOT NULL,
-    attempt BIGINT NOT NULL,
-    run_id TEXT,
-    previous_run_id TEXT,
-    state_json TEXT NOT NULL,
-    reason TEXT,
-    made_by_run_id TEXT,
-    created_at TEXT NOT NULL,
-    PRIMARY KEY (job_name, version)
-);
-CREATE TABLE IF NOT EXISTS runs (
-    seq BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
-    run_id TEXT NOT NULL UNIQUE,
-    job_name TEXT NOT NULL,
-    run BIGINT NOT NULL,
-    attempt BIGINT NOT NULL,
-    status TEXT NOT NULL,
-    bookmark_option TEXT NOT NULL,
-    base_version BIGINT NOT NULL,
-    started_at TEXT NOT NULL,
-    ended_at TEXT,
-    error TEXT,
-    host TEXT,
-    pid BIGINT,
-    generation BIGINT
-);
-CREATE INDEX IF NOT EXISTS runs_by_job ON runs (job_name, seq);
-CREATE INDEX IF NOT EXISTS runs_by_job_start ON runs (job_name, started_at);
-CREATE TABLE IF NOT EXISTS run_plans (
-    run_id TEXT NOT NULL,
-    ctx TEXT NOT NULL,
-    plan_json TEXT NOT NULL,
-    PRIMARY KEY (run_id, ctx)
-);
-CREATE TABLE IF NOT EXISTS run_files (
-    run_id TEXT NOT NULL,
-    ctx TEXT NOT NULL,
-    path TEXT NOT NULL,
-    mtime BIGINT NOT NULL,
-    size BIGINT NOT NULL
-);
-CREATE INDEX IF NOT EXISTS run_files_by_run ON run_files (run_id, ctx);
-CREATE TABLE IF NOT EXISTS leases (
-    job_name TEXT PRIMARY KEY,
-    run_id TEXT NOT NULL,
-    host TEXT,
-    pid BIGINT,
-    heartbeat_at DOUBLE PRECISION NOT NULL,
-    generation BIGINT NOT NULL DEFAULT 0
-);
-CREATE TABLE IF NOT EXISTS lease_generations (
-    job_name TEXT PRIMARY KEY,
-    generation BIGINT NOT NULL
-)
-"""
 
 _SCHEMA_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,62}\Z")
 
@@ -218,7 +148,7 @@ class PostgresStore(SqlStore):
         with self._tx() as db:
             db.execute(pgsql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(
                 pgsql.Identifier(self.schema)))
-            self._create_tables(db, _SCHEMA + SCHEMA_TABLE_POSTGRES)
+            self._create_tables(db, ddl("postgresql") + SCHEMA_TABLE_POSTGRES)
         # Plain statements outside a transaction (tests, reads) see the store's tables too.
         self._db.execute(pgsql.SQL("SET search_path TO {}").format(pgsql.Identifier(self.schema)))
 

@@ -19,83 +19,13 @@ from pathlib import Path
 
 from ..errors import ConfigError, StateError
 from ..redaction import redact
+from ._ddl import ddl
 from ._schemas import SCHEMA_TABLE_SQLITE
 from ._sql import SCHEMA_VERSION, LockedReads, OlderSchema, SqlStore, new_run_id  # noqa: F401 - re-exported
 
 __all__ = ["SCHEMA_VERSION", "SQLiteStore", "new_run_id"]
 
 
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS jobs (
-    job_name TEXT PRIMARY KEY,
-    version INTEGER NOT NULL,
-    run INTEGER NOT NULL,
-    attempt INTEGER NOT NULL,
-    run_id TEXT,
-    previous_run_id TEXT,
-    state_json TEXT NOT NULL,
-    reason TEXT,
-    updated_at TEXT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS bookmark_versions (
-    job_name TEXT NOT NULL,
-    version INTEGER NOT NULL,
-    run INTEGER NOT NULL,
-    attempt INTEGER NOT NULL,
-    run_id TEXT,
-    previous_run_id TEXT,
-    state_json TEXT NOT NULL,
-    reason TEXT,
-    made_by_run_id TEXT,
-    created_at TEXT NOT NULL,
-    PRIMARY KEY (job_name, version)
-);
-CREATE TABLE IF NOT EXISTS runs (
-    seq INTEGER PRIMARY KEY AUTOINCREMENT,
-    run_id TEXT NOT NULL UNIQUE,
-    job_name TEXT NOT NULL,
-    run INTEGER NOT NULL,
-    attempt INTEGER NOT NULL,
-    status TEXT NOT NULL,
-    bookmark_option TEXT NOT NULL,
-    base_version INTEGER NOT NULL,
-    started_at TEXT NOT NULL,
-    ended_at TEXT,
-    error TEXT,
-    host TEXT,
-    pid INTEGER,
-    generation INTEGER
-);
-CREATE INDEX IF NOT EXISTS runs_by_job ON runs (job_name, seq);
-CREATE INDEX IF NOT EXISTS runs_by_job_start ON runs (job_name, started_at);
-CREATE TABLE IF NOT EXISTS run_plans (
-    run_id TEXT NOT NULL,
-    ctx TEXT NOT NULL,
-    plan_json TEXT NOT NULL,
-    PRIMARY KEY (run_id, ctx)
-);
-CREATE TABLE IF NOT EXISTS run_files (
-    run_id TEXT NOT NULL,
-    ctx TEXT NOT NULL,
-    path TEXT NOT NULL,
-    mtime INTEGER NOT NULL,
-    size INTEGER NOT NULL
-);
-CREATE INDEX IF NOT EXISTS run_files_by_run ON run_files (run_id, ctx);
-CREATE TABLE IF NOT EXISTS leases (
-    job_name TEXT PRIMARY KEY,
-    run_id TEXT NOT NULL,
-    host TEXT,
-    pid INTEGER,
-    heartbeat_at REAL NOT NULL,
-    generation INTEGER NOT NULL DEFAULT 0
-);
-CREATE TABLE IF NOT EXISTS lease_generations (
-    job_name TEXT PRIMARY KEY,
-    generation INTEGER NOT NULL
-);
-"""
 
 
 class SQLiteStore(SqlStore):
@@ -259,7 +189,7 @@ class SQLiteStore(SqlStore):
 
     def _migrate(self) -> None:
         with self._tx() as db:
-            self._create_tables(db, _SCHEMA + SCHEMA_TABLE_SQLITE)
+            self._create_tables(db, ddl("sqlite") + SCHEMA_TABLE_SQLITE)
 
     @property
     def _where(self) -> str:
