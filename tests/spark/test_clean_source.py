@@ -222,6 +222,28 @@ def test_killed_after_the_commit_the_next_run_finishes_the_clean_up(
     assert again.cleanups == [] and names(src) == ["late.json"]
 
 
+def test_killed_inside_the_commit_nothing_is_cleaned_until_a_run_commits(
+        tmp_path: Path) -> None:
+    """Killed inside the store's commit transaction: the intent was recorded but the run never
+    committed, so nothing of it is ever cleaned, not even after the next run's commit; that
+    run takes the files again (they are still to be processed)."""
+    src, state = tmp_path / "in", f"sqlite:///{tmp_path / 's.db'}"
+    for i in range(2):
+        write(src / f"f{i}.json", 10 * i)
+    env = {**os.environ, "PYTHONPATH": str(SRC), "LAKEMARK_FAULT": "during-job-commit"}
+    killed = subprocess.run([sys.executable, "-c", _PLAN_AND_COMMIT, state, str(src)],
+                            env=env, capture_output=True, text=True, timeout=120)
+    assert killed.returncode == KILLED, killed.stderr[-2000:]
+    with Job("j", state=state) as job:  # takes the dead run's lease over, without clean-up
+        assert len(job.plan_files(str(src), ctx="source").files) == 2
+    assert names(src) == ["f0.json", "f1.json"] and job.cleanups == []
+    store = open_store(state)
+    dead, _ = store.list_runs("j")
+    store.close()
+    assert dead.status == "FAILED"
+    assert details(state, dead.run_id)["cleanups"]["source"]["status"] == "pending"  # never done
+
+
 @pytest.mark.parametrize(("args", "message"), [
     (["--clean-source", "archive"], "--clean-source archive needs --archive-to"),
     (["--clean-source", "archive", "--archive-to", "{src}/old"], "--archive-to .* overlaps"),
