@@ -112,9 +112,9 @@ def run_cleanups(store: StateStore, job_name: str, *, by_run: str,
     reports = []
     for task in plan_cleanup(entries, time.time_ns() // 1_000_000):
         entry = task.entry
-        record = _carry_out(ops, entry, task.files)
-        record["duplicates"] = len(task.duplicates)
         plan = dict(plans[(entry.run_id, entry.key)])
+        record = _carry_out(ops, entry, task.files, _earlier(plan))
+        record["duplicates"] = len(task.duplicates)
         attempts = int(plan.get("attempts") or 0) + 1
         plan.update(record, attempts=attempts, finished_by=by_run,
                     status="pending" if record["counts"]["failed"] else "done",
@@ -133,15 +133,34 @@ def run_cleanups(store: StateStore, job_name: str, *, by_run: str,
     return reports
 
 
-def _carry_out(ops: FileOps, entry: CleanEntry, files: Sequence[FileEntry]) -> dict[str, Any]:
+def _earlier(plan: Mapping[str, Any]) -> dict[str, tuple[str, str | None]]:
+    """What an earlier attempt of an entry (one that left files failed) recorded as done:
+    path -> (``deleted``/``archived``, destination)."""
+    done: dict[str, tuple[str, str | None]] = {p: ("deleted", None)
+                                              for p in plan.get("deleted") or ()}
+    done.update({m["from"]: ("archived", m["to"]) for m in plan.get("moves") or ()})
+    return done
+
+
+def _carry_out(ops: FileOps, entry: CleanEntry, files: Sequence[FileEntry],
+               earlier: Mapping[str, tuple[str, str | None]]) -> dict[str, Any]:
     """Clean ``files`` of ``entry`` one by one; a file whose operation raises is counted as
-    failed with its error, and the others go on."""
+    failed with its error, and the others go on. A file an earlier attempt recorded as
+    deleted or moved is not touched again: its outcome is carried over."""
     counts = dict.fromkeys(OUTCOMES, 0)
     deleted: list[str] = []
     moves: list[dict[str, str]] = []
     kept: dict[str, str] = {}
     errors: dict[str, str] = {}
     for index, taken in enumerate(files):
+        if taken.path in earlier:
+            outcome_name, dest = earlier[taken.path]
+            counts[outcome_name] += 1
+            if dest is None and len(deleted) < LISTED_MAX:
+                deleted.append(taken.path)
+            elif dest is not None and len(moves) < LISTED_MAX:
+                moves.append({"from": taken.path, "to": dest})
+            continue
         try:
             outcome, dest = _one(ops, entry, taken)
         except Exception as exc:  # noqa: BLE001 - reported per file, retried by the next run

@@ -132,7 +132,8 @@ def test_a_failed_clean_up_is_reported_then_retried(tmp_path: Path) -> None:
     clean = details(state, job.run_id)["cleanups"]["source"]
     assert (clean["status"], clean["attempts"], clean["finished_by"]) == ("done", 2,
                                                                           later.run_id)
-    assert clean["counts"]["archived"] == 1 and clean["counts"]["gone"] == 1
+    assert clean["counts"]["archived"] == 2 and clean["counts"]["gone"] == 0  # both attempts
+    assert sorted(Path(m["to"]).name for m in clean["moves"]) == ["a.json", "b.json"]
 
 
 def test_retention_leaves_the_files_until_a_later_commit(tmp_path: Path) -> None:
