@@ -27,11 +27,12 @@ from .planning.cleanup import (OUTCOMES, CleanEntry, archive_destination, check_
 from .planning.files import FileEntry
 
 if TYPE_CHECKING:
-    from .state import StateStore
+    from .job import Job
+    from .state import RunRecord, StateStore
     from .storage._clean import FileOps
 
-__all__ = ["CLEAN_PREFIX", "CleanSpec", "LISTED_MAX", "clean_spec", "intent", "run_cleanups",
-           "summary"]
+__all__ = ["CLEAN_PREFIX", "CleanSpec", "LISTED_MAX", "clean_after_commit", "clean_spec",
+           "intent", "record_intents", "run_cleanups", "summary"]
 
 log = logging.getLogger("lakemark")
 
@@ -89,6 +90,32 @@ def intent(spec: CleanSpec, ctx: str, roots: Sequence[str], files: Sequence[File
             "bytes": sum(f.size for f in files), "attempts": 0,
             "retention_s": spec.retention_s,
             "not_before_ms": now_ms + int(spec.retention_s * 1000)}
+
+
+def record_intents(job: Job, record: RunRecord) -> None:
+    """Record, just before ``job`` commits, the clean-up of each of its sources that asked for
+    one and took files: the commit makes these intents count (never a run that did not)."""
+    for ctx, spec in job._clean.items():
+        files = job.plans[ctx].files
+        if files:
+            job.store.record_plan(record.run_id, CLEAN_PREFIX + ctx,
+                                  intent(spec, ctx, job._roots[ctx], files), files)
+
+
+def clean_after_commit(job: Job, record: RunRecord) -> None:
+    """After ``job``'s commit: clean its files and finish any clean-up an earlier run left
+    pending (``job.cleanups`` gets the records). A failure is logged and left pending for the
+    next run, never raised: the run's data is committed."""
+    try:
+        job.cleanups = run_cleanups(job.store, job.name, by_run=record.run_id)
+    except Exception as exc:  # noqa: BLE001 - the commit stands; the next run retries
+        log.warning("run %s: clean-up of processed files failed (%s); the next run retries it",
+                    record.run_id, exc)
+        job.cleanups = [{"run_id": record.run_id, "status": "pending",
+                         "error": f"{type(exc).__name__}: {exc}"}]
+        return
+    if job.cleanups:
+        job._emit("cleaned", None, summary(job.cleanups))
 
 
 def run_cleanups(store: StateStore, job_name: str, *, by_run: str,
