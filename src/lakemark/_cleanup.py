@@ -27,11 +27,12 @@ from .planning.cleanup import (OUTCOMES, CleanEntry, archive_destination, check_
 from .planning.files import FileEntry
 
 if TYPE_CHECKING:
-    from .state import StateStore
+    from .job import Job
+    from .state import RunRecord, StateStore
     from .storage._clean import FileOps
 
-__all__ = ["CLEAN_PREFIX", "CleanSpec", "LISTED_MAX", "clean_spec", "intent", "run_cleanups",
-           "summary"]
+__all__ = ["CLEAN_PREFIX", "CleanSpec", "LISTED_MAX", "clean_after_commit", "clean_spec",
+           "intent", "record_intents", "run_cleanups", "summary"]
 
 log = logging.getLogger("lakemark")
 
@@ -91,6 +92,32 @@ def intent(spec: CleanSpec, ctx: str, roots: Sequence[str], files: Sequence[File
             "not_before_ms": now_ms + int(spec.retention_s * 1000)}
 
 
+def record_intents(job: Job, record: RunRecord) -> None:
+    """Record, just before ``job`` commits, the clean-up of each of its sources that asked for
+    one and took files: the commit makes these intents count (never a run that did not)."""
+    for ctx, spec in job._clean.items():
+        files = job.plans[ctx].files
+        if files:
+            job.store.record_plan(record.run_id, CLEAN_PREFIX + ctx,
+                                  intent(spec, ctx, job._roots[ctx], files), files)
+
+
+def clean_after_commit(job: Job, record: RunRecord) -> None:
+    """After ``job``'s commit: clean its files and finish any clean-up an earlier run left
+    pending (``job.cleanups`` gets the records). A failure is logged and left pending for the
+    next run, never raised: the run's data is committed."""
+    try:
+        job.cleanups = run_cleanups(job.store, job.name, by_run=record.run_id)
+    except Exception as exc:  # noqa: BLE001 - the commit stands; the next run retries
+        log.warning("run %s: clean-up of processed files failed (%s); the next run retries it",
+                    record.run_id, exc)
+        job.cleanups = [{"run_id": record.run_id, "status": "pending",
+                         "error": f"{type(exc).__name__}: {exc}"}]
+        return
+    if job.cleanups:
+        job._emit("cleaned", None, summary(job.cleanups))
+
+
 def run_cleanups(store: StateStore, job_name: str, *, by_run: str,
                  ops: FileOps | None = None) -> list[dict[str, Any]]:
     """Carry out every open clean-up entry of ``job_name`` whose run committed, oldest first,
@@ -112,9 +139,9 @@ def run_cleanups(store: StateStore, job_name: str, *, by_run: str,
     reports = []
     for task in plan_cleanup(entries, time.time_ns() // 1_000_000):
         entry = task.entry
-        record = _carry_out(ops, entry, task.files)
-        record["duplicates"] = len(task.duplicates)
         plan = dict(plans[(entry.run_id, entry.key)])
+        record = _carry_out(ops, entry, task.files, _earlier(plan))
+        record["duplicates"] = len(task.duplicates)
         attempts = int(plan.get("attempts") or 0) + 1
         plan.update(record, attempts=attempts, finished_by=by_run,
                     status="pending" if record["counts"]["failed"] else "done",
@@ -133,15 +160,34 @@ def run_cleanups(store: StateStore, job_name: str, *, by_run: str,
     return reports
 
 
-def _carry_out(ops: FileOps, entry: CleanEntry, files: Sequence[FileEntry]) -> dict[str, Any]:
+def _earlier(plan: Mapping[str, Any]) -> dict[str, tuple[str, str | None]]:
+    """What an earlier attempt of an entry (one that left files failed) recorded as done:
+    path -> (``deleted``/``archived``, destination)."""
+    done: dict[str, tuple[str, str | None]] = {p: ("deleted", None)
+                                              for p in plan.get("deleted") or ()}
+    done.update({m["from"]: ("archived", m["to"]) for m in plan.get("moves") or ()})
+    return done
+
+
+def _carry_out(ops: FileOps, entry: CleanEntry, files: Sequence[FileEntry],
+               earlier: Mapping[str, tuple[str, str | None]]) -> dict[str, Any]:
     """Clean ``files`` of ``entry`` one by one; a file whose operation raises is counted as
-    failed with its error, and the others go on."""
+    failed with its error, and the others go on. A file an earlier attempt recorded as
+    deleted or moved is not touched again: its outcome is carried over."""
     counts = dict.fromkeys(OUTCOMES, 0)
     deleted: list[str] = []
     moves: list[dict[str, str]] = []
     kept: dict[str, str] = {}
     errors: dict[str, str] = {}
     for index, taken in enumerate(files):
+        if taken.path in earlier:
+            outcome_name, dest = earlier[taken.path]
+            counts[outcome_name] += 1
+            if dest is None and len(deleted) < LISTED_MAX:
+                deleted.append(taken.path)
+            elif dest is not None and len(moves) < LISTED_MAX:
+                moves.append({"from": taken.path, "to": dest})
+            continue
         try:
             outcome, dest = _one(ops, entry, taken)
         except Exception as exc:  # noqa: BLE001 - reported per file, retried by the next run

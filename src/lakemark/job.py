@@ -38,6 +38,7 @@ from .planning import (
     plan_files,
     resume_after,
 )
+from ._cleanup import clean_after_commit, record_intents
 from ._fault import fault_point
 from .state.manifest import SinkManifest, SinkToken, SourceManifest
 from .state import (BOOKMARK_OPTIONS, Bookmark, RunInputs, RunRecord, StateStore, open_store,
@@ -253,7 +254,7 @@ class Job:
         record = self._started()
         fault_point("before-job-commit")
         try:
-            self._record_clean_intents(record)
+            record_intents(self, record)  # _cleanup.py: the clean-up the commit makes count
             self._stop_heartbeat(check=True)
             bookmark = self.store.commit_run(
                 record.run_id, self._pending, update_bookmark=self._updates_bookmark(record),
@@ -265,7 +266,7 @@ class Job:
         self._record = self.store.get_run(record.run_id)
         self._emit("committed", None, {"version": bookmark.version, "run": bookmark.run})
         fault_point("after-job-commit")
-        self._clean_up_after_commit(record)
+        clean_after_commit(self, record)  # never raises: a failed clean-up waits for a later run
         self._close()
         return bookmark
 
@@ -319,34 +320,6 @@ class Job:
 
         return clean_spec(mode, archive_to, [path] if isinstance(path, str) else list(path),
                           ctx=ctx, bookmark_option=self.bookmark_option, retention=retention)
-
-    def _record_clean_intents(self, record: RunRecord) -> None:
-        """Record, just before the commit, the clean-up of each source that asked for one and
-        took files: the commit makes these intents count (never a run that did not commit)."""
-        from ._cleanup import CLEAN_PREFIX, intent
-
-        for ctx, spec in self._clean.items():
-            files = self.plans[ctx].files
-            if files:
-                self.store.record_plan(record.run_id, CLEAN_PREFIX + ctx,
-                                       intent(spec, ctx, self._roots[ctx], files), files)
-
-    def _clean_up_after_commit(self, record: RunRecord) -> None:
-        """Clean the files of this run and finish any clean-up an earlier run left pending;
-        a failure is logged and left pending for the next run, never raised (the run's data
-        is committed)."""
-        from ._cleanup import run_cleanups, summary
-
-        try:
-            self.cleanups = run_cleanups(self.store, self.name, by_run=record.run_id)
-        except Exception as exc:  # noqa: BLE001 - the commit stands; the next run retries
-            log.warning("run %s: clean-up of processed files failed (%s); the next run "
-                        "retries it", record.run_id, exc)
-            self.cleanups = [{"run_id": record.run_id, "status": "pending",
-                              "error": f"{type(exc).__name__}: {exc}"}]
-            return
-        if self.cleanups:
-            self._emit("cleaned", None, summary(self.cleanups))
 
     # -- reading --------------------------------------------------------------------------
     def plan_files(

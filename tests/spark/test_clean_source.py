@@ -132,7 +132,8 @@ def test_a_failed_clean_up_is_reported_then_retried(tmp_path: Path) -> None:
     clean = details(state, job.run_id)["cleanups"]["source"]
     assert (clean["status"], clean["attempts"], clean["finished_by"]) == ("done", 2,
                                                                           later.run_id)
-    assert clean["counts"]["archived"] == 1 and clean["counts"]["gone"] == 1
+    assert clean["counts"]["archived"] == 2 and clean["counts"]["gone"] == 0  # both attempts
+    assert sorted(Path(m["to"]).name for m in clean["moves"]) == ["a.json", "b.json"]
 
 
 def test_retention_leaves_the_files_until_a_later_commit(tmp_path: Path) -> None:
@@ -220,6 +221,28 @@ def test_killed_after_the_commit_the_next_run_finishes_the_clean_up(
     with Job("j", state=state) as again:  # idempotent: nothing left to do
         again.plan_files(str(src), ctx="source")
     assert again.cleanups == [] and names(src) == ["late.json"]
+
+
+def test_killed_inside_the_commit_nothing_is_cleaned_until_a_run_commits(
+        tmp_path: Path) -> None:
+    """Killed inside the store's commit transaction: the intent was recorded but the run never
+    committed, so nothing of it is ever cleaned, not even after the next run's commit; that
+    run takes the files again (they are still to be processed)."""
+    src, state = tmp_path / "in", f"sqlite:///{tmp_path / 's.db'}"
+    for i in range(2):
+        write(src / f"f{i}.json", 10 * i)
+    env = {**os.environ, "PYTHONPATH": str(SRC), "LAKEMARK_FAULT": "during-job-commit"}
+    killed = subprocess.run([sys.executable, "-c", _PLAN_AND_COMMIT, state, str(src)],
+                            env=env, capture_output=True, text=True, timeout=120)
+    assert killed.returncode == KILLED, killed.stderr[-2000:]
+    with Job("j", state=state) as job:  # takes the dead run's lease over, without clean-up
+        assert len(job.plan_files(str(src), ctx="source").files) == 2
+    assert names(src) == ["f0.json", "f1.json"] and job.cleanups == []
+    store = open_store(state)
+    dead, _ = store.list_runs("j")
+    store.close()
+    assert dead.status == "FAILED"
+    assert details(state, dead.run_id)["cleanups"]["source"]["status"] == "pending"  # never done
 
 
 @pytest.mark.parametrize(("args", "message"), [

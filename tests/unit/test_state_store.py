@@ -601,8 +601,8 @@ def test_schema_reset_is_refused_while_a_run_holds_the_lease(store) -> None:  # 
 
 
 def test_entries_marked_after_the_commit(store) -> None:  # type: ignore[no-untyped-def]
-    """The clean-up's store side: open entries by ctx prefix (any run status, oldest first,
-    with their files), a mark recorded only on a run that succeeded."""
+    """The clean-up's store side: open entries by ctx prefix (of runs that succeeded, oldest
+    first, with their files), a mark recorded only on a run that succeeded."""
     files = [FileEntry(1, "/s/a", 3), FileEntry(2, "/s/b", 4)]
     first = begin(store)
     store.record_plan(first.run_id, "clean:src", {"kind": "clean", "status": "pending"}, files)
@@ -615,11 +615,11 @@ def test_entries_marked_after_the_commit(store) -> None:  # type: ignore[no-unty
     store.fail_run(failed.run_id, "boom", update_bookmark=True)
     found = store.open_entries("j", "clean:")
     assert [(r.run_id, r.status, i.ctx) for r, i in found] == [
-        (first.run_id, "SUCCEEDED", "clean:src"), (failed.run_id, "FAILED", "clean:src")]
+        (first.run_id, "SUCCEEDED", "clean:src")]  # never the entry of the failed run
     assert [f.path for f in found[0][1].files] == ["/s/a", "/s/b"]
     with pytest.raises(StateError, match="recorded nothing"):
         store.record_after_commit(first.run_id, "clean:other", {"status": "done"})
     store.record_after_commit(first.run_id, "clean:src", {"kind": "clean", "status": "done"})
-    assert [r.run_id for r, _ in store.open_entries("j", "clean:")] == [failed.run_id]
+    assert store.open_entries("j", "clean:") == []
     (inputs,) = [i for i in store.run_inputs(first.run_id) if i.ctx == "clean:src"]
     assert inputs.plan["status"] == "done" and len(inputs.files) == 2

@@ -615,12 +615,13 @@ class SqlStore(SchemaRecords):
                        (json.dumps(_displayed(plan), sort_keys=True), run_id, ctx))
 
     def open_entries(self, job_name: str, ctx_prefix: str) -> list[tuple[RunRecord, RunInputs]]:
-        """The manifest entries of the job's runs whose ctx starts with ``ctx_prefix`` and
-        whose plan's ``status`` is not ``done``, with their runs and files, oldest run first."""
+        """The manifest entries of the job's SUCCEEDED runs whose ctx starts with
+        ``ctx_prefix`` and whose plan's ``status`` is not ``done``, with their runs and files,
+        oldest run first."""
         rows = self._q.execute(
             "SELECT r.run_id, p.ctx, p.plan_json FROM run_plans p JOIN runs r "
-            "ON r.run_id = p.run_id WHERE r.job_name = ? AND p.ctx LIKE ? "
-            "ORDER BY r.seq, p.ctx",
+            "ON r.run_id = p.run_id WHERE r.job_name = ? AND r.status = 'SUCCEEDED' "
+            "AND p.ctx LIKE ? ORDER BY r.seq, p.ctx",
             (job_name, ctx_prefix.replace("%", "_") + "%"),  # "_" matches itself too
         ).fetchall()
         out = []

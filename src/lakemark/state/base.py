@@ -255,9 +255,10 @@ class StateStore(Protocol):
         ...
 
     def open_entries(self, job_name: str, ctx_prefix: str) -> list[tuple[RunRecord, RunInputs]]:
-        """The manifest entries of ``job_name``'s runs (any status) whose ctx starts with
+        """The manifest entries of ``job_name``'s SUCCEEDED runs whose ctx starts with
         ``ctx_prefix`` and whose plan's ``status`` is not ``done``, with their files, oldest
-        run first: the clean-ups still to finish."""
+        run first: the clean-ups still to finish (an entry of a run that did not commit is
+        never one)."""
         ...
 
     # -- tracked source schemas (state/_schemas.py) ----------------------------------------
