@@ -98,9 +98,10 @@ def test_check_write_checks_iceberg_targets_without_io(tmp_path: Path) -> None:
 
     catalog = f"sqlite:///{tmp_path / 'c.db'}"
     check_write("db.events", format="iceberg", iceberg_catalog=catalog)
-    for kwargs, match in (({"mode": "overwrite"}, "append only"),
-                          ({"partition_by": ["day"]}, "partition_by"),
-                          ({"options": {"mergeSchema": "true"}}, "mergeSchema")):
+    check_write("db.events", format="iceberg", iceberg_catalog=catalog, mode="overwrite",
+                partition_by=["day"], options={"mergeSchema": "true"})
+    for kwargs, match in (({"options": {"mergeSchema": "maybe"}}, "mergeSchema"),
+                          ({"options": {"path": "x"}}, "path")):
         with pytest.raises(ConfigError, match=match):
             check_write("db.events", format="iceberg", iceberg_catalog=catalog, **kwargs)
     with pytest.raises(ConfigError, match="'events'"):
