@@ -107,3 +107,16 @@ def test_check_write_checks_iceberg_targets_without_io(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="'events'"):
         check_write("events", format="iceberg", iceberg_catalog=catalog)
     assert list(tmp_path.iterdir()) == []
+
+
+def test_glue_resolves_to_the_glue_data_catalog_with_the_environment_endpoint(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PYICEBERG_HOME", str(tmp_path))  # no user configuration
+    env = {"AWS_ENDPOINT_URL": "http://127.0.0.1:5000", "AWS_REGION": "eu-west-1",
+           "LAKEMARK_ICEBERG_WAREHOUSE": str(tmp_path / "wh")}
+    spec = resolve_iceberg_catalog("glue", env=env)
+    assert (spec.name, dict(spec.properties)) == ("glue", {
+        "type": "glue", "warehouse": (tmp_path / "wh").as_uri(),
+        "glue.endpoint": "http://127.0.0.1:5000", "glue.region": "eu-west-1"})
+    with pytest.raises(ConfigError, match="LAKEMARK_ICEBERG_WAREHOUSE"):
+        resolve_iceberg_catalog("glue", env={})
