@@ -316,7 +316,7 @@ def _commit(catalog: Catalog, name: IcebergTableName, table: Table | None, frame
                         for column in change.partition_by:
                             spec.add_identity(column)
             else:
-                tx = table.transaction()
+                tx = _transaction(table)
                 if change.merge_schema and _differences(table, frame):
                     with tx.update_schema() as update:
                         update.union_by_name(frame)
@@ -326,7 +326,7 @@ def _commit(catalog: Catalog, name: IcebergTableName, table: Table | None, frame
                     tx.delete(AlwaysTrue(), snapshot_properties=properties)
             if paths or token is not None:
                 tx.add_files(paths, snapshot_properties=properties, check_duplicate_files=False)
-            tx.commit_transaction()
+            committed = tx.commit_transaction()  # the table as this commit left it
         except (CommitFailedException, TableAlreadyExistsError) as exc:
             latest = _open(catalog, name)
             if latest is None:
@@ -345,10 +345,36 @@ def _commit(catalog: Catalog, name: IcebergTableName, table: Table | None, frame
         except ValueError as exc:  # add_files refuses files that do not fit the schema
             raise SinkError(f"committing to Iceberg table {name} failed: {_first_line(exc)}",
                             target=str(name)) from exc
-        latest = _open(catalog, name)
-        return (_snapshot_id(latest) if latest is not None else None), False
+        return _snapshot_id(committed), False
     raise SinkError(f"could not commit to Iceberg table {name}: other writers committed "
                     f"{MAX_COMMIT_ATTEMPTS} times in a row", target=str(name))
+
+
+def _transaction(table: Table) -> Any:
+    """``table.transaction()`` whose metadata view is computed once per set of updates.
+
+    pyiceberg's ``Transaction.table_metadata`` applies the pending updates to a deep copy of
+    the whole table metadata on every access, and one ``add_files`` reads it more than a dozen
+    times: with a long snapshot history that copying is nearly all of a commit's time. The
+    models are frozen, so the base metadata (no updates yet) and each computed view can be
+    shared; the view is recomputed whenever the tuple of updates is replaced.
+    """
+    from pyiceberg.table import Transaction
+    from pyiceberg.table.update import update_table_metadata
+
+    class _Viewed(Transaction):
+        _view: tuple[Any, Any] | None = None
+
+        @property
+        def table_metadata(self) -> Any:
+            if not self._updates:
+                return self._table.metadata
+            if self._view is None or self._view[0] is not self._updates:
+                self._view = (self._updates,
+                              update_table_metadata(self._table.metadata, self._updates))
+            return self._view[1]
+
+    return _Viewed(table)
 
 
 def iceberg_committed(table: str, iceberg_catalog: str | None, key: str, value: str) -> bool:
