@@ -19,6 +19,9 @@ A path in a bucket mapped to a local folder (``lakemark run --bucket-map``, see
 ``storage._bucket_map``) is handed to Spark's own reader or writer as that folder, whether or
 not S3A is present.
 
+``format("iceberg")`` reads and saves of a table name go to lakemark's Iceberg support
+(``tables._iceberg``) unless Iceberg's Spark runtime is on the classpath.
+
 Every other call — local paths, tables, JDBC, and any path when S3A is present — is Spark's
 own, untouched. Formats: those lakemark reads (parquet, json, csv, orc, avro, text, xml) and
 writes (parquet, json, csv, orc, delta); another format on ``s3://`` fails naming it.
@@ -152,6 +155,36 @@ def _delta_load(reader: Any, original: Callable[..., DataFrame], path: str,
     return original(reader, *args, **kwargs)
 
 
+def _lakemark_iceberg(spark: SparkSession) -> bool:
+    """Whether ``format("iceberg")`` in this session is lakemark's (no Iceberg runtime jar)."""
+    from .tables import lakemark_iceberg
+
+    return lakemark_iceberg(spark)
+
+
+def _iceberg_load(reader: Any, table: str, named: dict[str, Any]) -> DataFrame:
+    from .tables import load_iceberg
+
+    state = _state(reader)
+    options = dict(state["options"])
+    options.update({k: _text(v) for k, v in named.items()
+                    if k not in ("path", "format", "schema") and v is not None})
+    return load_iceberg(reader._spark, table, options, named.get("schema") or state["schema"])
+
+
+def _iceberg_save(writer: Any, table: str, state: dict[str, Any], named: dict[str, Any]) -> None:
+    from .tables import save_iceberg
+
+    parts = named.get("partitionBy") or state["partition"]
+    if isinstance(parts, str):
+        parts = [parts]
+    options = dict(state["options"])
+    options.update({k: _text(v) for k, v in named.items()
+                    if k not in ("path", "mode", "partitionBy", "format") and v is not None})
+    save_iceberg(writer._df, table, mode=named.get("mode") or state["mode"],
+                 partition_by=list(parts or ()), options=options)
+
+
 def _reader_call(fmt_of: Callable[[dict[str, Any], tuple[Any, ...], dict[str, Any]], str | None],
                  original: Callable[..., DataFrame],
                  positional: tuple[str, ...]) -> Callable[..., DataFrame]:
@@ -163,6 +196,9 @@ def _reader_call(fmt_of: Callable[[dict[str, Any], tuple[Any, ...], dict[str, An
         path: Any = named.get(key)
         local = _mapped(path)
         state = _state(self)
+        if isinstance(path, str) and str(fmt_of(state, args, named) or "").lower() == "iceberg" \
+                and _lakemark_iceberg(self._spark):
+            return _iceberg_load(self, path, named)
         if isinstance(local, str) and str(fmt_of(state, args, named) or "").lower() == "delta" \
                 and _lakemark_delta(self._spark):
             if local != path:  # a mapped bucket: the table in its local folder
@@ -279,6 +315,10 @@ def _writer_call(fmt_of: Callable[[dict[str, Any], dict[str, Any]], str | None],
         path: Any = named.get("path")
         local = _mapped(path)
         state = _state(self)
+        if isinstance(path, str) and str(fmt_of(state, named) or "").lower() == "iceberg" \
+                and _lakemark_iceberg(self._spark):
+            _iceberg_save(self, path, state, named)
+            return None
         if isinstance(local, str) and _delta_write(self._spark, fmt_of(state, named), state,
                                                    named):
             _delta_save(self, local, state, named)

@@ -98,11 +98,25 @@ def test_check_write_checks_iceberg_targets_without_io(tmp_path: Path) -> None:
 
     catalog = f"sqlite:///{tmp_path / 'c.db'}"
     check_write("db.events", format="iceberg", iceberg_catalog=catalog)
-    for kwargs, match in (({"mode": "overwrite"}, "append only"),
-                          ({"partition_by": ["day"]}, "partition_by"),
-                          ({"options": {"mergeSchema": "true"}}, "mergeSchema")):
+    check_write("db.events", format="iceberg", iceberg_catalog=catalog, mode="overwrite",
+                partition_by=["day"], options={"mergeSchema": "true"})
+    for kwargs, match in (({"options": {"mergeSchema": "maybe"}}, "mergeSchema"),
+                          ({"options": {"path": "x"}}, "path")):
         with pytest.raises(ConfigError, match=match):
             check_write("db.events", format="iceberg", iceberg_catalog=catalog, **kwargs)
     with pytest.raises(ConfigError, match="'events'"):
         check_write("events", format="iceberg", iceberg_catalog=catalog)
     assert list(tmp_path.iterdir()) == []
+
+
+def test_glue_resolves_to_the_glue_data_catalog_with_the_environment_endpoint(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PYICEBERG_HOME", str(tmp_path))  # no user configuration
+    env = {"AWS_ENDPOINT_URL": "http://127.0.0.1:5000", "AWS_REGION": "eu-west-1",
+           "LAKEMARK_ICEBERG_WAREHOUSE": str(tmp_path / "wh")}
+    spec = resolve_iceberg_catalog("glue", env=env)
+    assert (spec.name, dict(spec.properties)) == ("glue", {
+        "type": "glue", "warehouse": (tmp_path / "wh").as_uri(),
+        "glue.endpoint": "http://127.0.0.1:5000", "glue.region": "eu-west-1"})
+    with pytest.raises(ConfigError, match="LAKEMARK_ICEBERG_WAREHOUSE"):
+        resolve_iceberg_catalog("glue", env={})

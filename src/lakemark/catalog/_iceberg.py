@@ -11,7 +11,11 @@ default. Each may be:
 * ``postgresql://…`` (or ``postgresql+psycopg://…``) — a SQL catalog in PostgreSQL for teams; the
   warehouse must be given with ``LAKEMARK_ICEBERG_WAREHOUSE``;
 * a name — a catalog of the user's pyiceberg configuration (``~/.pyiceberg.yaml`` or
-  ``PYICEBERG_CATALOG__<NAME>__…`` variables), read when the catalog is resolved.
+  ``PYICEBERG_CATALOG__<NAME>__…`` variables), read when the catalog is resolved;
+* ``glue`` (when the configuration has no catalog of that name) — the AWS Glue Data Catalog
+  of the environment's account and region (pyiceberg's Glue catalog over boto3; endpoint
+  ``AWS_ENDPOINT_URL_GLUE``/``AWS_ENDPOINT_URL`` when set), warehouse from
+  ``LAKEMARK_ICEBERG_WAREHOUSE``.
 
 Table names are ``db.table`` or ``catalog.db.table``; in the second form the first part must
 be the resolved catalog's name (``lakemark`` for the default and URI catalogs) or a catalog of
@@ -35,7 +39,7 @@ from ..errors import ConfigError
 if TYPE_CHECKING:
     from pyiceberg.catalog import Catalog
 
-__all__ = ["CATALOG_ENV", "WAREHOUSE_ENV", "DEFAULT_NAME", "IcebergCatalogSpec",
+__all__ = ["CATALOG_ENV", "WAREHOUSE_ENV", "DEFAULT_NAME", "GLUE_NAME", "IcebergCatalogSpec",
            "IcebergTableName", "resolve_iceberg_catalog", "parse_table_name", "spec_for_table",
            "load_iceberg_catalog"]
 
@@ -43,6 +47,8 @@ CATALOG_ENV = "LAKEMARK_ICEBERG_CATALOG"
 WAREHOUSE_ENV = "LAKEMARK_ICEBERG_WAREHOUSE"
 #: The name of the default and URI-given catalogs (the first part of ``catalog.db.table``).
 DEFAULT_NAME = "lakemark"
+#: The name that selects the AWS Glue Data Catalog when no pyiceberg catalog has it.
+GLUE_NAME = "glue"
 _PART = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_-]*$")
 _SQL_SCHEMES = ("sqlite", "postgresql", "postgresql+psycopg", "postgresql+psycopg2")
 
@@ -131,7 +137,8 @@ def _display(uri: str) -> str:
     return repr(uri.replace(f":{parts.password}@", ":***@", 1))
 
 
-def _configured(name: str, source: str) -> IcebergCatalogSpec:
+def _configured(name: str, source: str,
+                env: Mapping[str, str] | None = None) -> IcebergCatalogSpec:
     """A catalog of the pyiceberg configuration (file and PYICEBERG_ variables, read now)."""
     try:
         from pyiceberg.utils.config import Config
@@ -141,6 +148,8 @@ def _configured(name: str, source: str) -> IcebergCatalogSpec:
         raise ConfigError(f"Iceberg catalog {name!r} (from {source}) is neither a catalog "
                           "name nor a sqlite:/// or postgresql:// URI")
     found = Config().get_catalog_config(name)
+    if not found and name == GLUE_NAME:
+        return _glue_spec(source, os.environ if env is None else env)
     if not found:
         raise ConfigError(f"Iceberg catalog {name!r} (from {source}) is not in your pyiceberg "
                           "configuration (~/.pyiceberg.yaml or PYICEBERG_CATALOG__"
@@ -149,6 +158,27 @@ def _configured(name: str, source: str) -> IcebergCatalogSpec:
     # it read once at import time.
     properties = {str(k): str(v) for k, v in found.items() if isinstance(v, str | int | float)}
     return IcebergCatalogSpec(name, properties, configured=True, source=source)
+
+
+def _glue_spec(source: str, env: Mapping[str, str]) -> IcebergCatalogSpec:
+    """``glue`` (unless the pyiceberg configuration defines a catalog of that name): the AWS
+    Glue Data Catalog of the environment's account and region, through pyiceberg's Glue
+    catalog; the Glue endpoint is ``AWS_ENDPOINT_URL_GLUE`` or ``AWS_ENDPOINT_URL`` when set
+    (a local emulator), the warehouse ``LAKEMARK_ICEBERG_WAREHOUSE`` (required)."""
+    warehouse = env.get(WAREHOUSE_ENV, "").strip()
+    if not warehouse:
+        raise ConfigError(f"Iceberg catalog 'glue' (from {source}) needs a warehouse: set "
+                          f"{WAREHOUSE_ENV} to the folder or s3:// prefix for table files")
+    if "://" not in warehouse:
+        warehouse = Path(warehouse).expanduser().resolve().as_uri()
+    properties = {"type": "glue", "warehouse": warehouse}
+    endpoint = (env.get("AWS_ENDPOINT_URL_GLUE") or env.get("AWS_ENDPOINT_URL") or "").strip()
+    if endpoint:
+        properties["glue.endpoint"] = endpoint
+    region = (env.get("AWS_REGION") or env.get("AWS_DEFAULT_REGION") or "").strip()
+    if region:
+        properties["glue.region"] = region
+    return IcebergCatalogSpec(GLUE_NAME, properties, configured=True, source=source)
 
 
 def resolve_iceberg_catalog(catalog: str | None = None, *,
@@ -173,7 +203,7 @@ def resolve_iceberg_catalog(catalog: str | None = None, *,
         return spec
     if "://" in value:
         return _sql_spec(value, source, env)
-    return _configured(value, source)
+    return _configured(value, source, env)
 
 
 def spec_for_table(spec: IcebergCatalogSpec, name: IcebergTableName) -> IcebergCatalogSpec:

@@ -23,7 +23,12 @@ Sequence and guarantees:
    skipped (our files deleted); otherwise the check runs again and the commit is retried. A
    new table is created and given its first snapshot in one catalog commit.
 
-Local warehouses only for now (``file://``); partitioned writes and ``overwrite`` come next.
+``mode="overwrite"`` deletes every row and adds the new files in one transaction (a delete
+and an append snapshot, committed together; the token is in both summaries). ``partition_by``
+gives a new table identity partitions (Spark writes one folder per value, each file holding
+the partition column); an existing table keeps its own. ``mergeSchema=true`` adds the
+DataFrame's new columns to the table's schema in the same commit (columns it lacks read as
+null). Local warehouses only for now (``file://``).
 """
 
 from __future__ import annotations
@@ -32,6 +37,7 @@ import contextlib
 import os
 import uuid
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from .._fault import fault_point
@@ -98,16 +104,45 @@ def check_iceberg_write(table: str, *, mode: str, partition_by: Sequence[str],
     """Every check that needs no I/O: the name, the catalog setting, mode and options."""
     name = parse_table_name(table)
     spec = spec_for_table(resolve_iceberg_catalog(iceberg_catalog), name)
-    if mode != "append":
-        raise ConfigError(f"Iceberg target {table}: mode {mode!r} is not supported yet "
-                          "(append only)")
-    if partition_by:
-        raise ConfigError(f"Iceberg target {table}: partition_by is not supported yet")
-    unknown = sorted(k for k in options if k.lower() != "compression")
+    if mode not in ("append", "overwrite"):
+        raise ConfigError(f"Iceberg target {table}: mode {mode!r} is not supported (append or "
+                          "overwrite)")
+    unknown = sorted(k for k in options if k.lower() not in ("compression", "mergeschema"))
     if unknown:
         raise ConfigError(f"option(s) {', '.join(unknown)} are not supported for Iceberg "
-                          f"target {table}; supported: compression")
+                          f"target {table}; supported: compression, mergeSchema")
+    _merge_schema(table, options)
     return name, spec
+
+
+def _merge_schema(table: str, options: Mapping[str, str]) -> bool:
+    value = next((v for k, v in options.items() if k.lower() == "mergeschema"), "false")
+    if str(value).strip().lower() not in ("true", "false"):
+        raise ConfigError(f"option mergeSchema of Iceberg target {table} must be true or "
+                          f"false, not {value!r}")
+    return str(value).strip().lower() == "true"
+
+
+def _partition_columns(table: Table | None, name: IcebergTableName,
+                       partition_by: Sequence[str]) -> list[str]:
+    """The identity partition columns to write: ``partition_by`` for a new table; for an
+    existing one its own (``partition_by`` must be empty or the same)."""
+    if table is None:
+        return list(partition_by)
+    from pyiceberg.transforms import IdentityTransform
+
+    schema = table.schema()
+    fields = table.spec().fields
+    if any(not isinstance(f.transform, IdentityTransform) for f in fields):
+        shown = ", ".join(f"{f.transform}({schema.find_column_name(f.source_id)})"
+                          for f in fields)
+        raise SinkError(f"Iceberg table {name} is partitioned by {shown}: lakemark writes "
+                        "identity partitions only", target=str(name))
+    own = [str(schema.find_column_name(f.source_id)) for f in fields]
+    if partition_by and list(partition_by) != own:
+        raise ConfigError(f"Iceberg table {name} is partitioned by {own or 'nothing'}, not "
+                          f"{list(partition_by)}: an existing table keeps its partitioning")
+    return own
 
 
 def _open(catalog: Catalog, name: IcebergTableName) -> Table | None:
@@ -119,11 +154,15 @@ def _open(catalog: Catalog, name: IcebergTableName) -> Table | None:
         return None
 
 
-def _differences(table: Table, frame: pa.Schema) -> list[str]:
+def _differences(table: Table, frame: pa.Schema, merge: bool = False) -> list[str]:
+    """How ``frame`` differs from the table; with ``merge`` (mergeSchema) new and missing
+    columns are allowed (added to the table; read as null), only type changes are not."""
     have = {f.name: f.type for f in table.schema().as_arrow()}
     want = {f.name: f.type for f in frame}
-    out = [f"column {n!r} is not in the table" for n in want if n not in have]
-    out += [f"table column {n!r} is missing from the DataFrame" for n in have if n not in want]
+    out = [] if merge else [f"column {n!r} is not in the table" for n in want if n not in have]
+    if not merge:
+        out += [f"table column {n!r} is missing from the DataFrame" for n in have
+                if n not in want]
     out += [f"column {n!r} is {want[n]} here but {have[n]} in the table"
             for n in want if n in have and not _same_type(want[n], have[n])]
     return out
@@ -178,23 +217,30 @@ def write_iceberg(spark: SparkSession, df: DataFrame, table: str, *, mode: str,
                   partition_by: Sequence[str], token: IdempotencyToken | None,
                   options: Mapping[str, str], iceberg_catalog: str | None = None,
                   commit_info: Mapping[str, str] | None = None) -> WriteResult:
-    """Append ``df`` to the Iceberg table ``table`` (see the module docstring)."""
+    """Append ``df`` to (or with ``mode="overwrite"`` replace the rows of) the Iceberg table
+    ``table`` (see the module docstring)."""
     name, spec = check_iceberg_write(table, mode=mode, partition_by=partition_by,
                                      options=options, iceberg_catalog=iceberg_catalog)
+    merge = _merge_schema(table, options)
+    options = {k: v for k, v in options.items() if k.lower() != "mergeschema"}
     frame = arrow_schema(df.schema, target=table)
     catalog = load_iceberg_catalog(spec)
     current = _open(catalog, name)
     if current is not None and _token_committed(current, token):
         return WriteResult(str(name), "iceberg", 0, 0, 0, skipped=True,
                            table_version=_snapshot_id(current))
+    parts = _partition_columns(current, name, partition_by)
+    missing = [c for c in parts if c not in df.columns]
+    if missing:
+        raise SinkError(f"partition column(s) {', '.join(missing)} of Iceberg table {name} are "
+                        "not in the DataFrame (nothing was written)", target=table)
     if current is not None:
-        differences = _differences(current, frame)
+        differences = _differences(current, frame, merge)
         if differences:
             raise SinkError(f"the DataFrame does not match the schema of Iceberg table {name} "
                             "(nothing was written): " + "; ".join(differences), target=table)
     location = _table_location(catalog, name, current)
     data = resolve_target(os.path.join(_local_root(location, str(name)), "data"))
-    schema = delta_schema(df.schema, target=table)
     write_id = uuid.uuid4().hex
     placed: list[str] = []
     committed = False
@@ -203,13 +249,16 @@ def write_iceberg(spark: SparkSession, df: DataFrame, table: str, *, mode: str,
         properties.update({APP_ID_KEY: token.app_id, APP_VERSION_KEY: str(token.version)})
     try:
         tz = zone(spark.conf.get("spark.sql.session.timeZone") or "UTC")
-        files = write_delta_files(spark, df, data, write_id=write_id, partition_cols=[],
-                                  kinds=kinds_of(schema), tz=tz, options=options,
-                                  placed=placed)
+        written, folders = _with_partition_folders(df, parts)
+        files = write_delta_files(spark, written, data, write_id=write_id,
+                                  partition_cols=folders,
+                                  kinds=kinds_of(delta_schema(written.schema, target=table)),
+                                  tz=tz, options=options, placed=placed)
         fault_point("mid-write")
         paths = ["file://" + os.path.join(data.root, f.path) for f in files]
         snapshot, skipped = _commit(catalog, name, current, frame, location, paths,
-                                    properties, token, write_id)
+                                    properties, token, write_id,
+                                    _Change(mode == "overwrite", merge, tuple(parts)))
         committed = not skipped
     finally:
         if not committed:
@@ -220,6 +269,28 @@ def write_iceberg(spark: SparkSession, df: DataFrame, table: str, *, mode: str,
                        bytes=sum(f.size for f in files), skipped=False, table_version=snapshot)
 
 
+def _with_partition_folders(df: DataFrame, parts: Sequence[str]) -> tuple[DataFrame, list[str]]:
+    """``df`` with a copy of each partition column that Spark writes as folders, so every file
+    holds one partition's rows *and* the column itself (Iceberg data files carry their
+    partition source columns; pyiceberg reads the partition from the files' statistics)."""
+    if not parts:
+        return df, []
+    from pyspark.sql import functions as F
+
+    folders = [f"{c}_part" if f"{c}_part" not in df.columns else f"_lakemark_{c}_part"
+               for c in parts]
+    return df.select("*", *[F.col(f"`{c}`").alias(f) for c, f in zip(parts, folders)]), folders
+
+
+@dataclass(frozen=True)
+class _Change:
+    """How a commit changes the table besides adding files."""
+
+    overwrite: bool = False  # delete every row first, in the same transaction
+    merge_schema: bool = False  # add the DataFrame's new columns to the table's schema
+    partition_by: tuple[str, ...] = ()  # identity partitions of a new table
+
+
 def _snapshot_id(table: Table) -> int | None:
     snapshot = table.current_snapshot()
     return snapshot.snapshot_id if snapshot is not None else None
@@ -227,7 +298,8 @@ def _snapshot_id(table: Table) -> int | None:
 
 def _commit(catalog: Catalog, name: IcebergTableName, table: Table | None, frame: pa.Schema,
             location: str, paths: list[str], properties: dict[str, str],
-            token: IdempotencyToken | None, write_id: str) -> tuple[int | None, bool]:
+            token: IdempotencyToken | None, write_id: str,
+            change: _Change = _Change()) -> tuple[int | None, bool]:
     """Commit ``paths`` as one snapshot; ``(snapshot id, skipped)``."""
     from pyiceberg.exceptions import CommitFailedException, TableAlreadyExistsError
     from pyiceberg.table import Transaction
@@ -239,11 +311,22 @@ def _commit(catalog: Catalog, name: IcebergTableName, table: Table | None, frame
                     catalog.create_namespace_if_not_exists(name.namespace)
                 tx: Transaction = catalog.create_table_transaction(name.identifier, frame,
                                                                    location=location)
+                if change.partition_by:
+                    with tx.update_spec() as spec:
+                        for column in change.partition_by:
+                            spec.add_identity(column)
             else:
-                tx = table.transaction()
+                tx = _transaction(table)
+                if change.merge_schema and _differences(table, frame):
+                    with tx.update_schema() as update:
+                        update.union_by_name(frame)
+                if change.overwrite and table.current_snapshot() is not None:
+                    from pyiceberg.expressions import AlwaysTrue
+
+                    tx.delete(AlwaysTrue(), snapshot_properties=properties)
             if paths or token is not None:
                 tx.add_files(paths, snapshot_properties=properties, check_duplicate_files=False)
-            tx.commit_transaction()
+            committed = tx.commit_transaction()  # the table as this commit left it
         except (CommitFailedException, TableAlreadyExistsError) as exc:
             latest = _open(catalog, name)
             if latest is None:
@@ -253,7 +336,7 @@ def _commit(catalog: Catalog, name: IcebergTableName, table: Table | None, frame
                 return _snapshot_id(latest), False
             if _token_committed(latest, token):
                 return _snapshot_id(latest), True
-            differences = _differences(latest, frame)
+            differences = _differences(latest, frame, change.merge_schema)
             if differences:
                 raise SinkError(f"Iceberg table {name} changed its schema while this write ran: "
                                 + "; ".join(differences), target=str(name)) from exc
@@ -262,10 +345,36 @@ def _commit(catalog: Catalog, name: IcebergTableName, table: Table | None, frame
         except ValueError as exc:  # add_files refuses files that do not fit the schema
             raise SinkError(f"committing to Iceberg table {name} failed: {_first_line(exc)}",
                             target=str(name)) from exc
-        latest = _open(catalog, name)
-        return (_snapshot_id(latest) if latest is not None else None), False
+        return _snapshot_id(committed), False
     raise SinkError(f"could not commit to Iceberg table {name}: other writers committed "
                     f"{MAX_COMMIT_ATTEMPTS} times in a row", target=str(name))
+
+
+def _transaction(table: Table) -> Any:
+    """``table.transaction()`` whose metadata view is computed once per set of updates.
+
+    pyiceberg's ``Transaction.table_metadata`` applies the pending updates to a deep copy of
+    the whole table metadata on every access, and one ``add_files`` reads it more than a dozen
+    times: with a long snapshot history that copying is nearly all of a commit's time. The
+    models are frozen, so the base metadata (no updates yet) and each computed view can be
+    shared; the view is recomputed whenever the tuple of updates is replaced.
+    """
+    from pyiceberg.table import Transaction
+    from pyiceberg.table.update import update_table_metadata
+
+    class _Viewed(Transaction):
+        _view: tuple[Any, Any] | None = None
+
+        @property
+        def table_metadata(self) -> Any:
+            if not self._updates:
+                return self._table.metadata
+            if self._view is None or self._view[0] is not self._updates:
+                self._view = (self._updates,
+                              update_table_metadata(self._table.metadata, self._updates))
+            return self._view[1]
+
+    return _Viewed(table)
 
 
 def iceberg_committed(table: str, iceberg_catalog: str | None, key: str, value: str) -> bool:

@@ -1,4 +1,5 @@
-"""Tables in open formats served to Spark with no jars: ``format("delta")`` reads and writes.
+"""Tables in open formats served to Spark with no jars: ``format("delta")`` and
+``format("iceberg")`` reads and writes (the latter in :mod:`._iceberg`).
 
 :func:`register` adds lakemark's ``delta`` data source to a session (unless Delta's own jars
 are on its classpath, which then keep the name). Reads from the Python driver take
@@ -16,7 +17,9 @@ from ._delta_fast import fast_read
 from ._delta_save import save_delta
 from ._delta_shim import delta_shim_path, install_delta_shim
 from ._delta_source import FS_OPTION, READER_OPTION
+from ._iceberg import iceberg_runtime_present, lakemark_iceberg, load_iceberg, save_iceberg
 from ._register import delta_jars_present, is_registered, register
 
 __all__ = ["FS_OPTION", "READER_OPTION", "delta_jars_present", "delta_shim_path", "fast_read",
-           "install_delta_shim", "is_registered", "register", "save_delta"]
+           "iceberg_runtime_present", "install_delta_shim", "is_registered", "lakemark_iceberg",
+           "load_iceberg", "register", "save_delta", "save_iceberg"]
