@@ -6,6 +6,7 @@ detail, vacuum, optimize, restore, the create builders, and unsupported methods 
 
 from __future__ import annotations
 
+import datetime as dt
 import importlib
 import sys
 from pathlib import Path
@@ -129,8 +130,10 @@ def test_update_delete_history_detail_restore(spark: Any, DeltaTable: Any,
     restored = table.restoreToVersion(0).collect()[0]
     assert restored["num_of_files_after_restore"] >= 2
     assert rows(path) == {1: ("d1", "a"), 2: ("d2", "b"), 3: ("d1", "c")}
-    stamp = history.where("version = 1").collect()[0]["timestamp"]
-    table.restoreToTimestamp(stamp.strftime("%Y-%m-%d %H:%M:%S.%f"))
+    # Delta (and deltalake) date a version by its log file's modification time.
+    written = (path / "_delta_log" / f"{1:020d}.json").stat().st_mtime_ns
+    stamp = dt.datetime.fromtimestamp(-(-written // 1_000_000) / 1000, dt.UTC)
+    table.restoreToTimestamp(stamp.isoformat())
     assert rows(path)[1] == ("d1", "one")
 
     import pyarrow as pa
@@ -192,3 +195,21 @@ def test_spark_sql_printing_is_adjusted_for_deltalake() -> None:
     assert spark_sql_to_datafusion("(s.v = 'it\\'s') AND (a <=> b)") == \
         "(s.v = 'it''s') AND (a IS NOT DISTINCT FROM b)"
     assert spark_sql_to_datafusion("`we'ird` = '<=>'") == "`we'ird` = '<=>'"
+
+
+def test_merge_update_and_create_on_s3(spark: Any, DeltaTable: Any, s3: Any) -> None:
+    s3.client("s3").create_bucket(Bucket="dtables")
+    table = (DeltaTable.createIfNotExists(spark).location("s3://dtables/customers")
+             .addColumn("id", "BIGINT").addColumn("name", "STRING").execute())
+    updates = spark.createDataFrame([(1, "a"), (2, "b")], "id long, name string")
+    table.alias("t").merge(updates.alias("s"), "t.id = s.id").whenMatchedUpdateAll(
+    ).whenNotMatchedInsertAll().execute()
+    DeltaTable.forPath(spark, "s3a://dtables/customers").update("id = 2", {"name": "'B'"})
+    from lakemark.sinks._location import open_delta, resolve_target
+
+    stored = open_delta(resolve_target("s3://dtables/customers"))
+    assert stored is not None
+    assert sorted(tuple(r.values()) for r in stored.to_pyarrow_table().to_pylist()) == [
+        (1, "a"), (2, "B")]
+    assert [r["operation"] for r in table.history().collect()] == [
+        "UPDATE", "MERGE", "CREATE TABLE"]
