@@ -81,7 +81,7 @@ def test_merge_snippet_and_clauses(spark: Any, DeltaTable: Any, tmp_path: Path) 
     (target.alias("t").merge(changes.alias("s"), t == s)
      .whenMatchedDelete(F.col("s.op") == "D")
      .whenMatchedUpdate(set={"name": F.concat(F.col("s.name"), F.lit("'!"))})
-     .whenNotMatchedInsert(condition="s.op <> 'D'",
+     .whenNotMatchedInsert(condition='s.op <> "D"',
                            values={"id": "s.id", "name": F.col("s.name"), "day": F.lit("d9")})
      .whenNotMatchedBySourceUpdate(F.col("t.id") == 3, {"name": "upper(t.name)"})
      .whenNotMatchedBySourceDelete("t.id = 4")
@@ -103,6 +103,9 @@ def test_merge_snippet_and_clauses(spark: Any, DeltaTable: Any, tmp_path: Path) 
         ).whenMatchedUpdateAll().execute()
     with pytest.raises(ConfigError, match="merge condition"):
         target.alias("t").merge(twice.alias("s"), "t.id = s.nope").whenMatchedDelete().execute()
+    with pytest.raises(ConfigError, match="whenNotMatchedInsertAll cannot resolve t.day"):
+        target.alias("t").merge(twice.alias("s"), "t.id = s.id").whenNotMatchedInsertAll(
+        ).execute()
     with pytest.raises(ConfigError, match="at least one WHEN"):
         target.alias("t").merge(twice.alias("s"), "t.id = s.id").execute()
 
@@ -195,6 +198,7 @@ def test_spark_sql_printing_is_adjusted_for_deltalake() -> None:
     assert spark_sql_to_datafusion("(s.v = 'it\\'s') AND (a <=> b)") == \
         "(s.v = 'it''s') AND (a IS NOT DISTINCT FROM b)"
     assert spark_sql_to_datafusion("`we'ird` = '<=>'") == "`we'ird` = '<=>'"
+    assert spark_sql_to_datafusion('s.op = "D" AND n = "it\'s"') == "s.op = 'D' AND n = 'it''s'"
 
 
 def test_merge_update_and_create_on_s3(spark: Any, DeltaTable: Any, s3: Any) -> None:
