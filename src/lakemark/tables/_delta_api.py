@@ -232,6 +232,9 @@ class DeltaTable:
             return action(table)
         except Exception as exc:  # deltalake's DeltaError and object-store errors
             first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+            if "Invalid function" in first:
+                first += (" (conditions and values are evaluated by deltalake, which lacks "
+                          "this Spark function: compute it as a column of the source first)")
             raise SinkError(f"DeltaTable.{method} on {self._target.root} failed: {first}",
                             target=self._target.root) from exc
 
