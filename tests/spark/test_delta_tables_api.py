@@ -182,6 +182,22 @@ def test_create_builders_and_for_name(spark: Any, DeltaTable: Any, tmp_path: Pat
         DeltaTable.forName(spark, "dtables_no_such_table")
 
 
+def test_for_name_reads_the_lakemark_catalog(spark: Any, DeltaTable: Any, tmp_path: Path,
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    import json
+
+    path = tmp_path / "sales"
+    seed(path, [1], ["a"])
+    catalog = tmp_path / "connection" / "catalog"
+    (catalog / "tables").mkdir(parents=True)
+    (catalog / "databases.json").write_text(json.dumps({"DatabaseList": [{"Name": "lake"}]}))
+    (catalog / "tables" / "lake.json").write_text(json.dumps({"TableList": [{
+        "Name": "sales", "DatabaseName": "lake", "Parameters": {"table_type": "delta"},
+        "StorageDescriptor": {"Location": str(path), "Columns": []}}]}))
+    monkeypatch.setenv("LAKEMARK_CATALOG", str(catalog.parent))
+    assert repr(DeltaTable.forName(spark, "lake.sales")) == f"DeltaTable({str(path)!r})"
+
+
 def test_unsupported_methods_are_named(spark: Any, DeltaTable: Any, tmp_path: Path) -> None:
     path = tmp_path / "u"
     seed(path, [1], ["a"])
