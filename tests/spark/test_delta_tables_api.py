@@ -206,6 +206,15 @@ def test_unsupported_methods_are_named(spark: Any, DeltaTable: Any, tmp_path: Pa
         table.generate("symlink_format_manifest")
     with pytest.raises(UnsupportedError, match="DeltaTable.somethingNew is not supported"):
         table.somethingNew()
+    with pytest.raises(UnsupportedError, match="DeltaTable.convertToDelta is not supported"):
+        DeltaTable.convertToDelta(spark, f"parquet.`{path}`")
+    with pytest.raises(UnsupportedError, match="DeltaTable.someStaticHelper is not supported"):
+        DeltaTable.someStaticHelper(spark)
+    with pytest.raises(UnsupportedError, match="DeltaTableBuilder.clusterBy is not supported"):
+        DeltaTable.create(spark).clusterBy("id")
+    source = spark.createDataFrame([], "id long")
+    with pytest.raises(UnsupportedError, match="DeltaMergeBuilder.whenSomething is not"):
+        table.merge(source, "id = id").whenSomething()
     with pytest.raises(ConfigError, match="is not a Delta table"):
         DeltaTable.forPath(spark, str(tmp_path / "nothing"))
 

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError, SinkError
+from ._delta_api import NamesMissing, unsupported
 from ._delta_sql import quote, to_sql
 
 if TYPE_CHECKING:
@@ -42,8 +43,13 @@ class _Clause:
     values: Mapping[str, Any] | None = None
 
 
-class DeltaMergeBuilder:
+class DeltaMergeBuilder(metaclass=NamesMissing):
     """Built by ``DeltaTable.merge(source, condition)``; see the module docstring."""
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        raise unsupported(f"DeltaMergeBuilder.{name}")
 
     def __init__(self, table: DeltaTable, source: DataFrame, condition: str | Column) -> None:
         from pyspark.sql import DataFrame
