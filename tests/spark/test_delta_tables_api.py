@@ -6,6 +6,7 @@ detail, vacuum, optimize, restore, the create builders, and unsupported methods 
 
 from __future__ import annotations
 
+import datetime as dt
 import importlib
 import sys
 from pathlib import Path
@@ -80,7 +81,7 @@ def test_merge_snippet_and_clauses(spark: Any, DeltaTable: Any, tmp_path: Path) 
     (target.alias("t").merge(changes.alias("s"), t == s)
      .whenMatchedDelete(F.col("s.op") == "D")
      .whenMatchedUpdate(set={"name": F.concat(F.col("s.name"), F.lit("'!"))})
-     .whenNotMatchedInsert(condition="s.op <> 'D'",
+     .whenNotMatchedInsert(condition='s.op <> "D"',
                            values={"id": "s.id", "name": F.col("s.name"), "day": F.lit("d9")})
      .whenNotMatchedBySourceUpdate(F.col("t.id") == 3, {"name": "upper(t.name)"})
      .whenNotMatchedBySourceDelete("t.id = 4")
@@ -102,6 +103,9 @@ def test_merge_snippet_and_clauses(spark: Any, DeltaTable: Any, tmp_path: Path) 
         ).whenMatchedUpdateAll().execute()
     with pytest.raises(ConfigError, match="merge condition"):
         target.alias("t").merge(twice.alias("s"), "t.id = s.nope").whenMatchedDelete().execute()
+    with pytest.raises(ConfigError, match="whenNotMatchedInsertAll cannot resolve t.day"):
+        target.alias("t").merge(twice.alias("s"), "t.id = s.id").whenNotMatchedInsertAll(
+        ).execute()
     with pytest.raises(ConfigError, match="at least one WHEN"):
         target.alias("t").merge(twice.alias("s"), "t.id = s.id").execute()
 
@@ -129,8 +133,10 @@ def test_update_delete_history_detail_restore(spark: Any, DeltaTable: Any,
     restored = table.restoreToVersion(0).collect()[0]
     assert restored["num_of_files_after_restore"] >= 2
     assert rows(path) == {1: ("d1", "a"), 2: ("d2", "b"), 3: ("d1", "c")}
-    stamp = history.where("version = 1").collect()[0]["timestamp"]
-    table.restoreToTimestamp(stamp.strftime("%Y-%m-%d %H:%M:%S.%f"))
+    # Delta (and deltalake) date a version by its log file's modification time.
+    written = (path / "_delta_log" / f"{1:020d}.json").stat().st_mtime_ns
+    stamp = dt.datetime.fromtimestamp(-(-written // 1_000_000) / 1000, dt.UTC)
+    table.restoreToTimestamp(stamp.isoformat())
     assert rows(path)[1] == ("d1", "one")
 
     import pyarrow as pa
@@ -176,6 +182,22 @@ def test_create_builders_and_for_name(spark: Any, DeltaTable: Any, tmp_path: Pat
         DeltaTable.forName(spark, "dtables_no_such_table")
 
 
+def test_for_name_reads_the_lakemark_catalog(spark: Any, DeltaTable: Any, tmp_path: Path,
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    import json
+
+    path = tmp_path / "sales"
+    seed(path, [1], ["a"])
+    catalog = tmp_path / "connection" / "catalog"
+    (catalog / "tables").mkdir(parents=True)
+    (catalog / "databases.json").write_text(json.dumps({"DatabaseList": [{"Name": "lake"}]}))
+    (catalog / "tables" / "lake.json").write_text(json.dumps({"TableList": [{
+        "Name": "sales", "DatabaseName": "lake", "Parameters": {"table_type": "delta"},
+        "StorageDescriptor": {"Location": str(path), "Columns": []}}]}))
+    monkeypatch.setenv("LAKEMARK_CATALOG", str(catalog.parent))
+    assert repr(DeltaTable.forName(spark, "lake.sales")) == f"DeltaTable({str(path)!r})"
+
+
 def test_unsupported_methods_are_named(spark: Any, DeltaTable: Any, tmp_path: Path) -> None:
     path = tmp_path / "u"
     seed(path, [1], ["a"])
@@ -184,6 +206,15 @@ def test_unsupported_methods_are_named(spark: Any, DeltaTable: Any, tmp_path: Pa
         table.generate("symlink_format_manifest")
     with pytest.raises(UnsupportedError, match="DeltaTable.somethingNew is not supported"):
         table.somethingNew()
+    with pytest.raises(UnsupportedError, match="DeltaTable.convertToDelta is not supported"):
+        DeltaTable.convertToDelta(spark, f"parquet.`{path}`")
+    with pytest.raises(UnsupportedError, match="DeltaTable.someStaticHelper is not supported"):
+        DeltaTable.someStaticHelper(spark)
+    with pytest.raises(UnsupportedError, match="DeltaTableBuilder.clusterBy is not supported"):
+        DeltaTable.create(spark).clusterBy("id")
+    source = spark.createDataFrame([], "id long")
+    with pytest.raises(UnsupportedError, match="DeltaMergeBuilder.whenSomething is not"):
+        table.merge(source, "id = id").whenSomething()
     with pytest.raises(ConfigError, match="is not a Delta table"):
         DeltaTable.forPath(spark, str(tmp_path / "nothing"))
 
@@ -192,3 +223,22 @@ def test_spark_sql_printing_is_adjusted_for_deltalake() -> None:
     assert spark_sql_to_datafusion("(s.v = 'it\\'s') AND (a <=> b)") == \
         "(s.v = 'it''s') AND (a IS NOT DISTINCT FROM b)"
     assert spark_sql_to_datafusion("`we'ird` = '<=>'") == "`we'ird` = '<=>'"
+    assert spark_sql_to_datafusion('s.op = "D" AND n = "it\'s"') == "s.op = 'D' AND n = 'it''s'"
+
+
+def test_merge_update_and_create_on_s3(spark: Any, DeltaTable: Any, s3: Any) -> None:
+    s3.client("s3").create_bucket(Bucket="dtables")
+    table = (DeltaTable.createIfNotExists(spark).location("s3://dtables/customers")
+             .addColumn("id", "BIGINT").addColumn("name", "STRING").execute())
+    updates = spark.createDataFrame([(1, "a"), (2, "b")], "id long, name string")
+    table.alias("t").merge(updates.alias("s"), "t.id = s.id").whenMatchedUpdateAll(
+    ).whenNotMatchedInsertAll().execute()
+    DeltaTable.forPath(spark, "s3a://dtables/customers").update("id = 2", {"name": "'B'"})
+    from lakemark.sinks._location import open_delta, resolve_target
+
+    stored = open_delta(resolve_target("s3://dtables/customers"))
+    assert stored is not None
+    assert sorted(tuple(r.values()) for r in stored.to_pyarrow_table().to_pylist()) == [
+        (1, "a"), (2, "B")]
+    assert [r["operation"] for r in table.history().collect()] == [
+        "UPDATE", "MERGE", "CREATE TABLE"]

@@ -94,6 +94,12 @@ def run(
     python_path = [shim_path(), str(path.resolve().parent)]
     if env.get("PYTHONPATH"):
         python_path.append(env["PYTHONPATH"])
+    import importlib.util
+
+    from ..tables import delta_shim_path
+
+    if importlib.util.find_spec("delta") is None:  # `delta.tables` without delta-spark, last
+        python_path.append(delta_shim_path())
     env["PYTHONPATH"] = os.pathsep.join(python_path)
     if submit:
         submit_exe = _spark_submit()

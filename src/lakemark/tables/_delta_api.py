@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from ._delta_builders import DeltaOptimizeBuilder, DeltaTableBuilder
     from ._delta_merge_api import DeltaMergeBuilder
 
-__all__ = ["DeltaTable", "unsupported", "resolve_path", "table_location"]
+__all__ = ["DeltaTable", "NamesMissing", "unsupported", "resolve_path", "table_location"]
 
 log = logging.getLogger("lakemark.tables")
 
@@ -119,7 +119,16 @@ def table_location(spark: SparkSession, name: str, *, must_exist: bool = True) -
                       f"{path}); use DeltaTable.forPath for a table known by its path")
 
 
-class DeltaTable:
+class NamesMissing(type):
+    """Class-level lookups of Delta methods lakemark lacks fail naming them."""
+
+    def __getattr__(cls, name: str) -> Any:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        raise unsupported(f"{cls.__name__}.{name}")
+
+
+class DeltaTable(metaclass=NamesMissing):
     """A Delta table (``delta.tables.DeltaTable``); see the module docstring."""
 
     def __init__(self, spark: SparkSession, path: str, alias_name: str | None = None) -> None:
@@ -232,6 +241,9 @@ class DeltaTable:
             return action(table)
         except Exception as exc:  # deltalake's DeltaError and object-store errors
             first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+            if "Invalid function" in first:
+                first += (" (conditions and values are evaluated by deltalake, which lacks "
+                          "this Spark function: compute it as a column of the source first)")
             raise SinkError(f"DeltaTable.{method} on {self._target.root} failed: {first}",
                             target=self._target.root) from exc
 

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError, SinkError
-from ._delta_api import remember_name, resolve_path, table_location, unsupported
+from ._delta_api import NamesMissing, remember_name, resolve_path, table_location, unsupported
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -69,8 +69,13 @@ def partition_filters(predicate: str, partitions: Sequence[str]) -> list[tuple[s
     return out
 
 
-class DeltaOptimizeBuilder:
+class DeltaOptimizeBuilder(metaclass=NamesMissing):
     """Returned by ``DeltaTable.optimize()``."""
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        raise unsupported(f"DeltaOptimizeBuilder.{name}")
 
     def __init__(self, table: DeltaTable) -> None:
         self._table = table
@@ -123,8 +128,13 @@ class DeltaOptimizeBuilder:
             "totalFilesSkipped:long,preserveInsertionOrder:boolean>"))
 
 
-class DeltaTableBuilder:
+class DeltaTableBuilder(metaclass=NamesMissing):
     """Returned by ``DeltaTable.create/createIfNotExists/createOrReplace/replace(spark)``."""
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        raise unsupported(f"DeltaTableBuilder.{name}")
 
     def __init__(self, spark: SparkSession, mode: str) -> None:
         self._spark = spark

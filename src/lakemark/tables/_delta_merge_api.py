@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError, SinkError
+from ._delta_api import NamesMissing, unsupported
 from ._delta_sql import quote, to_sql
 
 if TYPE_CHECKING:
@@ -42,8 +43,13 @@ class _Clause:
     values: Mapping[str, Any] | None = None
 
 
-class DeltaMergeBuilder:
+class DeltaMergeBuilder(metaclass=NamesMissing):
     """Built by ``DeltaTable.merge(source, condition)``; see the module docstring."""
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        raise unsupported(f"DeltaMergeBuilder.{name}")
 
     def __init__(self, table: DeltaTable, source: DataFrame, condition: str | Column) -> None:
         from pyspark.sql import DataFrame
@@ -126,6 +132,25 @@ class DeltaMergeBuilder:
                         f"the last may omit its condition ({clause.method} has none and is "
                         "not last)")
 
+    def _check_all_columns(self, target_alias: str, source_alias: str) -> None:
+        """Delta's rule for ``...UpdateAll``/``...InsertAll`` without schema evolution: every
+        table column must have a source column of the same name (case-insensitive)."""
+        if self._evolve:
+            return
+        alls = [c.method for c in self._clauses if c.action in ("update_all", "insert_all")]
+        if not alls:
+            return
+        have = {c.lower() for c in self._source.columns}
+        missing = [f.name for f in self._table._table().schema().fields
+                   if f.name.lower() not in have]
+        if missing:
+            raise ConfigError(
+                f"DeltaTable.merge: {alls[0]} cannot resolve {target_alias}."
+                f"{', '.join(missing)}: the source has no such column(s) (source columns: "
+                f"{', '.join(source_alias + '.' + c for c in self._source.columns)}); "
+                "use withSchemaEvolution() or name the columns in whenMatchedUpdate/"
+                "whenNotMatchedInsert")
+
     def execute(self) -> DataFrame:
         """Run the merge (one commit); a DataFrame of Delta's merge metrics
         (num_affected_rows, num_updated_rows, num_deleted_rows, num_inserted_rows)."""
@@ -133,6 +158,7 @@ class DeltaMergeBuilder:
 
         self._check_order()
         frame, target_alias, source_alias = frame_for_merge(self._table, self._source)
+        self._check_all_columns(target_alias, source_alias)
         on = to_sql(self._condition, frame, "DeltaTable.merge condition")
         steps = []
         for clause in self._clauses:

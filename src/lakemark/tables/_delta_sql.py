@@ -5,7 +5,9 @@ Delta's Python API takes a condition or a value either as a Spark SQL string or 
 both become SQL text:
 
 * a string is checked by Spark's analyzer against the frame it speaks about (so a misspelt
-  column fails naming it, before anything is written) and then passed on as written;
+  column fails naming it, before anything is written) and then passed on as written, except
+  that a ``"double-quoted"`` string literal (Spark's default reading) becomes single-quoted and
+  backslash escapes in literals are spelt out (DataFusion reads ``"x"`` as a column name);
 * a ``Column`` is resolved by Spark's analyzer against the same frame and printed with the
   resolved expression's ``sql()`` (infix operators, qualified columns such as ``s.id``), then
   adjusted where Spark's printing differs from the SQL deltalake parses: string literals use
@@ -26,7 +28,7 @@ if TYPE_CHECKING:
 
 __all__ = ["frame_alias", "quote", "to_sql", "spark_sql_to_datafusion"]
 
-_ESCAPES = {"'": "''", "\\": "\\", "n": "\n", "t": "\t", "r": "\r", '"': '"', "0": "\0"}
+_ESCAPES = {"'": "'", "\\": "\\", "n": "\n", "t": "\t", "r": "\r", '"': '"', "0": "\0"}
 
 
 def quote(name: str) -> str:
@@ -35,22 +37,24 @@ def quote(name: str) -> str:
 
 
 def spark_sql_to_datafusion(text: str) -> str:
-    """Spark's printed SQL as deltalake parses it: ``'it\\'s'`` -> ``'it''s'`` inside string
-    literals, ``<=>`` -> ``IS NOT DISTINCT FROM`` outside them. Backquoted names are kept."""
+    """Spark SQL as deltalake parses it: in string literals (single- or double-quoted, as
+    Spark reads both) backslash escapes are resolved and the literal is written single-quoted
+    with ``''`` for a quote (``'it\\'s'`` -> ``'it''s'``); ``<=>`` becomes ``IS NOT DISTINCT
+    FROM``. Backquoted names are kept as they are."""
     out: list[str] = []
     i, n = 0, len(text)
     while i < n:
         ch = text[i]
-        if ch == "'":
-            j, chunk = i + 1, ["'"]
-            while j < n and text[j] != "'":
+        if ch in "'\"":
+            j, chunk = i + 1, []
+            while j < n and text[j] != ch:
                 if text[j] == "\\" and j + 1 < n:
                     chunk.append(_ESCAPES.get(text[j + 1], text[j + 1]))
                     j += 2
                     continue
                 chunk.append(text[j])
                 j += 1
-            out.append("".join(chunk) + "'")
+            out.append("'" + "".join(chunk).replace("'", "''") + "'")
             i = j + 1
         elif ch == "`":
             j = text.find("`", i + 1)
@@ -106,4 +110,4 @@ def to_sql(value: Any, frame: DataFrame, what: str) -> str:
         first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
         raise ConfigError(f"{what} {value if text is None else text!r} cannot be resolved: "
                           f"{first}") from None
-    return text if text is not None else spark_sql_to_datafusion(printed)
+    return spark_sql_to_datafusion(text if text is not None else printed)
