@@ -175,7 +175,8 @@ def _commit(target: Target, table: DeltaTable | None, schema: DeltaSchema,
 
     ``overwrite_schema``: the commit replaces the table's metadata (schema and partitioning)
     and every live file, keeping its name, description and configuration (Delta's
-    ``overwriteSchema``; deltalake's ``CREATE OR REPLACE`` gives the metadata a new id). ``removes`` (``(path, size)`` of live files): remove actions in the
+    ``overwriteSchema``; deltalake's ``CREATE OR REPLACE`` gives the metadata a new id).
+    ``removes`` (``(path, size)`` of live files): remove actions in the
     same commit as the adds (``replaceWhere`` on data columns); such a commit is not retried
     after a conflict, since the rows it kept were read from the files it removes."""
     import time
