@@ -95,10 +95,54 @@ def test_user_metadata_and_merge_schema(spark, tmp_path):  # type: ignore[no-unt
 def test_unsupported_options_are_refused_by_name(spark, tmp_path):  # type: ignore[no-untyped-def]
     path = str(tmp_path / "t")
     _frame(spark, [1]).write.format("delta").save(path)
-    with pytest.raises(Exception, match="overwriteSchema"):
+    with pytest.raises(Exception, match="partitionOverwriteMode"):
         _frame(spark, [2]).write.format("delta").mode("overwrite") \
+            .option("partitionOverwriteMode", "dynamic").save(path)
+    with pytest.raises(Exception, match="overwriteSchema needs mode"):
+        _frame(spark, [2]).write.format("delta").mode("append") \
             .option("overwriteSchema", "true").save(path)
     assert _ids(path) == [1]
+
+
+def test_overwrite_schema_replaces_schema_and_partitioning_in_one_commit(spark, tmp_path):  # type: ignore[no-untyped-def]
+    path = str(tmp_path / "t")
+    _frame(spark, [1, 2]).write.format("delta").partitionBy("day").save(path)
+    DeltaTable(path).alter.set_table_properties({"delta.logRetentionDuration": "interval 9 days"})
+    other = spark.createDataFrame([(7, 1.5)], "id int, score double")
+    with pytest.raises(Exception, match="does not match the schema"):
+        other.write.format("delta").mode("overwrite").save(path)
+    other.write.format("delta").mode("overwrite").option("overwriteSchema", "true").save(path)
+    table = DeltaTable(path)
+    assert table.version() == 2 and table.metadata().partition_columns == []
+    assert [f.name for f in table.schema().fields] == ["id", "score"]
+    assert table.metadata().configuration["delta.logRetentionDuration"] == "interval 9 days"
+    assert [(r.id, r.score) for r in spark.read.format("delta").load(path).collect()] == [(7, 1.5)]
+    assert sorted(r.id for r in spark.read.format("delta").option("versionAsOf", 1)
+                  .load(path).collect()) == [1, 2]
+    _frame(spark, [3], "d9").write.format("delta").mode("overwrite") \
+        .option("overwriteSchema", "true").partitionBy("day").save(path)
+    assert DeltaTable(path).metadata().partition_columns == ["day"] and _ids(path) == [3]
+
+
+def test_replace_where_on_data_columns_replaces_the_selected_rows(spark, tmp_path):  # type: ignore[no-untyped-def]
+    path = str(tmp_path / "t")
+    _frame(spark, [1, 2, 3]).union(_frame(spark, [4, 5], "d2")).coalesce(1) \
+        .write.format("delta").save(path)
+    first = set(pa_paths(DeltaTable(path)))
+    _frame(spark, [6], "d3").coalesce(1).write.format("delta").mode("append").save(path)
+    untouched = set(pa_paths(DeltaTable(path))) - first  # the file of id 6
+    _frame(spark, [20, 30], "d2").write.format("delta").mode("overwrite") \
+        .option("replaceWhere", "id >= 2 AND id <= 4 OR day = 'd2'").save(path)
+    table = DeltaTable(path)
+    assert _ids(path) == [1, 6, 20, 30] and table.version() == 2
+    live = set(pa_paths(table))
+    assert untouched <= live and not first & live  # the file with no selected row stays
+    with pytest.raises(Exception, match="do not match replaceWhere"):
+        _frame(spark, [1], "d1").write.format("delta").mode("overwrite") \
+            .option("replaceWhere", "id > 10").save(path)
+    _frame(spark, [11], "dx").write.format("delta").mode("overwrite") \
+        .option("replaceWhere", "id = 11").save(path)  # selects no stored row: an append
+    assert _ids(path) == [1, 6, 11, 20, 30] and DeltaTable(path).version() == 3
 
 
 def test_replace_where_replaces_only_the_selected_partitions(spark, tmp_path):  # type: ignore[no-untyped-def]
@@ -111,9 +155,6 @@ def test_replace_where_replaces_only_the_selected_partitions(spark, tmp_path):  
     with pytest.raises(Exception, match="do not match replaceWhere"):
         _frame(spark, [30], "d1").write.format("delta").mode("overwrite") \
             .option("replaceWhere", "day in ('d2', 'd3')").save(path)
-    with pytest.raises(Exception, match="not a partition column"):
-        _frame(spark, [30], "d1").write.format("delta").mode("overwrite") \
-            .option("replaceWhere", "id > 3").save(path)
     with pytest.raises(Exception, match="needs mode"):
         _frame(spark, [30], "d1").write.format("delta").mode("append") \
             .option("replaceWhere", "day = 'd1'").save(path)

@@ -171,10 +171,21 @@ def _commit(target: Target, table: DeltaTable | None, schema: DeltaSchema,
             mode: str, token: IdempotencyToken | None, write_id: str,
             commit_info: Mapping[str, str] | None = None, *,
             merge: bool = False,
-            partition_filters: list[tuple[str, str, Any]] | None = None) -> tuple[int, bool]:
-    """Commit ``files`` in one transaction; ``(table version, skipped)``."""
+            partition_filters: list[tuple[str, str, Any]] | None = None,
+            overwrite_schema: bool = False,
+            removes: Sequence[tuple[str, int]] = ()) -> tuple[int, bool]:
+    """Commit ``files`` in one transaction; ``(table version, skipped)``.
+
+    ``overwrite_schema``: the commit replaces the table's metadata (schema and partitioning)
+    and every live file, keeping its name, description and configuration (Delta's
+    ``overwriteSchema``; deltalake's ``CREATE OR REPLACE`` gives the metadata a new id).
+    ``removes`` (``(path, size)`` of live files): remove actions in the
+    same commit as the adds (``replaceWhere`` on data columns); such a commit is not retried
+    after a conflict, since the rows it kept were read from the files it removes."""
+    import time
+
     from deltalake import CommitProperties, Transaction
-    from deltalake.transaction import AddAction, create_table_with_add_actions
+    from deltalake.transaction import AddAction, RemoveAction, create_table_with_add_actions
 
     adds = [
         AddAction(f.path, f.size, dict(f.partition_values), f.mtime_ms, True,
@@ -185,16 +196,27 @@ def _commit(target: Target, table: DeltaTable | None, schema: DeltaSchema,
         custom_metadata={**(commit_info or {}), WRITE_ID_KEY: write_id},
         app_transactions=[Transaction(token.app_id, token.version)] if token else None,
     )
+    now = int(time.time() * 1000)
+    gone: list[Any] = [RemoveAction(path, True, now, size=size) for path, size in removes]
     for _attempt in range(MAX_COMMIT_ATTEMPTS):
         since = table.version() if table is not None else -1
         try:
-            if table is None:
+            if table is None or overwrite_schema:
+                meta = table.metadata() if table is not None else None
                 create_table_with_add_actions(
-                    target.delta_uri, schema, list(adds), mode="error",
+                    target.delta_uri, schema, list(adds),
+                    mode="overwrite" if table is not None else "error",
                     partition_by=partition_cols or None,
+                    name=meta.name if meta is not None else None,
+                    description=meta.description if meta is not None else None,
+                    configuration=dict(meta.configuration) if meta is not None else None,
                     storage_options=target.storage_options(),
                     commit_properties=properties,
                 )
+            elif gone:
+                table.create_write_transaction(
+                    [*adds, *gone], "append", table.schema(), partition_by=partition_cols,
+                    commit_properties=properties)
             elif not adds and mode == "append" and token is None:
                 return since, False  # nothing to record
             else:
@@ -214,7 +236,7 @@ def _commit(target: Target, table: DeltaTable | None, schema: DeltaSchema,
                 return version, False  # the commit landed although the call failed
             if _already_committed(latest, token):
                 return latest.version(), True  # a racing writer committed this token first
-            if not _retryable(exc, creating=table is None):
+            if not _retryable(exc, creating=table is None) or gone or overwrite_schema:
                 raise SinkError(
                     f"committing to Delta table {target.root} failed: {_first_line(exc)}"
                 ) from exc
@@ -232,6 +254,29 @@ def _commit(target: Target, table: DeltaTable | None, schema: DeltaSchema,
         f"could not commit to Delta table {target.root}: other writers committed conflicting "
         f"changes {MAX_COMMIT_ATTEMPTS} times in a row"
     )
+
+
+def _check_live(target: Target, table: DeltaTable, removes: Sequence[tuple[str, int]]) -> None:
+    """Every file a write removes is still live in the table it commits to."""
+    import pyarrow as pa
+
+    live = set(pa.table(table.get_add_actions(flatten=True)).column("path").to_pylist())
+    gone = [path for path, _ in removes if path not in live]
+    if gone:
+        raise SinkError(f"Delta table {target.root} changed while this write ran: "
+                        f"{len(gone)} file(s) it replaces were removed by another writer "
+                        "(nothing was written)")
+
+
+def _check_replaceable(target: Target, table: DeltaTable) -> None:
+    """``overwriteSchema`` rewrites the metadata with protocol (1, 2); a table that needs a
+    newer protocol cannot be replaced without downgrading it."""
+    protocol = table.protocol()
+    if protocol.min_reader_version > 1 or protocol.min_writer_version > 2:
+        raise SinkError(
+            f"option overwriteSchema on Delta table {target.root}: the table has protocol "
+            f"(reader {protocol.min_reader_version}, writer {protocol.min_writer_version}); "
+            "lakemark replaces schemas of protocol (1, 2) tables only (nothing was written)")
 
 
 def _arrow_options(options: Mapping[str, str], target: Target) -> str:
@@ -254,8 +299,15 @@ def write_delta(spark: SparkSession, df: DataFrame, target: Target, *, mode: str
                 partition_by: Sequence[str], token: IdempotencyToken | None,
                 options: Mapping[str, str],
                 commit_info: Mapping[str, str] | None = None,
-                partition_filters: list[tuple[str, str, Any]] | None = None) -> WriteResult:
+                partition_filters: list[tuple[str, str, Any]] | None = None,
+                overwrite_schema: bool = False,
+                removes: Sequence[tuple[str, int]] = ()) -> WriteResult:
     """Write ``df`` to the Delta table at ``target`` (see the module docstring).
+
+    ``overwrite_schema`` (``overwrite`` only): the table takes the DataFrame's schema and
+    ``partition_by`` (else its own partition columns the DataFrame still has) in the one
+    commit. ``removes``: ``(path, size)`` of live files the commit removes next to its adds
+    (``replaceWhere`` on data columns); a file no longer live fails the write.
 
     ``commit_info`` entries go into the commit's ``commitInfo`` next to the write id.
     ``partition_filters`` (deltalake's form; ``overwrite`` of an existing table only): the
@@ -273,7 +325,15 @@ def write_delta(spark: SparkSession, df: DataFrame, target: Target, *, mode: str
         return WriteResult(target.root, "delta", 0, 0, 0, skipped=True,
                            table_version=table.version())
     frame = delta_schema(df.schema, target=target.root)
-    if table is not None:
+    if removes and table is not None:
+        _check_live(target, table, removes)
+    if table is not None and overwrite_schema:
+        _check_replaceable(target, table)
+        existing = list(table.metadata().partition_columns)
+        partition_cols = list(partition_by) or (
+            existing if set(existing) <= set(df.columns) else [])
+        schema = frame
+    elif table is not None:
         if merge:
             table = _add_new_columns(target, table, frame, partition_by)
         partition_cols = _fit(target, table, frame, partition_by, merge=merge)
@@ -315,7 +375,9 @@ def write_delta(spark: SparkSession, df: DataFrame, target: Target, *, mode: str
         fault_point("mid-write")
         version, skipped = _commit(target, table, schema, frame, partition_cols, files, mode,
                                    token, write_id, commit_info, merge=merge,
-                                   partition_filters=partition_filters)
+                                   partition_filters=partition_filters,
+                                   overwrite_schema=overwrite_schema and table is not None,
+                                   removes=removes)
         committed = not skipped
     finally:
         if not committed:

@@ -136,6 +136,8 @@ def write_target(
     merge_keys: Sequence[str] | None = None,
     delete_when: str | None = None,
     order_by: str | Sequence[str] | None = None,
+    overwrite_schema: bool = False,
+    removes: Sequence[tuple[str, int]] = (),
 ) -> WriteResult:
     """Write ``df`` to ``target`` (a local path, ``file://`` or ``s3://`` URI, or for
     ``format="iceberg"`` a table name ``[catalog.]db.table`` in ``iceberg_catalog``, see
@@ -163,6 +165,8 @@ def write_target(
 
     ``partition_filters`` (Delta, ``overwrite``): replace only the partitions they select, in
     deltalake's ``(column, op, value)`` form (``format("delta")``'s ``replaceWhere``).
+    ``overwrite_schema`` and ``removes`` (Delta): see :func:`lakemark.sinks._delta.write_delta`
+    (``format("delta")``'s ``overwriteSchema`` and ``replaceWhere`` on data columns).
 
     ``merge_keys`` (Delta, ``append``): merge ``df`` into the table by these key columns
     instead of appending — update-all/insert-all, rows where ``delete_when`` holds delete,
@@ -196,7 +200,8 @@ def write_target(
     if fmt == "delta":
         return write_delta(spark, df, resolved, mode=save_mode, partition_by=columns,
                            token=idempotency, options=opts, commit_info=commit_info,
-                           partition_filters=partition_filters)
+                           partition_filters=partition_filters,
+                           overwrite_schema=overwrite_schema, removes=removes)
     return write_files(spark, df, resolved, format=fmt, mode=save_mode, partition_by=columns,
                        options=opts, commit_token=commit_token, commit_info=commit_info)
 

@@ -15,11 +15,14 @@ the writer options of Delta's Spark writer:
 * ``mergeSchema``: new columns of the DataFrame are added to the table;
 * ``partitionBy`` for a new table (an existing table keeps its own; a different one is refused).
 
-* ``replaceWhere`` (with ``overwrite``) on partition columns: only the selected partitions are
-  replaced, in the same single commit; rows outside the predicate fail the write first.
+* ``replaceWhere`` (with ``overwrite``): rows outside the predicate fail the write first (Delta's
+  constraint check); a predicate over partition columns replaces whole partitions, any other
+  predicate replaces the rows it selects (:mod:`._replace_rows`), in the same single commit;
+* ``overwriteSchema`` (with ``overwrite``): the table takes the DataFrame's schema (and
+  partitioning) in the same single commit.
 
-Options lakemark cannot honour (``overwriteSchema``, ...) are refused by name rather than
-ignored, so a write never does something other than what was asked.
+Options lakemark cannot honour (``partitionOverwriteMode``, ...) are refused by name rather
+than ignored, so a write never does something other than what was asked.
 """
 
 from __future__ import annotations
@@ -42,8 +45,7 @@ log = logging.getLogger("lakemark.tables")
 SAVE_MODES = {"append": "append", "overwrite": "overwrite", "error": "error",
               "errorifexists": "error", "default": "error", "ignore": "ignore"}
 #: Delta writer options lakemark does not implement (refused, never ignored).
-_UNSUPPORTED = {"overwriteschema": "overwriteSchema",
-                "partitionoverwritemode": "partitionOverwriteMode",
+_UNSUPPORTED = {"partitionoverwritemode": "partitionOverwriteMode",
                 "datachange": "dataChange", "maxrecordsperfile": "maxRecordsPerFile"}
 
 
@@ -61,11 +63,13 @@ def save_delta(df: DataFrame, path: str, *, mode: str | None,
     opts: dict[str, str] = {}
     commit_info: dict[str, str] = {}
     replace_where: str | None = None
+    overwrite_schema = False
     for key, value in options.items():
         low = key.lower()
+        if low == "overwriteschema":
+            overwrite_schema = _flag(key, value, path)
+            continue
         if low in _UNSUPPORTED:
-            if low == "overwriteschema" and str(value).strip().lower() == "false":
-                continue
             raise UnsupportedError(f"writing Delta table {path}: option {_UNSUPPORTED[low]} is "
                                    "not supported by lakemark's Delta writer (nothing was "
                                    "written)")
@@ -103,13 +107,21 @@ def save_delta(df: DataFrame, path: str, *, mode: str | None,
             return None
         raise SinkError(f"Delta table {target.root} already exists (save mode 'errorifexists'); "
                         "write with mode('append') or mode('overwrite')")
-    filters = None
+    if overwrite_schema and (how != "overwrite" or replace_where is not None):
+        raise ConfigError(f"writing Delta table {path}: option overwriteSchema needs "
+                          "mode('overwrite') and cannot be combined with replaceWhere")
+    filters: list[tuple[str, str, Any]] | None = None
+    removes: list[tuple[str, int]] = []
+    write_mode = "overwrite" if how == "overwrite" else "append"
     if replace_where is not None:
-        filters = _replace_where(df, replace_where, how, open_delta(target), target.root)
-    result = write_target(df.sparkSession, df, path, format="delta",
-                          mode="overwrite" if how == "overwrite" else "append",
+        filters, df, removes = _replace_where(df, replace_where, how, open_delta(target),
+                                              target.root, path)
+        if filters is None:  # rows replaced: the commit adds and removes files itself
+            write_mode = "append"
+    result = write_target(df.sparkSession, df, path, format="delta", mode=write_mode,
                           partition_by=list(partition_by), options=opts,
-                          commit_info=commit_info or None, partition_filters=filters)
+                          commit_info=commit_info or None, partition_filters=filters,
+                          overwrite_schema=overwrite_schema, removes=removes)
     if result.skipped and token is not None:
         log.info("writing Delta table %s skipped: it already recorded txnAppId %r with a "
                  "txnVersion >= %d (nothing written)", target.root, token.app_id, token.version)
@@ -121,18 +133,29 @@ def save_delta(df: DataFrame, path: str, *, mode: str | None,
     return result
 
 
-def _replace_where(df: DataFrame, expr: str, how: str, table: Any,
-                   root: str) -> list[tuple[str, str, Any]] | None:
-    """The partition filters of ``replaceWhere`` after checking, as Delta does, that every row
-    of ``df`` satisfies the predicate (nothing is written otherwise)."""
+def _flag(key: str, value: object, path: str) -> bool:
+    text = str(value).strip().lower()
+    if text not in ("true", "false"):
+        raise ConfigError(f"writing Delta table {path}: option {key} must be true or false, "
+                          f"not {value!r}")
+    return text == "true"
+
+
+def _replace_where(df: DataFrame, expr: str, how: str, table: Any, root: str, path: str
+                   ) -> tuple[list[tuple[str, str, Any]] | None, DataFrame,
+                              list[tuple[str, int]]]:
+    """``(partition filters, DataFrame to write, files to remove)`` for ``replaceWhere``, after
+    checking, as Delta does, that every row of ``df`` satisfies the predicate (nothing is
+    written otherwise). A predicate over partition columns replaces whole partitions
+    (filters); any other predicate replaces the selected rows (:mod:`._replace_rows`)."""
+    from ..errors import UnsupportedError
     from ._replace_where import partition_filters
 
     if how != "overwrite":
         raise ConfigError(f"writing Delta table {root}: option replaceWhere needs "
                           "mode('overwrite')")
     if table is None:
-        return None  # a new table: the write creates it with these rows
-    filters = partition_filters(expr, list(table.metadata().partition_columns), table=root)
+        return None, df, []  # a new table: the write creates it with these rows
     try:
         stray = df.where(f"NOT coalesce(({expr}), false)").limit(1).count()
     except Exception as exc:  # Spark's parse/analysis error of the predicate
@@ -141,5 +164,13 @@ def _replace_where(df: DataFrame, expr: str, how: str, table: Any,
                           f"evaluated on the DataFrame: {first}") from exc
     if stray:
         raise SinkError(f"writing Delta table {root}: the DataFrame has rows that do not match "
-                        f"replaceWhere {expr!r} (nothing was written)")
-    return filters
+                        f"replaceWhere {expr!r} (Delta's replaceWhere constraint; nothing was "
+                        "written)")
+    try:
+        return partition_filters(expr, list(table.metadata().partition_columns),
+                                 table=root), df, []
+    except UnsupportedError:
+        from ._replace_rows import replace_rows
+
+        rows, removes = replace_rows(df, expr, path, root)
+        return None, rows, removes

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
@@ -106,14 +107,36 @@ def _check_features(table: DeltaTable, root: str) -> None:
                                f"{protocol.min_reader_version}; lakemark reads versions 1 to "
                                f"{MAX_READER_VERSION}")
     features = set(protocol.reader_features or ())
+    mode = (table.metadata().configuration or {}).get("delta.columnMapping.mode", "none")
+    if (protocol.min_reader_version >= 2 and str(mode).lower() != "none") or \
+            "columnMapping" in features:
+        raise UnsupportedError(f"Delta table {root} uses column mapping (mode {mode}), which "
+                               "lakemark's Delta reader does not support")
     unknown = sorted(features - READER_FEATURES)
     if unknown:
         raise UnsupportedError(f"Delta table {root} uses reader feature(s) {', '.join(unknown)}, "
                                "which lakemark's Delta reader does not support")
-    mode = (table.metadata().configuration or {}).get("delta.columnMapping.mode", "none")
-    if protocol.min_reader_version >= 2 and str(mode).lower() != "none":
-        raise UnsupportedError(f"Delta table {root} uses column mapping (mode {mode}), which "
-                               "lakemark's Delta reader does not support")
+
+
+_REFUSALS = (
+    (re.compile(r"[Uu]nsupported minimum reader version (\d+)"),
+     "needs reader protocol version {0}; lakemark reads versions 1 to " + str(MAX_READER_VERSION)),
+    (re.compile(r"[Ff]eature '([^']+)' is not supported"),
+     "uses reader feature(s) {0}, which lakemark's Delta reader does not support"),
+    (re.compile(r"[Cc]olumn mapping"),
+     "uses column mapping (delta.columnMapping.mode), which lakemark's Delta reader does not "
+     "support"),
+)
+
+
+def _refusal(root: str, message: str) -> UnsupportedError | None:
+    """The feature deltalake refused to load the table for, as lakemark's own error (the same
+    wording as :func:`_check_features`), or None for any other failure."""
+    for pattern, text in _REFUSALS:
+        found = pattern.search(message)
+        if found:
+            return UnsupportedError(f"Delta table {root} " + text.format(*found.groups()))
+    return None
 
 
 def _as_py(value: Any) -> Any:
@@ -126,8 +149,15 @@ def _files(table: DeltaTable, root: str, partitions: list[str]) -> tuple[DataFil
     actions = pa.table(table.get_add_actions(flatten=True))
     names = set(actions.column_names)
     if "deletionVectors" in set(table.protocol().reader_features or ()):
-        marked = sum(batch.num_rows for batch in pa.RecordBatchReader.from_stream(
-            table.deletion_vectors()))
+        try:
+            marked = sum(batch.num_rows for batch in pa.RecordBatchReader.from_stream(
+                table.deletion_vectors()))
+        except Exception as exc:  # deltalake could not read a vector a file points to
+            first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+            raise UnsupportedError(
+                f"Delta table {root} has file(s) with deletion vectors (reader feature "
+                "deletionVectors), which lakemark's Delta reader does not support; reading "
+                f"them failed too: {first}") from exc
         if marked:
             raise UnsupportedError(f"Delta table {root} has {marked} file(s) with deletion "
                                    "vectors, which lakemark's Delta reader does not support "
@@ -160,7 +190,7 @@ def load_snapshot(path: str, options: dict[str, str] | None = None) -> Snapshot:
     try:
         table = open_delta(target)
     except SinkError as exc:
-        raise SourceError(str(exc)) from exc
+        raise _refusal(target.root, str(exc)) or SourceError(str(exc)) from exc
     if table is None:
         raise SourceError(f"{target.root} is not a Delta table (no _delta_log)")
     wanted = time_travel(dict(options or {}))
@@ -169,8 +199,8 @@ def load_snapshot(path: str, options: dict[str, str] | None = None) -> Snapshot:
             table.load_as_version(wanted)
     except Exception as exc:  # deltalake's DeltaError: no such version / too early
         first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-        raise SourceError(f"Delta table {target.root} has no version as of {wanted}: "
-                          f"{first}") from exc
+        raise _refusal(target.root, str(exc)) or SourceError(
+            f"Delta table {target.root} has no version as of {wanted}: {first}") from exc
     _check_features(table, target.root)
     partitions = list(table.metadata().partition_columns)
     return Snapshot(
