@@ -163,6 +163,23 @@ def _read_jdbc(glue_ctx: GlueContext, connection_type: str, options: Mapping[str
     return glue_ctx.spark_session.read.format("jdbc").options(**opts).load()
 
 
+#: Reader options of a bookmarked Delta table source (``Job.read_table``), lower case.
+_TABLE_OPTIONS = ("readchangefeed", "skipchangecommits", "startingversion")
+
+
+def _read_delta_table(glue_ctx: GlueContext, location: str | None, ctx: str | None,
+                      options: Mapping[str, Any] | None) -> DataFrame | None:
+    """A Delta table read through the job's bookmark (``Job.read_table``: only the commits
+    since the last run) when a job runs and the read has a ``transformation_ctx``; None
+    otherwise (the caller reads the whole table)."""
+    job = glue_ctx.active_job()
+    if job is None or not ctx or not location:
+        return None
+    picked = {str(k): str(v) for k, v in (options or {}).items()
+              if str(k).lower() in _TABLE_OPTIONS}
+    return job.read_table(location, ctx=ctx, options=picked)
+
+
 def read_options_source(
     glue_ctx: GlueContext,
     connection_type: str,
@@ -188,6 +205,13 @@ def read_options_source(
         raise UnsupportedError(
             "push_down_predicate applies to catalog tables (from_catalog), not to from_options"
         )
+    if (format or "").strip().lower() == "delta":
+        given = dict(connection_options or {})
+        paths = given.get("paths") or [given.get("path")]
+        tracked = _read_delta_table(glue_ctx, paths[0] if isinstance(paths, list) else paths,
+                                    ctx, {**given, **(format_options or {})})
+        if tracked is not None:
+            return tracked
     source = s3_source_options(connection_options)
     fmt, spark_options = read_format(format, format_options)
     typed = records and fmt == "csv"
@@ -218,6 +242,10 @@ def read_catalog(
     predicate = push_down_predicate or extra.pop("catalogPartitionPredicate", None) or None
     if table.is_jdbc or table.location.startswith("jdbc:"):
         return _read_jdbc(glue_ctx, "jdbc", {"catalog_table": table, **extra}, ctx)
+    if table.classification == "delta":
+        tracked = _read_delta_table(glue_ctx, table.location, ctx, extra)
+        if tracked is not None:
+            return tracked
     source = s3_source_options({"recurse": True}, extra)
     if source.paths:
         raise ConfigError("from_catalog reads the table's location; do not pass 'paths'")
