@@ -708,15 +708,19 @@ def render(d: dict[str, dict[str, Any]], out: Path) -> str:
             f"version). Table: {t['commits']:,} commits of {t['rows_per_commit']:,} rows "
             f"({t['rows']:,} rows, {t['bytes'] / 2**20:.0f} MiB), written by deltalake "
             f"(checkpoints every 100 commits; last: {', '.join(t['checkpoints'])}).\n")
-        add(_table(["history (commits)", "planning samples s", "median s"],
-                   [[f"{int(n):,}", ", ".join(_fmt(x) for x in p["samples_s"]), p["median_s"]]
+        add(_table(["history (commits)", "read_table samples s", "median s",
+                    "of it planning (before Spark), median s"],
+                   [[f"{int(n):,}", ", ".join(_fmt(x) for x in p["samples_s"]), p["median_s"],
+                     p.get("plan_median_s")]
                     for n, p in sorted(di["planning"].items(), key=lambda kv: int(kv[0]))])
             + "\n")
         add("Planning = the `read_table` call of a run taking "
             f"{di['increment_commits']} commits (pin the latest version, read those commit "
             "files, record the manifest, build the DataFrame; no Spark action), with the table "
             "at each history length; largest / smallest history: "
-            f"{_fmt(di['planning_ratio_last_over_first'])}× (goal: flat). "
+            f"{_fmt(di['planning_ratio_last_over_first'])}× for the call, "
+            f"{_fmt(di.get('plan_ratio_last_over_first'))}× for the planning before Spark "
+            "(goal: flat). "
             f"{di['spark']}; load average at the end {di.get('loadavg_at_end')}. Command: "
             f"`{di['command']}`.\n")
     else:
