@@ -172,3 +172,37 @@ def test_s3_table_source(spark, s3, tmp_path):  # type: ignore[no-untyped-def]
                     storage_options=options)
     with Job("s3j", state=state, spark=spark) as job:
         assert _rows(job.read_table("s3://lake/t", ctx="src"), "id", "p") == [(3, "x")]
+
+
+def test_glue_reads_with_a_ctx_and_catalog_names_go_through_the_bookmark(  # type: ignore[no-untyped-def]
+        spark, tmp_path, monkeypatch):
+    from lakemark.glue import GlueContext
+    from lakemark.glue.job import Job as GlueJob
+
+    table = tmp_path / "bronze"
+    _append(table, [1, 2])
+    catalog = tmp_path / "catalog"
+    (catalog / "tables").mkdir(parents=True)
+    (catalog / "tables" / "lake.json").write_text(json.dumps({"TableList": [{
+        "Name": "bronze", "DatabaseName": "lake", "Parameters": {"classification": "delta"},
+        "StorageDescriptor": {"Location": str(table), "Columns": []}}]}))
+    monkeypatch.setenv("LAKEMARK_CATALOG", str(catalog))
+    monkeypatch.setenv("LAKEMARK_STATE", f"sqlite:///{tmp_path}/state.db")
+    glue = GlueContext(spark.sparkContext)
+
+    def run() -> tuple[list[tuple[int]], list[tuple[int]], list[tuple[int]]]:
+        job = GlueJob(glue)
+        job.init("g", {"job_bookmark_option": "job-bookmark-enable"})
+        by_path = glue.create_data_frame.from_options(
+            connection_type="s3", connection_options={"paths": [str(table)]}, format="delta",
+            transformation_ctx="by_path")
+        by_catalog = glue.create_data_frame.from_catalog(
+            database="lake", table_name="bronze", transformation_ctx="by_catalog")
+        by_name = glue.active_job().read_table("lake.bronze", ctx="by_name")
+        out = (_rows(by_path, "id"), _rows(by_catalog, "id"), _rows(by_name, "id"))
+        job.commit()
+        return out
+
+    assert run() == ([(1,), (2,)],) * 3
+    _append(table, [3])
+    assert run() == ([(3,)],) * 3

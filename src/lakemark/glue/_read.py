@@ -163,6 +163,7 @@ def _read_jdbc(glue_ctx: GlueContext, connection_type: str, options: Mapping[str
     return glue_ctx.spark_session.read.format("jdbc").options(**opts).load()
 
 
+#: Reader options of a bookmarked Delta table source (``Job.read_table``), lower case.
 def read_options_source(
     glue_ctx: GlueContext,
     connection_type: str,
