@@ -209,7 +209,7 @@ def ingest_files(
         raise click.UsageError("--no-rescued-data and --schema-hints go with --schema-evolution")
     _check_merge(merge_keys, delete_when, order_by, target_format=target_format,
                  write_mode=write_mode, partition_by=partition_by,
-                 merge_schema=merge_schema or schema_evolution is not None)
+                 schema_evolution=schema_evolution is not None)
     from ..sinks import check_write
     from ..sources import check_read_options
     from ..storage import check_source
@@ -326,7 +326,7 @@ def ingest_files(
 
 def _check_merge(merge_keys: tuple[str, ...], delete_when: str | None, order_by: tuple[str, ...],
                  *, target_format: str, write_mode: str, partition_by: tuple[str, ...],
-                 merge_schema: bool) -> None:
+                 schema_evolution: bool) -> None:
     """UsageError for merge options that cannot go together, before any state changes."""
     if not merge_keys:
         if delete_when is not None or order_by:
@@ -337,7 +337,7 @@ def _check_merge(merge_keys: tuple[str, ...], delete_when: str | None, order_by:
                                f"--target-format {target_format}")
     conflicts = [name for name, given in (("--write-mode overwrite", write_mode != "append"),
                                           ("--partition-by", bool(partition_by)),
-                                          ("--merge-schema/--schema-evolution", merge_schema))
+                                          ("--schema-evolution", schema_evolution))
                  if given]
     if conflicts:
         raise click.UsageError(f"--merge-key cannot be combined with {', '.join(conflicts)}")
