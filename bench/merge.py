@@ -63,6 +63,11 @@ def _jvm_peak(spark: Any) -> int | None:
 
 
 def _driver_peak() -> int:
+    """This process's peak RSS in bytes: ``VmHWM`` of its own address space (``ru_maxrss``
+    would also count the parent's RSS at the fork, which Linux keeps across ``exec``)."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) * 1024
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 
 
@@ -150,6 +155,9 @@ def case_lakemark(table: Path, changes: Path) -> dict[str, Any]:
     took = time.time() - t0
     out = {"seconds": round(took, 3), "version": result.table_version,
            "driver_peak_rss": _driver_peak(), "jvm_peak_rss": _jvm_peak(spark)}
+    t0 = time.time()
+    df.toArrow()  # what collecting the input costs (again, after the merge: a warm JVM)
+    out["input_to_arrow_again_s"] = round(time.time() - t0, 3)
     spark.stop()
     return out
 
