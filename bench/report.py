@@ -378,6 +378,18 @@ def summary_rows(d: dict[str, dict[str, Any]]) -> list[list[Any]]:
         rows.append([f"13. the whole read_table call at {int(last):,} vs {int(first):,} "
                      "commits (median)", "–",
                      f"{_fmt(di['planning_ratio_last_over_first'])}×", None])
+    mg = d.get("merge")
+    if mg:
+        c = mg["cases"]
+        rows.append([f"15. merge of {mg['changes']['rows']:,} changes into "
+                     f"{mg['table']['rows']:,} rows: rewrite-all time / merge time", "–",
+                     f"{_fmt(mg['ratio_rewrite_over_lakemark_time'])}×", None])
+        rows.append(["15. files rewritten / files holding a changed key", "only those",
+                     f"{c['lakemark']['files_removed']} / {mg['files_holding_changed_keys']}",
+                     mg["only_files_with_changed_keys_rewritten"]])
+        rows.append(["15. driver peak RSS of the merge", "< 2 GiB",
+                     f"{c['lakemark']['driver_peak_rss'] / 2**20:,.0f} MiB",
+                     c["lakemark"]["driver_peak_rss"] < 2 * 2**30])
     sr = d.get("state_retention")
     if sr and sr.get("status") == "ok" and "on" in sr["modes"]:
         marks = sr["modes"]["on"]["at_run"]
@@ -394,10 +406,10 @@ def summary_rows(d: dict[str, dict[str, Any]]) -> list[list[Any]]:
     ic = d.get("iceberg_incremental")
     if ic and ic.get("status") == "ok":
         share = 100 * ic["new_snapshots"] / ic["snapshots"]
-        rows.append([f"13. Iceberg: full read / incremental run taking {share:g}% of a "
+        rows.append([f"14. Iceberg: full read / incremental run taking {share:g}% of a "
                      f"{ic['snapshots']:,}-snapshot table, median wall", "≥ 20×",
                      f"{_fmt(ic['ratio_full_over_incremental'])}×", ic["meets_ratio_target"]])
-        rows.append([f"13. Iceberg sink commit after {ic['snapshots']:,} appends, median of the "
+        rows.append([f"14. Iceberg sink commit after {ic['snapshots']:,} appends, median of the "
                      "last 100", "≤ 200 ms", f"{_fmt(ic['commit_ms']['last_100_median'])} ms",
                      ic["meets_commit_target"]])
     return rows
@@ -751,6 +763,7 @@ def render(d: dict[str, dict[str, Any]], out: Path) -> str:
     else:
         add("not measured\n")
     _render_iceberg(add, d.get("iceberg_incremental"))
+    render_merge(d.get("merge"), add)
     return "\n".join(parts) + "\n"
 
 
@@ -800,6 +813,40 @@ def _render_iceberg(add: Any, ic: dict[str, Any] | None) -> None:
             "read grows with the table; at 1% of a table five times larger the ratio grows "
             "accordingly, but that was not measured here. Not analysed further: how the fixed "
             "cost splits under normal load.\n")
+
+
+def render_merge(mg: dict[str, Any] | None, add: Any) -> None:
+    """Section 15: bench/merge.py (issue 21)."""
+    add("## 15. MERGE of changes into a partitioned Delta table (issue 21)\n")
+    if not mg:
+        add("not measured\n")
+        return
+    t, ch, cases = mg["table"], mg["changes"], mg["cases"]
+    lm = cases["lakemark"]["seconds"]
+    label = {"lakemark": "lakemark `merge_keys` (Spark input, deltalake merge)",
+             "deltalake": "deltalake `DeltaTable.merge` (pyarrow input)",
+             "rewrite": "rewrite the whole table (Spark, lakemark's sink, overwrite)"}
+
+    def mib(x: int | None) -> str:
+        return "–" if x is None else f"{x / 2**20:,.0f}"
+
+    add(_table(["case", "seconds", "vs lakemark", "files rewritten", "files added",
+                "driver peak RSS MiB", "JVM peak RSS MiB"],
+               [[label.get(name, name), c["seconds"], f"{_fmt(c['seconds'] / lm)}×",
+                 c["files_removed"], c["files_added"], mib(c["driver_peak_rss"]),
+                 mib(c["jvm_peak_rss"])] for name, c in cases.items()]) + "\n")
+    add(f"Table: {t['rows']:,} rows in {t['files']} files ({t['bytes'] / 2**20:,.0f} MiB), "
+        f"{t['partitions']} partitions of consecutive ids. Changes: {ch['rows']:,} rows, "
+        f"{ch['updates']:,} updates of keys drawn from the newest "
+        f"{100 * ch['hot_fraction_of_keys']:g}% of ids and {ch['inserts']:,} inserts. "
+        f"**{mg['files_holding_changed_keys']} of {t['files']} files hold a changed key**; "
+        f"lakemark's merge rewrote {cases['lakemark']['files_removed']} "
+        f"({'only those' if mg['only_files_with_changed_keys_rewritten'] else 'more'}). "
+        f"All three results agree (rows, keys, sums). Each case in its own process on a fresh "
+        f"copy of the table; times exclude process and Spark start. Driver peak RSS under "
+        f"2 GiB: {'yes' if mg['driver_peak_rss_under_2gib'] else '**no**'}. {mg['spark']}; "
+        f"load average at the end {mg.get('loadavg_at_end')} (the 2-core VM was shared). "
+        f"Command: `{mg['command']}`.\n")
 
 
 def main() -> None:

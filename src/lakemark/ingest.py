@@ -164,11 +164,10 @@ class IngestOptions:
         if self.target_format != "delta":
             raise IngestOptionError(f"--merge-key applies to Delta targets only, not "
                                     f"--target-format {self.target_format}")
-        merge_schema = self.merge_schema or self.schema_evolution is not None
         conflicts = [name for name, given in (
             ("--write-mode overwrite", self.write_mode != "append"),
             ("--partition-by", bool(self.partition_by)),
-            ("--merge-schema/--schema-evolution", merge_schema)) if given]
+            ("--schema-evolution", self.schema_evolution is not None)) if given]
         if conflicts:
             raise IngestOptionError(
                 f"--merge-key cannot be combined with {', '.join(conflicts)}")

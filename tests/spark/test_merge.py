@@ -286,3 +286,26 @@ def test_merges_write_the_change_data_feed_when_the_table_has_it_on(spark: Any,
         appended = job.write(spark.createDataFrame([(8, "h", "I", 5)], SCHEMA), str(target),
                              ctx="out").table_version
     assert appended is not None and feed(appended) == [("insert", 8, "h", appended)]
+
+
+def test_merge_with_merge_schema_adds_the_new_input_columns(spark: Any, tmp_path: Path) -> None:
+    """``mergeSchema`` with a merge: the input's new column joins the table (nullable) before
+    the merge; updated and inserted rows carry it, untouched rows have null. Without the option
+    the new column fails the run naming it, before anything is written."""
+    target, state = tmp_path / "t", f"sqlite:///{tmp_path / 's.db'}"
+    with Job("m", state=state) as job:
+        job.write(spark.createDataFrame([(1, "a", "I", 1), (2, "b", "I", 1)], SCHEMA),
+                  str(target), ctx="out")
+    wider = spark.createDataFrame([(1, "a2", "U", 2, "a@x"), (3, "c", "I", 2, "c@x")],
+                                  SCHEMA + ", email string")
+    with pytest.raises(SinkError, match="email"):
+        with Job("m", state=state) as job:
+            job.write(wider, str(target), ctx="out", merge_keys=["id"])
+    assert DeltaTable(str(target)).version() == 0
+    with Job("m", state=state) as job:
+        result = job.write(wider, str(target), ctx="out", merge_keys=["id"],
+                           options={"mergeSchema": "true"})
+    assert result.rows == 2
+    assert rows(target) == {1: ("a@x", "a2", "U", 2), 2: (None, "b", "I", 1),  # sorted by name
+                            3: ("c@x", "c", "I", 2)}
+    assert txns(target) == {"m/out": 2}

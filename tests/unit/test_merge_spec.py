@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from lakemark.errors import ConfigError
+from lakemark.errors import ConfigError, SinkError
 from lakemark.sinks._merge import DELETE_FLAG, MergeSpec, merge_spec
 
 names = st.text(alphabet="abcdefgh_", min_size=1, max_size=4)
@@ -62,3 +64,53 @@ def test_order_by_names_one_column_or_several_in_turn(columns: list[str],
         merge_spec([key], None, [*order, key], format="delta", mode="append", columns=columns)
     with pytest.raises(ConfigError, match="at least one column"):
         merge_spec([key], None, [], format="delta", mode="append", columns=columns)
+
+
+rows_st = st.lists(st.tuples(st.one_of(st.none(), st.integers(0, 4)),
+                             st.one_of(st.none(), st.integers(0, 3)),
+                             st.integers(0, 2)), max_size=12)
+
+
+@settings(deadline=None)  # the first example imports pyarrow
+@given(rows=rows_st, ordered=st.booleans(), two=st.booleans())
+def test_latest_row_per_key_on_arrow_matches_the_rule(rows: list[tuple[Any, Any, int]],
+                                                      ordered: bool, two: bool) -> None:
+    """The driver-side "latest wins" (``_latest_arrow``) against the rule written plainly:
+    per key, the rows with the greatest order value (nulls skipped unless all are null) win;
+    more than one winner, or several rows without an order, fails naming the key."""
+    import pyarrow as pa
+
+    from lakemark.sinks._location import resolve_target
+    from lakemark.sinks._merge import _latest_arrow
+
+    order = (["ts", "seq"] if two else "ts") if ordered else None
+    spec = MergeSpec(("id",), None, tuple(order) if isinstance(order, list) else order)
+    data = pa.table({"id": [r[0] for r in rows], "ts": [r[1] for r in rows],
+                     "seq": [r[2] for r in rows], "n": list(range(len(rows)))},
+                    schema=pa.schema([("id", pa.int64()), ("ts", pa.int64()),
+                                      ("seq", pa.int64()), ("n", pa.int64())]))
+    expected: dict[Any, int] = {}
+    clash = set()
+    for key in {r[0] for r in rows}:
+        mine = [(i, r) for i, r in enumerate(rows) if r[0] == key]
+        if not ordered:
+            winners = mine
+        else:
+            def rank(r: tuple[Any, Any, int]) -> tuple[Any, ...]:
+                # Spark's max over (ts[, seq]): a null ts sorts below every value
+                return ((r[1] is not None, r[1] or 0),) + ((r[2],) if two else ())
+            best = max(rank(r) for _, r in mine)
+            winners = [(i, r) for i, r in mine if rank(r) == best]
+        if len(winners) > 1:
+            clash.add(key)
+        else:
+            expected[key] = winners[0][0]
+    target = resolve_target("/tmp/lakemark-merge-spec")
+    if clash:
+        with pytest.raises(SinkError, match=r"key id=(\d+|None) (has two rows|occurs more)") \
+                as err:
+            _latest_arrow(data, spec, target)
+        assert any(f"id={k!r} " in str(err.value) for k in clash)
+        return
+    got = _latest_arrow(data, spec, target).to_pylist()
+    assert {r["id"]: r["n"] for r in got} == expected and len(got) == len(expected)

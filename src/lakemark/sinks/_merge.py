@@ -13,10 +13,13 @@
   naming the key (Delta's own rule), before anything is written. So does a tie for the latest.
 
 The input's columns are the table's columns (a new table is created from them, flag columns
-such as ``op`` included), checked against an existing table exactly as for an append.
+such as ``op`` included), checked against an existing table exactly as for an append; with the
+``mergeSchema`` option, input columns the table lacks are added to it (nullable, in a metadata
+commit before the merge, as for an append), and the merge then writes them.
 
-Exactly once: Spark evaluates ``delete_when``, keeps the latest row per key and checks the keys;
-the result goes to deltalake's ``DeltaTable.merge`` as Arrow, and the merge commits with the
+Exactly once: Spark evaluates ``delete_when``; the input is collected to the driver as Arrow,
+where the latest row per key is kept and the keys are checked (a sort, no shuffle in Spark);
+the result goes to deltalake's ``DeltaTable.merge``, and the merge commits with the
 write's idempotency token as a ``txn`` action *in the same commit* (``CommitProperties``), next to
 the write id in ``commitInfo``. Before merging, a token the table has already recorded skips the
 write; after a failed commit the history is searched for the write id (committed after all) or
@@ -39,6 +42,7 @@ from ._location import Target, check_target, open_delta
 from ._model import IdempotencyToken, WriteResult
 
 if TYPE_CHECKING:
+    import pyarrow as pa
     from deltalake import DeltaTable
     from pyspark.sql import DataFrame, SparkSession
 
@@ -120,22 +124,41 @@ def _quote(name: str) -> str:
     return "`" + name.replace("`", "``") + "`"
 
 
-def _prepare(df: DataFrame, spec: MergeSpec, target: Target) -> DataFrame:
-    """The input as the merge sees it: one row per key (latest wins), with the delete flag.
-    SinkError naming a key that occurs twice without an order (or ties for the latest)."""
+def _flagged(df: DataFrame, spec: MergeSpec) -> DataFrame:
+    """The input with the delete flag column (when ``delete_when`` is given); ConfigError for
+    an expression Spark cannot analyse over the input's columns."""
     from pyspark.errors import AnalysisException, ParseException
+    from pyspark.sql import functions as F
+
+    if spec.delete_when is None:
+        return df
+    try:
+        flag = F.coalesce(F.expr(spec.delete_when).cast("boolean"), F.lit(False))
+        df = df.withColumn(DELETE_FLAG, flag)
+        df.schema  # noqa: B018 - analysis: a bad expression fails here, not mid-merge
+    except (AnalysisException, ParseException) as exc:
+        raise ConfigError(f"delete_when {spec.delete_when!r} is not a valid expression "
+                          f"over the input's columns: {str(exc).splitlines()[0]}") from None
+    return df
+
+
+def _twice(spec: MergeSpec, target: Target, key: Mapping[str, object]) -> SinkError:
+    named = ", ".join(f"{k}={key[k]!r}" for k in spec.keys)
+    ordered = ", ".join(spec.order_columns)
+    why = (f"has two rows with the same latest {ordered!r}" if spec.order_by
+           else "occurs more than once and no order_by says which row wins")
+    return SinkError(f"merge into Delta table {target.root}: key {named} {why} "
+                     "(nothing was written)", target=target.root)
+
+
+def _latest_spark(df: DataFrame, spec: MergeSpec, target: Target) -> DataFrame:
+    """One row per key (latest wins) computed by Spark: the rows of a merge into a table that
+    does not exist yet, written by the Delta sink. SinkError naming a key that occurs twice
+    without an order (or ties for the latest)."""
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
     keys = [F.col(_quote(k)) for k in spec.keys]
-    if spec.delete_when is not None:
-        try:
-            flag = F.coalesce(F.expr(spec.delete_when).cast("boolean"), F.lit(False))
-            df = df.withColumn(DELETE_FLAG, flag)
-            df.schema  # noqa: B018 - analysis: a bad expression fails here, not mid-merge
-        except (AnalysisException, ParseException) as exc:
-            raise ConfigError(f"delete_when {spec.delete_when!r} is not a valid expression "
-                              f"over the input's columns: {str(exc).splitlines()[0]}") from None
     if spec.order_columns:
         latest = "__lakemark_latest"
         cols = [F.col(_quote(c)) for c in spec.order_columns]
@@ -144,14 +167,47 @@ def _prepare(df: DataFrame, spec: MergeSpec, target: Target) -> DataFrame:
               .where(order.eqNullSafe(F.col(latest))).drop(latest))
     twice = df.groupBy(*keys).count().where(F.col("count") > 1).limit(1).collect()
     if twice:
-        row = twice[0]
-        named = ", ".join(f"{k}={row[k]!r}" for k in spec.keys)
-        ordered = ", ".join(spec.order_columns)
-        why = (f"has two rows with the same latest {ordered!r}" if spec.order_by
-               else "occurs more than once and no order_by says which row wins")
-        raise SinkError(f"merge into Delta table {target.root}: key {named} {why} "
-                        "(nothing was written)", target=target.root)
+        raise _twice(spec, target, twice[0].asDict())
     return df
+
+
+def _same_as_next(column: pa.ChunkedArray) -> pa.Array:
+    """For rows 0..n-2 of a column: whether row i equals row i+1 (two nulls are equal)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    a, b = column[:-1], column[1:]
+    both_null = pc.and_(pc.is_null(a), pc.is_null(b))
+    equal = pc.fill_null(pc.equal(a, b), False)
+    out = pc.or_(both_null, equal)
+    return out.combine_chunks() if isinstance(out, pa.ChunkedArray) else out
+
+
+def _latest_arrow(data: pa.Table, spec: MergeSpec, target: Target) -> pa.Table:
+    """One row per key (latest wins) of the collected input, on the driver with Arrow (no
+    shuffle in Spark): rows sorted by key and by ``order_by`` descending (nulls last, as
+    Spark's ``max`` skips them), the first row of each key kept. SinkError naming a key that
+    occurs twice without an order, or whose two first rows tie on every ``order_by`` column."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if data.num_rows < 2:
+        return data
+    order = [(k, "ascending", "at_end") for k in spec.keys] + \
+        [(c, "descending", "at_end") for c in spec.order_columns]
+    data = data.take(pc.sort_indices(data, sort_keys=order))
+    same_key = pa.array([True] * (data.num_rows - 1))
+    for k in spec.keys:
+        same_key = pc.and_(same_key, _same_as_next(data.column(k)))
+    first = pa.concat_arrays([pa.array([True]), pc.invert(same_key)])  # first row of its key
+    # a key's first and second row: the same key, and (ordered) the same order values → tie
+    clash = pc.and_(same_key, first[:-1])
+    for c in spec.order_columns:
+        clash = pc.and_(clash, _same_as_next(data.column(c)))
+    if pc.any(clash).as_py():
+        row = pc.index(clash, True).as_py()
+        raise _twice(spec, target, data.slice(row, 1).to_pylist()[0])
+    return data.filter(first)
 
 
 def _merge_once(table: DeltaTable, source: object, spec: MergeSpec, columns: Sequence[str],
@@ -187,12 +243,22 @@ def merge_delta(spark: SparkSession, df: DataFrame, target: Target, spec: MergeS
     from deltalake.exceptions import CommitFailedError
     from pyspark.sql import functions as F
 
-    from ._delta import MAX_COMMIT_ATTEMPTS, _already_committed, _find_commit, _fit, write_delta
+    from ._delta import (
+        MAX_COMMIT_ATTEMPTS,
+        _add_new_columns,
+        _already_committed,
+        _find_commit,
+        _fit,
+        _merge_flag,
+        write_delta,
+    )
     from ._schema import delta_schema
 
-    if options:
-        raise ConfigError(f"option(s) {', '.join(sorted(options))} are not supported with "
-                          "merge_keys (deltalake writes the merged files)")
+    rest = dict(options)
+    merge_schema = _merge_flag(rest)
+    if rest:
+        raise ConfigError(f"option(s) {', '.join(sorted(rest))} are not supported with "
+                          "merge_keys (deltalake writes the merged files; mergeSchema is)")
     check_target(target, target.filesystem())
     table = open_delta(target)
     if table is not None:
@@ -204,16 +270,21 @@ def merge_delta(spark: SparkSession, df: DataFrame, target: Target, spec: MergeS
         if missing:
             raise ConfigError(f"merge key column(s) {', '.join(missing)} not in Delta table "
                               f"{target.root} (columns: {', '.join(sorted(have))})")
-    prepared = _prepare(df, spec, target)
+    flagged = _flagged(df, spec)
     columns = list(df.columns)
-    data = prepared.select(*[F.col(_quote(c)) for c in columns])
+    data = flagged.select(*[F.col(_quote(c)) for c in columns])
     if table is None:  # nothing to match: the table is the input's non-deleted rows
+        prepared = _latest_spark(flagged, spec, target)
+        data = prepared.select(*[F.col(_quote(c)) for c in columns])
         kept = data if spec.delete_when is None else prepared.where(
             ~F.col(DELETE_FLAG)).select(*[F.col(_quote(c)) for c in columns])
         return write_delta(spark, kept, target, mode="append", partition_by=(), token=token,
                            options={}, commit_info=commit_info)
-    _fit(target, table, delta_schema(data.schema, target=target.root), ())
-    source = prepared.toArrow()
+    frame = delta_schema(data.schema, target=target.root)
+    if merge_schema:  # new input columns join the table first (one metadata commit)
+        table = _add_new_columns(target, table, frame, ())
+    _fit(target, table, frame, (), merge=merge_schema)
+    source = _latest_arrow(flagged.toArrow(), spec, target)
     write_id = uuid.uuid4().hex
     fault_point("mid-write")  # input computed and checked, the merge (files + commit) not begun
     for _attempt in range(MAX_COMMIT_ATTEMPTS):
