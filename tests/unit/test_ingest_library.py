@@ -13,7 +13,7 @@ from lakemark.state import open_store
 
 @pytest.mark.parametrize(("changes", "message"), [
     ({"txn_app_id": "a"}, "--txn-version is missing"),
-    ({"txn_app_id": "a", "txn_version": 1, "target_format": "parquet"}, "Delta targets only"),
+    ({"txn_app_id": "a", "txn_version": 1, "target_format": "parquet"}, "and Iceberg targets only"),
     ({"merge_schema": True, "target_format": "csv"}, "--merge-schema applies"),
     ({"schema_evolution": "rescue", "format": "parquet"}, "json and csv sources"),
     ({"schema_hints": "id bigint"}, "go with --schema-evolution"),
