@@ -117,7 +117,7 @@ def test_from_options_delta_forms_and_errors(spark, tmp_path):  # type: ignore[n
                                             format_options={"rowTag": "x"})
 
 
-def test_a_bookmarked_delta_source_is_refused_by_name(spark, tmp_path, monkeypatch):  # type: ignore[no-untyped-def]
+def test_a_bookmarked_delta_source_reads_through_the_bookmark(spark, tmp_path, monkeypatch):  # type: ignore[no-untyped-def]
     from lakemark.glue.job import Job as GlueJob
 
     monkeypatch.setenv("LAKEMARK_STATE", f"sqlite:///{tmp_path / 's.db'}")
@@ -129,10 +129,16 @@ def test_a_bookmarked_delta_source_is_refused_by_name(spark, tmp_path, monkeypat
     try:
         core = glue.active_job()
         assert isinstance(core, Job) and core.tracking
-        with pytest.raises(UnsupportedError, match="transformation_ctx 'orders'"):
+        # a ctx under bookmarks goes through the job's table source (the whole table at first)
+        assert _ids(glue.create_data_frame.from_options(
+            connection_type="s3", format="delta", connection_options={"path": str(path)},
+            transformation_ctx="orders")) == [1, 2, 3, 4]
+        # time travel and a bookmark cannot go together: refused by name
+        with pytest.raises(UnsupportedError, match="transformation_ctx 'orders_v0'"):
             glue.create_data_frame.from_options(connection_type="s3", format="delta",
                                                 connection_options={"path": str(path)},
-                                                transformation_ctx="orders")
+                                                format_options={"versionAsOf": "0"},
+                                                transformation_ctx="orders_v0")
         # without a ctx the whole table is read, as Glue does
         assert _ids(glue.create_data_frame.from_options(
             connection_type="s3", format="delta", connection_options={"path": str(path)})) == [

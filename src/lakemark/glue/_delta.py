@@ -5,9 +5,9 @@ Both read the table through the session's ``delta`` format (lakemark's reader, o
 when its jars are present), the same path ``spark.read.format("delta").load(path)`` takes.
 
 Bookmarks: a Delta source with a ``transformation_ctx`` in a run whose bookmark is enabled (or
-paused) reads incrementally through the job's ``read_table`` when the job has one; otherwise it
-is refused with :class:`~lakemark.errors.UnsupportedError` rather than re-read whole. Without a
-ctx, or with bookmarks disabled, the whole table (its latest version, or the one
+paused) reads incrementally through the job's ``read_table`` (only the commits since the last
+run; options ``readChangeFeed``, ``skipChangeCommits``, ``startingVersion``). Without a ctx, or
+with bookmarks disabled, the whole table (its latest version, or the one
 ``versionAsOf``/``timestampAsOf`` name) is read, as Glue does.
 """
 
@@ -29,6 +29,9 @@ __all__ = ["DELTA_READ_OPTIONS", "catalog_delta_location", "is_delta_table", "re
 
 #: Reader options a Glue Delta source passes on (connection_options or format_options).
 DELTA_READ_OPTIONS = {"versionasof": "versionAsOf", "timestampasof": "timestampAsOf"}
+#: Options of the bookmarked table source (``Job.read_table``), for a source with a ctx.
+_TABLE_OPTIONS = {"readchangefeed": "readChangeFeed", "skipchangecommits": "skipChangeCommits",
+                  "startingversion": "startingVersion"}
 #: Connection options that need nothing here (Glue's S3 tuning, or the path given twice).
 _NOOPS = {"groupfiles", "groupsize", "recurse", "useS3ListImplementation".lower()}
 _SYMLINK_INPUT = "org.apache.hadoop.hive.ql.io.symlinktextinputformat"
@@ -42,12 +45,15 @@ def _options(table: str, *maps: Mapping[str, Any] | None) -> dict[str, str]:
             low = key.lower()
             if low in DELTA_READ_OPTIONS:
                 out[DELTA_READ_OPTIONS[low]] = str(value)
+            elif low in _TABLE_OPTIONS:
+                out[_TABLE_OPTIONS[low]] = str(value)
             elif low in _NOOPS or low in ("path", "paths"):
                 continue
             else:
                 raise UnsupportedError(
                     f"option {key!r} is not supported for reading Delta table {table}; "
-                    "supported: path, versionAsOf, timestampAsOf")
+                    "supported: path, versionAsOf, timestampAsOf, and with a bookmarked "
+                    "transformation_ctx readChangeFeed, skipChangeCommits, startingVersion")
     return out
 
 
@@ -69,19 +75,17 @@ def read_delta_path(glue_ctx: GlueContext, path: str, options: Mapping[str, str]
 
     path = mapped_path(path) or path  # a bucket mapped to a local folder (--bucket-map)
     job = glue_ctx.active_job()
+    table_options = {k: v for k, v in options.items() if k in _TABLE_OPTIONS.values()}
+    options = {k: v for k, v in options.items() if k not in table_options}
     if ctx is not None and job is not None and job.bookmark_option in ("enable", "pause"):
-        read_table = getattr(job, "read_table", None)
-        if read_table is None:
-            raise UnsupportedError(
-                f"{what}: a Delta source with transformation_ctx {ctx!r} cannot be read "
-                "incrementally yet (job bookmarks on Delta tables are not supported); drop "
-                "the transformation_ctx or run with --job-bookmark-option job-bookmark-disable "
-                "to read the whole table")
         if options:
             raise UnsupportedError(f"{what}: versionAsOf/timestampAsOf cannot be combined "
                                    f"with a bookmarked source (transformation_ctx {ctx!r})")
-        df: DataFrame = read_table(path, ctx=ctx)
+        df: DataFrame = job.read_table(path, ctx=ctx, options=table_options)
         return df
+    if table_options:
+        raise UnsupportedError(f"{what}: {', '.join(sorted(table_options))} apply to a source "
+                               "with a transformation_ctx in a job with bookmarks enabled")
     reader = glue_ctx.spark_session.read.format("delta")
     for key, value in options.items():
         reader = reader.option(key, value)
