@@ -99,8 +99,10 @@ def ingest() -> None:
               metavar="N", help="With --incremental-listing: list the whole prefix every N runs.")
 @click.option("--merge-schema", is_flag=True,
               help="Delta target: add new columns of the data to the table (Delta's "
-              "mergeSchema); table columns the data lacks are written as nulls. Without it a "
-              "schema difference fails the run before anything is written.")
+              "mergeSchema); table columns the data lacks are written as nulls (with "
+              "--merge-key: the columns are added before the merge, and a table column the "
+              "data lacks keeps its value on update). Without it a schema difference fails the "
+              "run before anything is written.")
 @click.option("--merge-key", "merge_keys", multiple=True, metavar="COL",
               help="Delta target: merge the run's rows into the table by key COL (repeatable "
               "for a compound key) instead of appending: a row whose key is in the table "
