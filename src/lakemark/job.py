@@ -20,27 +20,27 @@ import logging
 import os
 import socket
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
+from ._job_files import plan_source, read_plan
+from ._job_lease import fail_after_commit_error, start_heartbeat, stop_heartbeat
+from ._job_replay import pinned_inputs, replay_case_of
+from ._job_sinks import write_frame
+from ._job_keys import GENERATION_KEY, RUN_ID_KEY, UNTRACKED  # noqa: F401 - re-exported
 from ._heartbeat import Heartbeat, default_interval, held_runs
-from .errors import CommitConflict, ConfigError, LakemarkError, LeaseLost, SourceError, StateError
+from .errors import ConfigError, LeaseLost, SourceError, StateError
 from .planning import (
     DEFAULT_FULL_LISTING_EVERY,
     DEFAULT_MAX_BAND_MS,
     FileEntry,
     FileOptions,
     FilePlan,
-    FileState,
     ListingOptions,
-    plan_everything,
-    plan_files,
-    resume_after,
 )
 from ._cleanup import clean_after_commit, record_intents
 from ._fault import fault_point
-from .state.manifest import SinkManifest, SinkToken, SourceManifest
 from .state import (BOOKMARK_OPTIONS, Bookmark, RunInputs, RunRecord, StateStore, open_store,
                     resolve_state_url)
 
@@ -57,13 +57,6 @@ log = logging.getLogger("lakemark")
 
 #: How long a run may go without a heartbeat before another host may take its lease over.
 DEFAULT_LEASE_TIMEOUT_S = 3600.0
-
-UNTRACKED = "<untracked>"
-
-#: Commit-info key of a Delta commit made by a job: the run id (attempt) that made it.
-RUN_ID_KEY = "lakemark.runId"
-#: Commit-info key: the lease generation of the attempt that made the commit (audit).
-GENERATION_KEY = "lakemark.leaseGeneration"
 
 
 @dataclass(frozen=True)
@@ -374,101 +367,8 @@ class Job:
         clean: CleanSpec | None = None,
     ) -> tuple[list[str], FilePlan]:
         """List, plan and record one source (one or more paths); returns its roots and the plan."""
-        record = self._started()
-        paths = [path] if isinstance(path, str) else list(path)
-        if not paths:
-            raise ConfigError("a file source needs at least one path")
-        from .storage import list_files, list_files_after, parse_uri
-
-        if listing.incremental:
-            local = [p for p in paths if not parse_uri(p).is_s3]
-            if local:
-                raise ConfigError(
-                    f"incremental listing (S3 StartAfter) applies to S3 sources; {local[0]} is "
-                    "local (a local folder is listed in full, which is already cheap)"
-                )
-        key = self._claim_ctx(ctx)
-        element = self._bookmark.state.get(ctx) if ctx and self._bookmark is not None else None
-        pinned = self._pinned_inputs().get(ctx) if ctx is not None and self.tracking else None
-        # Replays (pinned or from/to) check their recorded files against a full listing.
-        resumable = (listing.incremental and ctx is not None and self.tracking
-                     and self.from_run_id is None and pinned is None)
-        listings = []
-        starts: dict[str, str | None] = {}
-        for p in paths:
-            root = parse_uri(p).root
-            starts[root] = listing.start_after(element, root) if resumable else None
-            after = starts[root]
-            listings.append(
-                list_files_after(p, after, recurse=recurse, exclusions=exclusions) if after
-                else list_files(p, recurse=recurse, exclusions=exclusions))
-        roots = [listing.root for listing in listings]
-        source = roots[0] if len(roots) == 1 else ",".join(roots)
-        # In listing order: the planners sort only what they take.
-        if len(listings) == 1:
-            files = listings[0].entries
-        else:
-            files = list({f.path: f for listing in listings for f in listing.entries}.values())
-        listed_at = min(listing.started_ms for listing in listings)
-        self._emit("listed", key, {"files": len(files), "root": source})
-        previous = self._previous_state(ctx, source)
-        if ctx is None or self.bookmark_option == "disable":
-            if ctx is None and self.bookmark_option != "disable":
-                self._warn_untracked(source)
-            plan = plan_everything(files)
-        elif self.from_run_id is not None and self.to_run_id is not None:
-            plan = self._replay_plan(ctx, files)
-        else:
-            if pinned is not None and pinned[1].manifest.kind == "files":
-                plan = self._pinned_plan(ctx, pinned, files)
-            else:
-                plan = plan_files(previous, files, listed_at, options)
-        recorded = SourceManifest(
-            kind="files",
-            source=source,
-            format=format,
-            bookmark_option=self.bookmark_option,
-            options={
-                "recurse": recurse,
-                "exclusions": list(exclusions) if not isinstance(exclusions, str) else exclusions,
-                "maxBand": options.max_band_ms,
-                "maxFilesInBand": options.max_files_in_band,
-                "boundedFiles": options.bounded_files,
-                "boundedSize": options.bounded_size,
-            },
-            listed_at_ms=listed_at,
-            listed_files=len(files),
-            listing={
-                "mode": "start-after" if any(starts.values()) else "full",
-                "start_after": {r: k for r, k in starts.items() if k},
-                "incremental": listing.incremental,
-                "requests": sum(lst.requests for lst in listings),
-            },
-            planned_files=len(plan.files),
-            planned_bytes=plan.total_bytes,
-            pending_files=plan.pending,
-            previous_state=previous.to_json() if previous else None,
-            next_state=plan.next_state.to_json(),
-        )
-        if ctx is not None and self.tracking and self.from_run_id is None:
-            recorded = recorded.with_replay(self._replay_case(ctx))
-        fault_point("after-plan")
-        self.store.record_plan(record.run_id, key, recorded.to_json(), plan.files)
-        fault_point("after-plan-recorded")
-        if ctx is not None and self.tracking:
-            self._pending[ctx] = {**plan.next_state.to_json(), "source": source}
-            if listing.incremental:
-                self._pending[ctx]["listing"] = listing.next_element(element, {
-                    lst.root: resume_after(previous, lst.entries, plan, listed_at, options,
-                                           starts.get(lst.root))
-                    for lst in listings}, full=not any(starts.values()))
-        self.plans[key] = plan
-        self._roots[key] = roots
-        if clean is not None:
-            self._clean[key] = clean
-        self._emit("planned", key, {"files": len(plan.files), "bytes": plan.total_bytes,
-                                    "pending": plan.pending})
-        return roots, plan
+        return plan_source(self, path, ctx=ctx, recurse=recurse, exclusions=exclusions,
+                           options=options, format=format, listing=listing, clean=clean)
 
     def read_files(
         self,
@@ -578,40 +478,8 @@ class Job:
                    options: Mapping[str, str] | None, schema: Any, mode: str,
                    base_path: str | None, ctx: str | None = None,
                    tracking: SchemaTracking | None = None) -> DataFrame:
-        from .sources import read_files
-
-        if tracking is not None:  # the tracked schema decides before the run counts as read
-            from ._tracked_read import read_with_tracking
-
-            tracked = read_with_tracking(self, ctx, plan.files, roots=roots, base_path=base_path,
-                                         format=format, options=options, schema=schema,
-                                         mode=mode, tracking=tracking)
-            self._read_started = True
-            if not plan.files:
-                self._empty_reads[id(tracked)] = tracked
-            return tracked
-        self._read_started = True
-        if len(roots) == 1 or base_path is not None:
-            frame = read_files(
-                self.spark, plan.files, root=base_path or roots[0], format=format,
-                options=options, schema=schema, mode=mode,
-            )
-            fault_point("mid-read")
-            if not plan.files:
-                self._empty_reads[id(frame)] = frame
-            return frame
-        # Several paths: each is read under its own root (for its partition folders), then
-        # the frames are combined by column name.
-        groups = _group_by_root(plan.files, roots)
-        frames = [
-            read_files(self.spark, groups[root], root=root, format=format, options=options,
-                       schema=schema, mode=mode)
-            for root in roots
-        ]
-        combined = frames[0]
-        for frame in frames[1:]:
-            combined = combined.unionByName(frame, allowMissingColumns=True)
-        return combined
+        return read_plan(self, roots, plan, format=format, options=options, schema=schema,
+                         mode=mode, base_path=base_path, ctx=ctx, tracking=tracking)
 
     def read_jdbc(
         self,
@@ -711,105 +579,9 @@ class Job:
         that attempt's exact input, see :meth:`read_files`). The intent is recorded in the
         manifest *before* writing, so a retry can find out which attempt committed what.
         """
-        from .sinks import IdempotencyToken, token_from_options, write_target
-        from .sinks._merge import merge_spec
-        from .sinks._write import folder_token_supported
-
-        record = self._started()
-        # Bad format, mode, options or token fail here, before anything is recorded.
-        explicit = token_from_options(token, options, format=format, mode=mode)
-        merge = merge_spec(merge_keys, delete_when, order_by, format=format, mode=mode,
-                           columns=df.columns)
-        fmt = format.strip().lower()
-        kept_at = target  # where corrupt records are kept: the folder of the target
-        if fmt == "iceberg":  # name, catalog, mode and options checked before any record
-            from .sinks._iceberg import iceberg_table_root
-
-            kept_at = iceberg_table_root(
-                target, mode=mode.strip().lower(), partition_by=partition_by,
-                options={k: v for k, v in (options or {}).items()
-                         if k not in ("txnAppId", "txnVersion")},
-                iceberg_catalog=iceberg_catalog)
-        key = self._claim_sink(ctx, target)
-        automatic: IdempotencyToken | None = None
-        folder = folder_token_supported(target, fmt)
-        if explicit is None and ctx is not None and (fmt in ("delta", "iceberg") or folder) \
-                and self.tracking:
-            automatic = IdempotencyToken(f"{self.name}/{ctx}", record.run)
-        used = explicit or automatic
-        self.store.heartbeat(record.run_id)
-        self._read_started = True
-        if mode == "append" and self._empty_reads.get(id(df)) is df:
-            return self._nothing_to_write(key, ctx, target, format, partition_by, used, df)
-        written = df  # the frame as given (observers trace its columns), before the split
-        from .sinks._rejected import split_corrupt_records, target_columns
-
-        df, rejected = split_corrupt_records(df, kept_at, record.run_id,
-                                             target_columns(target, fmt))
-        entry = SinkManifest(
-            ctx=ctx,
-            target=target,
-            format=format,
-            mode=mode,
-            partition_by=list(partition_by),
-            token=SinkToken(used.app_id, used.version) if used else None,
-            token_source="explicit" if explicit else ("automatic" if automatic else None),
-            status="writing",
-            merge={"keys": list(merge.keys), "delete_when": merge.delete_when,
-                   "order_by": merge.order_by} if merge else None,
-            present=frozenset({"token_source"}),
-            extra=_iceberg_extra(fmt, iceberg_catalog),
-        )
-        if rejected is not None:  # corrupt lines kept aside, not written as a column
-            entry = replace(entry, corrupt_records=rejected.count, rejected_file=rejected.path)
-            log.warning("%d record(s) could not be parsed; kept in %s", rejected.count,
-                        rejected.path)
-        self.store.record_plan(record.run_id, key, entry.to_json(), [])
-        user_options = {k: v for k, v in (options or {}).items()
-                        if k not in ("txnAppId", "txnVersion")}
-        result = write_target(
-            self.spark, df, target, format=format, mode=mode, partition_by=partition_by,
-            options=user_options, token=None if folder else used,
-            commit_info={RUN_ID_KEY: record.run_id, "lakemark.job": self.name,
-                         GENERATION_KEY: str(record.generation)},
-            commit_token=used if folder else None, iceberg_catalog=iceberg_catalog,
-            merge_keys=merge_keys, delete_when=delete_when, order_by=order_by,
-        )
-        fault_point("after-sink-commit")
-        if result.skipped:
-            self._check_skipped_write(key, result.target, automatic)
-        self.results.append(result)
-        entry = replace(entry, status="skipped" if result.skipped else "committed",
-                        rows=result.rows, files=result.files, bytes=result.bytes,
-                        skipped=result.skipped, table_version=result.table_version)
-        self.store.record_plan(record.run_id, key, entry.to_json(), [])
-        self._emit("written", ctx, {"rows": result.rows, "files": result.files,
-                                    "target": target, "table": result.target,
-                                    "skipped": result.skipped}, frame=written)
-        return result
-
-    def _nothing_to_write(self, key: str, ctx: str | None, target: str, format: str,
-                          partition_by: Sequence[str], token: IdempotencyToken | None,
-                          frame: DataFrame) -> WriteResult:
-        """Appending the frame of a source that took no file: no Spark job, no commit (a run
-        with no input adds no table version), recorded as such in the manifest."""
-        from .sinks import WriteResult
-        from .sinks._location import resolve_target
-
-        fmt = format.strip().lower()
-        result = WriteResult(target if fmt == "iceberg" else resolve_target(target).root, fmt,
-                             0, 0, 0)
-        self.results.append(result)
-        self.store.record_plan(self.run_id, key, SinkManifest(
-            ctx=ctx, target=target, format=format, mode="append",
-            partition_by=list(partition_by),
-            token=SinkToken(token.app_id, token.version) if token else None,
-            status="nothing-to-write", rows=0, files=0, bytes=0, skipped=False,
-            reason="the frame written is a source of this run that took no file",
-        ).to_json(), [])
-        self._emit("written", ctx, {"rows": 0, "files": 0, "target": target,
-                                    "table": result.target, "skipped": False}, frame=frame)
-        return result
+        return write_frame(self, df, target, format=format, mode=mode, partition_by=partition_by,
+                           ctx=ctx, options=options, token=token, iceberg_catalog=iceberg_catalog,
+                           merge_keys=merge_keys, delete_when=delete_when, order_by=order_by)
 
     # -- sources planned elsewhere (S3 events, JDBC) -------------------------------------------
     def state_of(self, ctx: str) -> dict[str, Any] | None:
@@ -868,179 +640,14 @@ class Job:
         self._ctxs_read.add(ctx)
         return ctx
 
-    def _previous_state(self, ctx: str | None, root: str) -> FileState | None:
-        if ctx is None or self._bookmark is None:
-            return None
-        element = self._bookmark.state.get(ctx)
-        if not element:
-            return None
-        if element.get("kind", "files") != "files":
-            raise ConfigError(
-                f"transformation_ctx {ctx!r} holds state of a {element.get('kind')!r} source, "
-                "not a file source; use another ctx or reset it"
-            )
-        if element.get("source") not in (None, root):
-            log.warning(
-                "transformation_ctx %r was last used for %s and now reads %s; its bookmark "
-                "still applies (reset the ctx to start over)", ctx, element.get("source"), root,
-            )
-        return FileState.from_json(element)
-
-    def _replay_plan(self, ctx: str, listing: Sequence[FileEntry]) -> FilePlan:
-        assert self.from_run_id is not None and self.to_run_id is not None
-        runs = self.store.runs_between(self.name, self.from_run_id, self.to_run_id)
-        wanted: dict[str, FileEntry] = {}
-        for run in runs:
-            for inputs in self.store.run_inputs(run.run_id):
-                if inputs.ctx == ctx:
-                    for entry in inputs.files:
-                        wanted[entry.path] = entry
-        present = {e.path: e for e in listing}
-        missing = sorted(p for p in wanted if p not in present)
-        if missing:
-            shown = ", ".join(missing[:5]) + (" …" if len(missing) > 5 else "")
-            raise SourceError(
-                f"{len(missing)} file(s) processed between {self.from_run_id} and "
-                f"{self.to_run_id} no longer exist: {shown}"
-            )
-        files = tuple(sorted(present[p] for p in wanted))
-        return FilePlan(files=files, next_state=FileState())
-
     # -- retries of a run: pinned replay ------------------------------------------------------
-    def _claim_sink(self, ctx: str | None, target: str) -> str:
-        """The manifest key of a sink; one write per sink ctx and run (its token is per run)."""
-        if ctx is not None and (not isinstance(ctx, str) or not ctx.strip()):
-            raise ConfigError("transformation_ctx must be a non-empty string")
-        key = f"sink:{ctx or target}"
-        if ctx is not None and key in self._sinks:
-            raise ConfigError(
-                f"sink transformation_ctx {ctx!r} is written twice in one run; each write needs "
-                "its own ctx (its idempotency token is <job>/<ctx> at the run number)"
-            )
-        self._sinks.add(key)
-        return key
-
-    def _failed_attempts(self) -> list[RunRecord]:
-        """Earlier failed attempts of this run's number that tracked the bookmark, oldest first."""
-        record = self._started()
-        if record.attempt == 0:
-            return []
-        return [r for r in self.store.list_runs(self.name)
-                if r.run == record.run and r.run_id != record.run_id and r.status == "FAILED"
-                and r.bookmark_option == "enable"]
-
-    def _retried_sink(self, key: str) -> bool:
-        """Whether a failed attempt of this run recorded an intent to write sink ``key``."""
-        return any(inputs.ctx == key for attempt in self._failed_attempts()
-                   for inputs in self.store.run_inputs(attempt.run_id))
-
-    def _check_skipped_write(self, key: str, target: str,
-                             automatic: IdempotencyToken | None) -> None:
-        """Fencing of a write that its token skipped: the attempt of this run whose commit the
-        target holds must have read the same input as this attempt, or the bookmark would
-        move over input that was never written (an attempt that planned while the committer
-        was still writing, after a lease takeover). CommitConflict on a mismatch, so the run
-        fails without moving the bookmark and its next attempt replays the committer's input.
-        """
-        record = self._started()
-        committer = next((a.run_id for a in self._failed_attempts()
-                          for i in self.store.run_inputs(a.run_id)
-                          if i.ctx == key and isinstance(m := i.manifest, SinkManifest)
-                          and _sink_committed(m, a.run_id)), None)
-        if committer is None:
-            if automatic is not None and not self._retried_sink(key):
-                # Only a failed attempt of this very run may have committed its token.
-                raise StateError(
-                    f"target {target} already recorded app id {automatic.app_id!r} at "
-                    f"version >= {automatic.version}, but no earlier attempt of run "
-                    f"{record.run} of job {self.name!r} wrote it: the state store does not "
-                    "match the table (was the state database replaced?). Nothing was written; "
-                    "give the sink an explicit token or a new ctx"
-                )
-            return
-        theirs = _source_inputs(self.store.run_inputs(committer))
-        mine = _source_inputs(self.store.run_inputs(record.run_id))
-        differ = sorted(c for c in theirs.keys() & mine.keys() if theirs[c] != mine[c])
-        if differ:
-            shown = ", ".join(f"{c!r} ({len(theirs[c][0])} file(s) there, {len(mine[c][0])} "
-                              "here)" for c in differ)
-            raise CommitConflict(
-                f"target {target} already holds the write of run {record.run} of job "
-                f"{self.name!r} by attempt {committer}, which read other input than this "
-                f"attempt {record.run_id} for source(s) {shown}: this attempt planned while "
-                f"{committer} was still writing (its lease was taken over). The run fails "
-                "without moving the bookmark; its next attempt replays the input of "
-                f"{committer}"
-            )
-
     def _pinned_inputs(self) -> dict[str, tuple[str, Any]]:
-        """Per source ctx, the recorded input to replay: that of the failed attempt of this run
-        whose sink commit landed in a Delta table (found by the run id in the commit info).
-
-        Empty when no earlier attempt of this run committed anything: the run may then plan
-        afresh (and take files that arrived meanwhile), as Glue does.
-        """
-        if self._pinned is not None:
-            return self._pinned
-        self._pinned = {}
-        self._pin_info = {}
-        attempts = self._failed_attempts()
-        if not attempts:
-            return self._pinned
-        self._pin_info = {"case": "replanned", "failed_attempts": [a.run_id for a in attempts],
-                          "reason": "no sink of an earlier attempt of this run committed"}
-        for attempt in attempts:
-            inputs = self.store.run_inputs(attempt.run_id)
-            committed = [i.ctx for i in inputs if isinstance(m := i.manifest, SinkManifest)
-                         and _sink_committed(m, attempt.run_id)]
-            if committed:
-                self._pinned = {i.ctx: (attempt.run_id, i) for i in inputs
-                                if not isinstance(i.manifest, SinkManifest)}
-                self._pin_info = {
-                    "case": "pinned",
-                    "from_attempt": attempt.run_id,
-                    "committed_sinks": committed,
-                    "failed_attempts": [a.run_id for a in attempts],
-                    "reason": "a sink of an earlier attempt of this run committed: its recorded "
-                              "input is replayed exactly, so the skipped write is the same data",
-                }
-                break
-        return self._pinned
+        """Per source ctx, the recorded input this attempt must replay (lakemark._job_replay)."""
+        return pinned_inputs(self)
 
     def _replay_case(self, ctx: str) -> dict[str, Any]:
         """What the manifest says about how this source's input was chosen."""
-        self._pinned_inputs()
-        if not self._pin_info:
-            return {"case": "first-attempt"}
-        info = dict(self._pin_info)
-        if info["case"] == "pinned" and ctx not in self._pinned_inputs():
-            info.update(case="replanned", reason="the committed attempt did not read this ctx")
-        return info
-
-    def _pinned_plan(self, ctx: str, pinned: tuple[str, Any],
-                     listing: Sequence[FileEntry]) -> FilePlan:
-        attempt_id, inputs = pinned
-        present = {e.path for e in listing}
-        missing = sorted(e.path for e in inputs.files if e.path not in present)
-        if missing:
-            shown = ", ".join(missing[:5]) + (" …" if len(missing) > 5 else "")
-            raise SourceError(
-                f"attempt {attempt_id} committed a sink, so this retry must replay its input, "
-                f"but {len(missing)} of its file(s) of ctx {ctx!r} no longer exist: {shown}"
-            )
-        plan = inputs.manifest
-        assert isinstance(plan, SourceManifest) and plan.next_state is not None
-        return FilePlan(files=tuple(inputs.files),
-                        next_state=FileState.from_json(plan.next_state),
-                        pending=int(plan.pending_files or 0))
-
-    def _warn_untracked(self, path: str) -> None:
-        if not self._warned_untracked:
-            self._warned_untracked = True
-            log.warning(
-                "source %s has no transformation_ctx: bookmarks do not track it, so every run "
-                "reads all of it (give it a ctx to process only new files)", path,
-            )
+        return replay_case_of(self, ctx)
 
     def _emit(self, stage: str, ctx: str | None, detail: Mapping[str, Any], *,
               frame: Any = None) -> None:
@@ -1053,103 +660,25 @@ class Job:
     # -- lease: background heartbeat, fencing, failed commits ---------------------------------
     def _start_heartbeat(self, run_id: str) -> None:
         """Keep the lease of the run alive from a daemon thread (lakemark._heartbeat)."""
-        self._heartbeat = Heartbeat(self.store, run_id, self._heartbeat_interval_s, owner=self)
-        self._heartbeat.start()
+        start_heartbeat(self, run_id)
 
     def _stop_heartbeat(self, *, check: bool) -> None:
         """Stop the heartbeat; with ``check``, raise if a beat found the lease taken over (a
         stale holder must not commit)."""
-        heartbeat, self._heartbeat = self._heartbeat, None
-        if heartbeat is not None:
-            heartbeat.stop()
-            if check:
-                heartbeat.check()
+        stop_heartbeat(self, check=check)
 
     def _fail_after_commit_error(self, record: RunRecord, exc: BaseException) -> None:
         """A commit that raised (a busy store, a conflict, an error inside it) ends the run as
         a failed attempt and releases its lease, so this process is not locked out of the job;
         if even that cannot be recorded, the lease ages out (no more heartbeats) or this
         process's next run of the job takes it over (``held`` in begin_run)."""
-        message = f"commit failed: {type(exc).__name__}: {exc}"
-        try:
-            self.store.fail_run(record.run_id, message[:4000],
-                                update_bookmark=self._updates_bookmark(record))
-            self._record = self.store.get_run(record.run_id)
-        except LakemarkError as again:
-            log.warning("run %s: its failed commit could not be recorded either: %s",
-                        record.run_id, again)
-        self._emit("failed", None, {"error": message})
-        self._close()
+        fail_after_commit_error(self, record, exc)
 
     def _close(self) -> None:
         self._stop_heartbeat(check=False)
         if self._own_store and self._store is not None:
             self._store.close()
             self._store = None
-
-
-def _sink_committed(plan: SinkManifest, run_id: str) -> bool:
-    """Whether the recorded Delta sink ``plan`` has a commit made by attempt ``run_id``."""
-    if plan.status == "committed":
-        return True
-    fmt = plan.format.strip().lower()
-    token = plan.token
-    if fmt == "iceberg":
-        from .sinks._iceberg import iceberg_committed
-
-        return iceberg_committed(plan.target, plan.extra.get("iceberg_catalog"), RUN_ID_KEY,
-                                 run_id)
-    if fmt != "delta":
-        from .sinks import IdempotencyToken
-        from .sinks._write import folder_commit_run_id, folder_token_supported
-
-        if not token or not folder_token_supported(plan.target, fmt):
-            return False
-        found = folder_commit_run_id(
-            plan.target, IdempotencyToken(token.app_id, token.version), RUN_ID_KEY)
-        return found == run_id
-    from .sinks._location import open_delta, resolve_target
-
-    table = open_delta(resolve_target(plan.target))
-    if table is None:
-        return False
-    if token:
-        recorded = table.transaction_version(token.app_id)
-        if recorded is None or recorded < token.version:
-            return False  # the token would be there had this attempt committed
-    return any(entry.get(RUN_ID_KEY) == run_id for entry in table.history())
-
-
-def _iceberg_extra(fmt: str, catalog: str | None) -> dict[str, Any]:
-    """What a retry needs to find an Iceberg sink's table: the catalog argument, unless it
-    holds a password (then the retry resolves it again from the environment)."""
-    from urllib.parse import urlsplit
-
-    if fmt != "iceberg" or not catalog or urlsplit(catalog).password is not None:
-        return {}
-    return {"iceberg_catalog": catalog}
-
-
-def _source_inputs(inputs: Sequence[RunInputs]) -> dict[str, tuple[frozenset[Any], str]]:
-    """Per tracked source ctx of a run, what it read: its files and its key range (JDBC)."""
-    import json
-
-    return {i.ctx: (frozenset((f.path, f.mtime, f.size) for f in i.files),
-                    json.dumps(m.range, sort_keys=True))
-            for i in inputs if isinstance(m := i.manifest, SourceManifest)
-            and not i.ctx.startswith(UNTRACKED)}
-
-
-def _group_by_root(files: Sequence[FileEntry], roots: Sequence[str]) -> dict[str, list[FileEntry]]:
-    """Each file under the most specific root that holds it (so nested paths read it once)."""
-    groups: dict[str, list[FileEntry]] = {root: [] for root in roots}
-    by_length = sorted(roots, key=len, reverse=True)
-    for entry in files:
-        for root in by_length:
-            if entry.path == root or entry.path.startswith(root.rstrip("/") + "/"):
-                groups[root].append(entry)
-                break
-    return groups
 
 
 def _bookmark_option(value: str) -> str:

@@ -1,0 +1,250 @@
+"""The job's file sources: list, plan (fresh, replayed from/to, or pinned to a failed
+attempt's input) and record before reading, then read the planned files.
+
+The bodies of :meth:`lakemark.job.Job.plan_files`, ``read_files`` and ``read_planned`` (the
+public methods stay on ``Job``, which calls these with itself).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from .errors import ConfigError, SourceError
+from .planning import (
+    FileEntry,
+    FileOptions,
+    FilePlan,
+    FileState,
+    ListingOptions,
+    plan_everything,
+    plan_files,
+    resume_after,
+)
+from ._fault import fault_point
+from .state.manifest import SourceManifest
+from ._job_replay import pinned_inputs, pinned_plan, replay_case_of
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
+
+    from ._cleanup import CleanSpec
+    from .job import Job
+
+    from .sources._schema_track import SchemaTracking
+__all__ = ["plan_source", "read_plan", "previous_state", "replay_plan", "warn_untracked"]
+
+log = logging.getLogger("lakemark")
+
+
+def plan_source(
+    job: Job,
+    path: str | Sequence[str],
+    *,
+    ctx: str | None,
+    recurse: bool,
+    exclusions: Sequence[str] | str,
+    options: FileOptions,
+    format: str | None,
+    listing: ListingOptions = ListingOptions(),  # noqa: B008 - a frozen value object
+    clean: CleanSpec | None = None,
+) -> tuple[list[str], FilePlan]:
+    """List, plan and record one source (one or more paths); returns its roots and the plan.
+    ``clean``: what to do with the source's files after the run's commit (``_cleanup``)."""
+    record = job._started()
+    paths = [path] if isinstance(path, str) else list(path)
+    if not paths:
+        raise ConfigError("a file source needs at least one path")
+    from .storage import list_files, list_files_after, parse_uri
+
+    if listing.incremental:
+        local = [p for p in paths if not parse_uri(p).is_s3]
+        if local:
+            raise ConfigError(
+                f"incremental listing (S3 StartAfter) applies to S3 sources; {local[0]} is "
+                "local (a local folder is listed in full, which is already cheap)"
+            )
+    key = job._claim_ctx(ctx)
+    element = job._bookmark.state.get(ctx) if ctx and job._bookmark is not None else None
+    pinned = pinned_inputs(job).get(ctx) if ctx is not None and job.tracking else None
+    # Replays (pinned or from/to) check their recorded files against a full listing.
+    resumable = (listing.incremental and ctx is not None and job.tracking
+                 and job.from_run_id is None and pinned is None)
+    listings = []
+    starts: dict[str, str | None] = {}
+    for p in paths:
+        root = parse_uri(p).root
+        starts[root] = listing.start_after(element, root) if resumable else None
+        after = starts[root]
+        listings.append(
+            list_files_after(p, after, recurse=recurse, exclusions=exclusions) if after
+            else list_files(p, recurse=recurse, exclusions=exclusions))
+    roots = [listing.root for listing in listings]
+    source = roots[0] if len(roots) == 1 else ",".join(roots)
+    # In listing order: the planners sort only what they take.
+    if len(listings) == 1:
+        files = listings[0].entries
+    else:
+        files = list({f.path: f for listing in listings for f in listing.entries}.values())
+    listed_at = min(listing.started_ms for listing in listings)
+    job._emit("listed", key, {"files": len(files), "root": source})
+    previous = previous_state(job, ctx, source)
+    if ctx is None or job.bookmark_option == "disable":
+        if ctx is None and job.bookmark_option != "disable":
+            warn_untracked(job, source)
+        plan = plan_everything(files)
+    elif job.from_run_id is not None and job.to_run_id is not None:
+        plan = replay_plan(job, ctx, files)
+    else:
+        if pinned is not None and pinned[1].manifest.kind == "files":
+            plan = pinned_plan(job, ctx, pinned, files)
+        else:
+            plan = plan_files(previous, files, listed_at, options)
+    recorded = SourceManifest(
+        kind="files",
+        source=source,
+        format=format,
+        bookmark_option=job.bookmark_option,
+        options={
+            "recurse": recurse,
+            "exclusions": list(exclusions) if not isinstance(exclusions, str) else exclusions,
+            "maxBand": options.max_band_ms,
+            "maxFilesInBand": options.max_files_in_band,
+            "boundedFiles": options.bounded_files,
+            "boundedSize": options.bounded_size,
+        },
+        listed_at_ms=listed_at,
+        listed_files=len(files),
+        listing={
+            "mode": "start-after" if any(starts.values()) else "full",
+            "start_after": {r: k for r, k in starts.items() if k},
+            "incremental": listing.incremental,
+            "requests": sum(lst.requests for lst in listings),
+        },
+        planned_files=len(plan.files),
+        planned_bytes=plan.total_bytes,
+        pending_files=plan.pending,
+        previous_state=previous.to_json() if previous else None,
+        next_state=plan.next_state.to_json(),
+    )
+    if ctx is not None and job.tracking and job.from_run_id is None:
+        recorded = recorded.with_replay(replay_case_of(job, ctx))
+    fault_point("after-plan")
+    job.store.record_plan(record.run_id, key, recorded.to_json(), plan.files)
+    fault_point("after-plan-recorded")
+    if ctx is not None and job.tracking:
+        job._pending[ctx] = {**plan.next_state.to_json(), "source": source}
+        if listing.incremental:
+            job._pending[ctx]["listing"] = listing.next_element(element, {
+                lst.root: resume_after(previous, lst.entries, plan, listed_at, options,
+                                       starts.get(lst.root))
+                for lst in listings}, full=not any(starts.values()))
+    job.plans[key] = plan
+    job._roots[key] = roots
+    if clean is not None:
+        job._clean[key] = clean
+    job._emit("planned", key, {"files": len(plan.files), "bytes": plan.total_bytes,
+                                "pending": plan.pending})
+    return roots, plan
+
+
+def read_plan(job: Job, roots: Sequence[str], plan: FilePlan, *, format: str,
+               options: Mapping[str, str] | None, schema: Any, mode: str,
+               base_path: str | None, ctx: str | None = None,
+               tracking: SchemaTracking | None = None) -> DataFrame:
+    from .sources import read_files
+
+    if tracking is not None:  # the tracked schema decides before the run counts as read
+        from ._tracked_read import read_with_tracking
+
+        tracked = read_with_tracking(job, ctx, plan.files, roots=roots, base_path=base_path,
+                                     format=format, options=options, schema=schema,
+                                     mode=mode, tracking=tracking)
+        job._read_started = True
+        if not plan.files:
+            job._empty_reads[id(tracked)] = tracked
+        return tracked
+    job._read_started = True
+    if len(roots) == 1 or base_path is not None:
+        frame = read_files(
+            job.spark, plan.files, root=base_path or roots[0], format=format,
+            options=options, schema=schema, mode=mode,
+        )
+        fault_point("mid-read")
+        if not plan.files:
+            job._empty_reads[id(frame)] = frame
+        return frame
+    # Several paths: each is read under its own root (for its partition folders), then
+    # the frames are combined by column name.
+    groups = _group_by_root(plan.files, roots)
+    frames = [
+        read_files(job.spark, groups[root], root=root, format=format, options=options,
+                   schema=schema, mode=mode)
+        for root in roots
+    ]
+    combined = frames[0]
+    for frame in frames[1:]:
+        combined = combined.unionByName(frame, allowMissingColumns=True)
+    return combined
+
+
+def previous_state(job: Job, ctx: str | None, root: str) -> FileState | None:
+    if ctx is None or job._bookmark is None:
+        return None
+    element = job._bookmark.state.get(ctx)
+    if not element:
+        return None
+    if element.get("kind", "files") != "files":
+        raise ConfigError(
+            f"transformation_ctx {ctx!r} holds state of a {element.get('kind')!r} source, "
+            "not a file source; use another ctx or reset it"
+        )
+    if element.get("source") not in (None, root):
+        log.warning(
+            "transformation_ctx %r was last used for %s and now reads %s; its bookmark "
+            "still applies (reset the ctx to start over)", ctx, element.get("source"), root,
+        )
+    return FileState.from_json(element)
+
+
+def replay_plan(job: Job, ctx: str, listing: Sequence[FileEntry]) -> FilePlan:
+    assert job.from_run_id is not None and job.to_run_id is not None
+    runs = job.store.runs_between(job.name, job.from_run_id, job.to_run_id)
+    wanted: dict[str, FileEntry] = {}
+    for run in runs:
+        for inputs in job.store.run_inputs(run.run_id):
+            if inputs.ctx == ctx:
+                for entry in inputs.files:
+                    wanted[entry.path] = entry
+    present = {e.path: e for e in listing}
+    missing = sorted(p for p in wanted if p not in present)
+    if missing:
+        shown = ", ".join(missing[:5]) + (" …" if len(missing) > 5 else "")
+        raise SourceError(
+            f"{len(missing)} file(s) processed between {job.from_run_id} and "
+            f"{job.to_run_id} no longer exist: {shown}"
+        )
+    files = tuple(sorted(present[p] for p in wanted))
+    return FilePlan(files=files, next_state=FileState())
+
+
+def warn_untracked(job: Job, path: str) -> None:
+    if not job._warned_untracked:
+        job._warned_untracked = True
+        log.warning(
+            "source %s has no transformation_ctx: bookmarks do not track it, so every run "
+            "reads all of it (give it a ctx to process only new files)", path,
+        )
+
+
+def _group_by_root(files: Sequence[FileEntry], roots: Sequence[str]) -> dict[str, list[FileEntry]]:
+    """Each file under the most specific root that holds it (so nested paths read it once)."""
+    groups: dict[str, list[FileEntry]] = {root: [] for root in roots}
+    by_length = sorted(roots, key=len, reverse=True)
+    for entry in files:
+        for root in by_length:
+            if entry.path == root or entry.path.startswith(root.rstrip("/") + "/"):
+                groups[root].append(entry)
+                break
+    return groups
