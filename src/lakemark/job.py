@@ -150,6 +150,7 @@ class Job:
         self._bookmark: Bookmark | None = None
         self._pending: dict[str, dict[str, Any]] = {}
         self._pending_schemas: dict[str, Any] = {}  # ctx -> PendingSchema (_tracked_read)
+        self._schema_counts: dict[str, Any] = {}  # ctx -> (Observation, record) (_tracked_read)
         self._ctxs_read: set[str] = set()
         self._untracked = 0
         self._read_started = False
@@ -242,6 +243,10 @@ class Job:
         record = self._started()
         fault_point("before-job-commit")
         try:
+            if self._schema_counts:
+                from ._tracked_read import record_observed_counts
+
+                record_observed_counts(self)
             self._stop_heartbeat(check=True)
             bookmark = self.store.commit_run(
                 record.run_id, self._pending, update_bookmark=self._updates_bookmark(record),
