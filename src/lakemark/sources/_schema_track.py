@@ -138,6 +138,10 @@ def read_tracked(spark: SparkSession, store: StateStore, job_name: str, ctx: str
         return _read_json(spark, request, files, root, tracking, tracked, hints, reserved,
                           record, current.version if current else None,
                           format=format, options=options, mode=mode)
+    if request.format == "csv":
+        return _read_csv(spark, request, files, root, tracking, tracked, hints, reserved,
+                         record, current.version if current else None,
+                         format=format, options=options, mode=mode)
     records, partitions = read_records(spark, request, files, root)
     seen = observe(records, _struct(tracked) if tracked is not None else None)
     skip = set(partitions) | set(reserved)
@@ -284,6 +288,54 @@ def _read_json(spark: SparkSession, request: ReadRequest, files: Sequence[FileEn
     return TrackedRead(frame, pending, record, observation=observation)
 
 
+def _read_csv(spark: SparkSession, request: ReadRequest, files: Sequence[FileEntry], root: str,
+              tracking: SchemaTracking, tracked: list[Field] | None, hints: list[Field],
+              reserved: list[str], record: dict[str, Any], version: int | None, *,
+              format: str, options: Mapping[str, str] | None, mode: str) -> TrackedRead:
+    """A tracked CSV read in one pass (:mod:`._csv_tracked`): the header names the columns."""
+    from pyspark.sql import Observation
+
+    from ._csv_tracked import header_of
+    from ._csv_tracked import typed_frame as csv_frame
+    from ._read import read_files
+
+    header, partitions = header_of(spark, request, files, root)
+    skip = set(partitions) | set(reserved)
+    keys = {n: 0 for n in header if n not in skip}
+    inferred = False
+    if tracked is None:
+        observed = [f for f in _fields(read_files(spark, files, root=root, format=format,
+                                                  options=options, mode=mode).schema)
+                    if f.name not in skip]
+        inferred = True
+    else:
+        observed = list(tracked)
+        fresh = new_columns(tracked, list(keys), reserved)
+        if fresh and tracking.mode == "addNewColumns":
+            types = {f.name: f.type for f in _fields(
+                read_files(spark, files, root=root, format=format, options=options,
+                           mode=mode).schema)}
+            inferred = True
+            observed += [Field(n, types.get(n, "string")) for n in fresh]
+        else:
+            observed += [Field(n) for n in fresh]
+        known = {f.name for f in observed}
+        observed += [Field(k) for k in keys if k not in known]
+    decision = decide(tracked, observed, tracking.mode, reserved=sorted(skip), hints=hints)
+    _record_decision(record, decision, keys, tracking, tracked is not None, inferred)
+    record.update({"rescued_values": {}, "corrupt_records": 0})
+    if decision.error is not None:
+        empty = spark.createDataFrame(spark.sparkContext.emptyRDD(), _struct(decision.schema))
+        return TrackedRead(empty, None, record, decision.error)
+    pending = _pending(decision, tracked, version, record)
+    observation = Observation(f"lakemark_schema_{uuid.uuid4().hex}")
+    frame = csv_frame(spark, request, files, root, _struct(decision.schema), header,
+                      rescued_column=tracking.rescued_data_column,
+                      rescue_new=tracking.mode != "none", file_key=FILE_PATH_KEY,
+                      corrupt_key=CORRUPT_KEY, observation=observation)
+    return TrackedRead(frame, pending, record, observation=observation)
+
+
 def _partition_names(spark: SparkSession, files: Sequence[FileEntry], root: str) -> list[str]:
     """The partition columns (``key=value`` folders under ``root``) of ``files``."""
     from ._read import read_files
@@ -309,4 +361,9 @@ def add_observed(record: dict[str, Any], observation: Any) -> bool:
         values[column] = values.get(column, 0) + n
     record["rescued_values"] = dict(sorted(values.items()))
     record["corrupt_records"] = int(record.get("corrupt_records") or 0) + corrupt
+    counted = {k[2:]: int(v or 0) for k, v in observation.get.items() if k.startswith("k:")}
+    for entry in ("ignored_columns", "rescued_new_columns"):
+        columns = record.get(entry)
+        if columns:
+            record[entry] = {c: counted.get(c, n) for c, n in columns.items()}
     return True
