@@ -97,7 +97,7 @@ def test_rescue_keeps_the_schema_and_rescues_new_columns(spark: Any, tmp_path: P
     lake.put("c.json", [{"id": 6, "Code": 9, "extra": 1}])
     run = out(lake.ingest("--schema-evolution", "rescue"))
     assert run["schema"]["new_columns"] == ["extra"] and run["schema"]["corrupt_records"] == 1
-    assert run["schema"]["rescued_new_columns"] == {"extra": 2}
+    assert run["schema"]["rescued_new_columns"] == {"Code": 1, "extra": 2}
     assert {f.name for f in DeltaTable(str(lake.target)).schema().fields} == \
         {"id", "code", "_rescued_data"}
     rows = DeltaTable(str(lake.target)).to_pyarrow_table().to_pylist()
