@@ -685,11 +685,15 @@ def render(d: dict[str, dict[str, Any]], out: Path) -> str:
             add(f"The tracked read is two parts (medians): the scan of the text for untracked "
                 f"keys {scan:.2f} s and the typed frame with `_rescued_data` and the observed "
                 f"counts {frame:.2f} s — the frame alone is {frame / med['schema_given']:.2f}x "
-                "the plain read: the rescued-data column costs a null check per record, and "
-                "the scan (a text read plus one regex per record) is the remaining overhead. "
-                "The earlier design (every record parsed into a map in an expression, plus a "
-                "counting pass) measured 9.87x at 128 MiB.\n")
-        add("Goal " + ("**met**" if ratio <= 1.10 else "**not met** in wall time") + ".\n")
+                f"the plain read's median, the scan {scan / med['schema_given']:.2f}x. The "
+                "earlier design (every record parsed into a map in an expression, plus a "
+                "counting pass) measured 9.87x at 128 MiB. Not yet profiled: how much of the "
+                "frame's extra cost is the `observe` operator (it is not whole-stage "
+                "generated) and how much the rescued-data expression; the scan reads the "
+                "text a second time and runs one regex per record, so on its own it keeps "
+                "the tracked read above the goal. The 2-core machine was shared with other "
+                "test runs (load 15-45), so single runs vary up to 3x.\n")
+        add("Goal " + ("**met**" if ratio <= 1.10 else "**not met**") + ".\n")
     else:
         add("not measured\n")
     return "\n".join(parts) + "\n"
