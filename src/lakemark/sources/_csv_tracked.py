@@ -28,7 +28,6 @@ __all__ = ["header_of", "typed_frame"]
 
 _CR = "__lm_corrupt"
 _FILE = "__lm_file"
-_ENTRY = "array<struct<key:string,value:string>>"
 
 
 def _options(request: ReadRequest) -> dict[str, str]:
@@ -51,12 +50,6 @@ def header_of(spark: SparkSession, request: ReadRequest, files: Sequence[FileEnt
 
 def _quoted(name: str) -> str:
     return "`" + name.replace("`", "``") + "`"
-
-
-def _entry(key: str, value: Column) -> Column:
-    from pyspark.sql import functions as F
-
-    return F.struct(F.lit(key).alias("key"), value.alias("value"))
 
 
 def _typed(raw: Column, data_type: Any) -> Column:
@@ -115,10 +108,15 @@ def typed_frame(spark: SparkSession, request: ReadRequest, files: Sequence[FileE
     out = columns + [F.col(_quoted(p)) for p in partitions]
     if rescued_column is None:
         return frame.select(*out, cr.alias(corrupt_key))
-    values = [F.when(c, _entry(n, text[n])) for n, c in mismatch.items()]
-    values += [F.when(text[n].isNotNull(), _entry(n, text[n])) for n in extra]
-    values.append(F.when(cr.isNotNull(), _entry(corrupt_key, cr)))
-    found = F.filter(F.array(*values), lambda x: x.isNotNull())
-    entries = F.concat(found, F.array(_entry(file_key, F.col(_FILE))))
-    rescued = F.when(F.size(found) > 0, F.to_json(F.map_from_entries(entries)))
+    # A struct whose null fields to_json leaves out (no higher-order function: generated code).
+    fields = [F.when(c, text[n]).alias(n) for n, c in mismatch.items()]
+    fields += [text[n].alias(n) for n in extra]
+    fields.append(cr.alias(corrupt_key))
+    fields.append(F.col(_FILE).alias(file_key))
+    anything = cr.isNotNull()
+    for c in mismatch.values():
+        anything = anything | c
+    for n in extra:
+        anything = anything | text[n].isNotNull()
+    rescued = F.when(anything, F.to_json(F.struct(*fields)))
     return frame.select(*out, rescued.alias(rescued_column))

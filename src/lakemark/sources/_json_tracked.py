@@ -47,7 +47,6 @@ __all__ = ["KeyScan", "scan_keys", "typed_frame", "files_named", "text_options",
 _CR = "__lm_corrupt"
 _MAP = "__lm_map"
 _FILE = "__lm_file"
-_ENTRY = "array<struct<key:string,value:string>>"
 
 
 @dataclass(frozen=True)
@@ -144,12 +143,6 @@ def _quoted(name: str) -> str:
     return "`" + name.replace("`", "``") + "`"
 
 
-def _entry(key: str, value: Column) -> Column:
-    from pyspark.sql import functions as F
-
-    return F.struct(F.lit(key).alias("key"), value.alias("value"))
-
-
 def _unfit(typed: Column, text: Column, data_type: DataType) -> Column:
     """Whether a value (``text``, present) did not fit: its column is null, or, for a struct,
     a field inside did not fit (Spark keeps the rest of the struct)."""
@@ -208,23 +201,21 @@ def typed_frame(spark: SparkSession, request: ReadRequest, files: Sequence[FileE
     if rescued_column is None:
         out.append(F.when(corrupt, cr).alias(corrupt_key))
         return parsed.select(*out), partitions
-    values = [F.when(c, _entry(n, mapped[n])) for n, c in mismatch.items()]
-    values += [F.when(F.col(_quoted(h)).isNotNull(), _entry(h, F.col(_quoted(h))))
-               for h in extra]
-    found = (F.filter(F.array(*values), lambda x: x.isNotNull()) if values
-             else F.array().cast(_ENTRY))
-    # A record Spark flagged although every top-level value fits: a value nested in a struct
-    # or array did not fit. The whole record is kept rather than lose that value.
+    # A struct whose null fields to_json leaves out: no higher-order function, so the whole
+    # projection stays generated code (a filter over an array of entries doubled its cost).
     fitted = F.lit(True)
     for c in mismatch.values():
         fitted = fitted & ~c
-    whole = F.when(cr.isNotNull() & (fitted | mapped.isNull()),
-                   F.array(_entry(corrupt_key, cr))).otherwise(F.array().cast(_ENTRY))
-    entries = F.concat(found, whole, F.array(_entry(file_key, F.col(_FILE))))
+    # A record Spark flagged although every top-level value fits: a value nested in an array
+    # or map did not fit. The whole record is kept rather than lose that value.
+    fields = [F.when(c, mapped[n]).alias(n) for n, c in mismatch.items()]
+    fields += [F.col(_quoted(h)).alias(h) for h in extra]
+    fields.append(F.when(cr.isNotNull() & (fitted | mapped.isNull()), cr).alias(corrupt_key))
+    fields.append(F.col(_FILE).alias(file_key))
     anything = cr.isNotNull()
     for h in extra:
         anything = anything | F.col(_quoted(h)).isNotNull()
-    rescued = F.when(anything, F.to_json(F.map_from_entries(entries)))
+    rescued = F.when(anything, F.to_json(F.struct(*fields)))
     return parsed.select(*out, rescued.alias(rescued_column)), partitions
 
 
