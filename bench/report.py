@@ -692,7 +692,7 @@ def render(d: dict[str, dict[str, Any]], out: Path) -> str:
                 "generated) and how much the rescued-data expression; the scan reads the "
                 "text a second time and runs one regex per record, so on its own it keeps "
                 "the tracked read above the goal. The 2-core machine was shared with other "
-                "test runs (load 15-45), so single runs vary up to 3x.\n")
+                "test runs (load average above), so single runs vary up to 3x.\n")
         add("Goal " + ("**met**" if ratio <= 1.10 else "**not met**") + ".\n")
     else:
         add("not measured\n")
