@@ -4,7 +4,9 @@
 (kept out of ``job.py``, which holds the run lifecycle). The source's tracked schema is read
 from the job's store, the files are read against it (:mod:`lakemark.sources._schema_track`),
 the outcome is recorded in the run's manifest under ``schema:<ctx>`` (mode, new, added and
-ignored columns with their record counts, rescued values per column, corrupt records) and the
+ignored columns with their record counts; rescued values per column and corrupt records, which
+a JSON source counts while its frame is written: :func:`record_observed_counts` adds them just
+before the run commits) and the
 new schema version, if any, waits in the job to be committed in the run's commit transaction.
 ``failOnNewColumns`` meeting a new column raises :class:`~lakemark.errors.SchemaEvolutionError`
 before anything is written: the run fails, the bookmark keeps its files.
@@ -24,7 +26,7 @@ if TYPE_CHECKING:
     from .planning.files import FileEntry
     from .sources._schema_track import SchemaTracking
 
-__all__ = ["read_with_tracking"]
+__all__ = ["read_with_tracking", "record_observed_counts"]
 
 
 def read_with_tracking(job: Job, ctx: str | None, files: Sequence[FileEntry], *,
@@ -52,4 +54,18 @@ def read_with_tracking(job: Job, ctx: str | None, files: Sequence[FileEntry], *,
                                    "was written and the bookmark keeps these files")
     if read.pending is not None and job.tracking:
         job._pending_schemas[ctx] = read.pending  # noqa: SLF001 - the job commits it
+    if read.observation is not None:
+        job._schema_counts[ctx] = (read.observation, read.record)  # noqa: SLF001
     return read.frame
+
+
+def record_observed_counts(job: Job) -> None:
+    """Before the run commits: add to each tracked source's manifest entry the counts its
+    frame gathered while it was written (rescued values per column, corrupt records)."""
+    from .sources._schema_track import add_observed
+
+    pending = job._schema_counts  # noqa: SLF001 - the job's own bookkeeping
+    for ctx, (observation, record) in list(pending.items()):
+        if add_observed(record, observation):
+            job.store.record_plan(job.run_id, f"schema:{ctx}", record, [])
+        del pending[ctx]

@@ -152,6 +152,7 @@ class Job:
         self._bookmark: Bookmark | None = None
         self._pending: dict[str, dict[str, Any]] = {}
         self._pending_schemas: dict[str, Any] = {}  # ctx -> PendingSchema (_tracked_read)
+        self._schema_counts: dict[str, Any] = {}  # ctx -> (Observation, record) (_tracked_read)
         self._ctxs_read: set[str] = set()
         self._untracked = 0
         self._read_started = False
@@ -247,6 +248,10 @@ class Job:
         record = self._started()
         fault_point("before-job-commit")
         try:
+            if self._schema_counts:
+                from ._tracked_read import record_observed_counts
+
+                record_observed_counts(self)
             record_intents(self, record)  # _cleanup.py: the clean-up the commit makes count
             self._stop_heartbeat(check=True)
             bookmark = self.store.commit_run(

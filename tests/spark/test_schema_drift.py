@@ -91,10 +91,13 @@ def test_rescue_keeps_the_schema_and_rescues_new_columns(spark: Any, tmp_path: P
     lake = Drift(tmp_path)
     lake.put("a.json", [{"id": 1, "code": 5}])
     lake.ingest("--schema-evolution", "rescue")
-    lake.put("b.json", [{"id": 2, "code": "X5", "extra": {"deep": [1, 2]}, "Code": 9},
-                        "{not json"])
+    # b.json is read by Spark's JSON reader (fast path); c.json, whose key differs from a
+    # column only in case, by the exact path: both end up in one frame.
+    lake.put("b.json", [{"id": 2, "code": "X5", "extra": {"deep": [1, 2]}}, "{not json"])
+    lake.put("c.json", [{"id": 6, "Code": 9, "extra": 1}])
     run = out(lake.ingest("--schema-evolution", "rescue"))
     assert run["schema"]["new_columns"] == ["extra"] and run["schema"]["corrupt_records"] == 1
+    assert run["schema"]["rescued_new_columns"] == {"Code": 1, "extra": 2}
     assert {f.name for f in DeltaTable(str(lake.target)).schema().fields} == \
         {"id", "code", "_rescued_data"}
     rows = DeltaTable(str(lake.target)).to_pyarrow_table().to_pylist()
@@ -103,7 +106,9 @@ def test_rescue_keeps_the_schema_and_rescues_new_columns(spark: Any, tmp_path: P
     assert by_id[2]["code"] is None
     full = next(r for r in rescued if "code" in r)
     assert full["code"] == "X5" and json.loads(full["extra"]) == {"deep": [1, 2]}
-    assert full["Code"] == "9"
+    assert (by_id[6]["code"], json.loads(by_id[6]["_rescued_data"])) == \
+        (None, {"Code": "9", "extra": "1", "_file_path": json.loads(
+            by_id[6]["_rescued_data"])["_file_path"]})
     assert any(r.get("_corrupt_record") == "{not json" for r in rescued)
 
 
@@ -155,8 +160,10 @@ def test_the_api_tracks_resets_and_infers_again(spark: Any, tmp_path: Path) -> N
     with Job("api", state=state, spark=spark) as job:
         df = job.read_files(str(tmp_path / "in"), format="json", ctx="s",
                             schema_evolution="rescue", rescued_data_column=None)
-        assert df.columns == ["code", "id", "day"]  # no rescue column: the value is null
-        assert [tuple(r) for r in df.collect()] == [(None, 2, 1)]
+        # No rescue column: the value is null; Spark's _corrupt_record column holds lines that
+        # are not JSON (sinks set them aside), here none.
+        assert df.columns == ["code", "id", "day", "_corrupt_record"]
+        assert [tuple(r) for r in df.collect()] == [(None, 2, 1, None)]
     store = Job("api", state=state).store
     assert store.reset_source_schema("api") == ["s"]
     (src / "c.json").write_text('{"id": 3, "code": "X7"}\n')
@@ -216,7 +223,7 @@ def test_schema_hints_fix_types_over_inference(spark: Any, tmp_path: Path) -> No
     hints = ("--schema-evolution", "addNewColumns",
              "--schema-hints", "ts timestamp, amount decimal(12,2), note string")
     run = out(lake.ingest(*hints))
-    assert run["schema"]["rescued_values"] == {} and run["rows"] == 2
+    assert run["schema"]["rescued_values"] == {"ts": 1} and run["rows"] == 2
     fields = {f.name: f.type.type for f in DeltaTable(str(lake.target)).schema().fields}
     assert (fields["ts"], fields["amount"], fields["note"]) == \
         ("timestamp", "decimal(12,2)", "string")
@@ -231,3 +238,23 @@ def test_schema_hints_fix_types_over_inference(spark: Any, tmp_path: Path) -> No
                         ok=False)
     assert wrong.exit_code == 1 and "ts nosuchtype" in wrong.output
     assert out(lake.ingest("--schema-evolution", "rescue"))["files"] == 1  # b.json waited
+
+
+def test_a_wider_value_is_rescued_and_never_blocks_the_job(spark: Any, tmp_path: Path) -> None:
+    # delta-rs (deltalake 1.x) cannot widen a column's type (no typeWidening table feature):
+    # a value that needs a wider type than the tracked one (int -> long here) is rescued,
+    # and every later run goes on.
+    lake = Drift(tmp_path)
+    lake.put("a.json", [{"id": 1, "n": 5}])
+    opts = ("--schema-evolution", "addNewColumns", "--schema-hints", "n int")
+    out(lake.ingest(*opts))
+    lake.put("b.json", [{"id": 2, "n": 2**40}, {"id": 3, "n": 7}])
+    run = out(lake.ingest(*opts))
+    assert run["status"] == "SUCCEEDED" and run["schema"]["rescued_values"] == {"n": 1}
+    fields = {f.name: f.type.type for f in DeltaTable(str(lake.target)).schema().fields}
+    assert fields["n"] == "integer"
+    rows = lake.rows()
+    assert [(r["id"], r["n"]) for r in rows] == [(1, 5), (2, None), (3, 7)]
+    assert json.loads(rows[1]["_rescued_data"])["n"] == str(2**40)
+    lake.put("c.json", [{"id": 4, "n": 8}])
+    assert out(lake.ingest(*opts))["rows"] == 1

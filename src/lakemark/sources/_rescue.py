@@ -1,4 +1,8 @@
-"""Reading JSON against a tracked schema without losing a value: the rescued-data column.
+"""The exact tracked read (CSV sources; JSON files with case-variant keys): every record parsed.
+
+JSON sources are read by the faster :mod:`._json_tracked` unless a key differs from a column
+only in case or whitespace; this module parses each record itself, which costs several plain
+reads (``from_json`` in an expression) but sees every key of every record.
 
 Spark's JSON reader, given a schema, turns a value that does not fit its column (``"X5"`` in a
 ``long`` column) into ``null`` and drops keys the schema does not name, without a word. To keep

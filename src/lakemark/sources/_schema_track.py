@@ -6,29 +6,34 @@ with a ``transformation_ctx``. The source's schema lives in the state store
 
 * first run (no tracked schema): Spark infers the schema as an untracked read does (from the
   run's files, or a sample of them on S3), and the run commits it with its bookmark;
-* later runs do not infer: one pass over the parsed records (:func:`._rescue.observe`) finds
-  the keys present; :func:`lakemark.planning.schema.decide` says what the evolution mode makes
-  of new ones. Only when ``addNewColumns`` meets a new column does Spark infer again, and only
-  that column's type is taken.
+* later runs do not infer: a JSON run scans its text for untracked keys
+  (:func:`._json_tracked.scan_keys`), a CSV run parses its records into maps and observes them
+  (:func:`._rescue.observe`); :func:`lakemark.planning.schema.decide` says what the evolution
+  mode makes of new keys. Only when ``addNewColumns`` meets a new column does Spark infer
+  again, from the files holding it, and only that column's type is taken.
 
-The frame has the tracked columns cast with checks, the partition columns and the rescued-data
-column (:mod:`._rescue`). The caller (the job) commits :attr:`TrackedRead.pending` with the run
-and records :attr:`TrackedRead.record` in the run's manifest; an :attr:`TrackedRead.error`
-(``failOnNewColumns``) must fail the run before anything is written.
+The frame has the tracked columns, the partition columns and the rescued-data column: a JSON
+source is read by Spark's JSON reader (:mod:`._json_tracked`, counts observed while the frame
+is written), a CSV source, and JSON files with keys that differ from a column only in case, by
+the exact path (:mod:`._rescue`). The caller (the job) commits :attr:`TrackedRead.pending`
+with the run and records :attr:`TrackedRead.record` in the run's manifest; an
+:attr:`TrackedRead.error` (``failOnNewColumns``) must fail the run before anything is written.
 """
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError, FormatError
-from ..planning.schema import (DEFAULT_EVOLUTION_MODE, Field, decide, new_columns,
-                               normalize_evolution_mode)
+from ..planning.schema import (DEFAULT_EVOLUTION_MODE, Field, SchemaDecision, decide,
+                               name_key, new_columns, normalize_evolution_mode)
 from ..state import PendingSchema
-from ._options import make_request, parse_schema
-from ._rescue import CORRUPT_KEY, RESCUE_FORMATS, RESCUED_DATA, observe, read_records, typed_frame
+from ._options import ReadRequest, make_request, parse_schema
+from ._rescue import (CORRUPT_KEY, FILE_PATH_KEY, RESCUE_FORMATS, RESCUED_DATA, observe,
+                      read_records, typed_frame)
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -37,7 +42,7 @@ if TYPE_CHECKING:
     from ..planning.files import FileEntry
     from ..state import StateStore
 
-__all__ = ["SchemaTracking", "TrackedRead", "read_tracked", "tracking_of"]
+__all__ = ["SchemaTracking", "TrackedRead", "add_observed", "read_tracked", "tracking_of"]
 
 
 @dataclass(frozen=True)
@@ -82,6 +87,7 @@ class TrackedRead:
     pending: PendingSchema | None  # to commit with the run (None: unchanged)
     record: dict[str, Any] = field(default_factory=dict)  # for the run's manifest
     error: str | None = None
+    observation: Any = None  # counts gathered when the frame is written (add_observed)
 
 
 def _fields(struct: StructType) -> list[Field]:
@@ -128,6 +134,14 @@ def read_tracked(spark: SparkSession, store: StateStore, job_name: str, ctx: str
 
             empty = empty.withColumn(tracking.rescued_data_column, F.lit(None).cast("string"))
         return TrackedRead(empty, None, {**record, "inferred": False})
+    if request.format == "json":
+        return _read_json(spark, request, files, root, tracking, tracked, hints, reserved,
+                          record, current.version if current else None,
+                          format=format, options=options, mode=mode)
+    if request.format == "csv":
+        return _read_csv(spark, request, files, root, tracking, tracked, hints, reserved,
+                         record, current.version if current else None,
+                         format=format, options=options, mode=mode)
     records, partitions = read_records(spark, request, files, root)
     seen = observe(records, _struct(tracked) if tracked is not None else None)
     skip = set(partitions) | set(reserved)
@@ -152,27 +166,204 @@ def read_tracked(spark: SparkSession, store: StateStore, job_name: str, ctx: str
         known = {f.name for f in observed}
         observed += [Field(k) for k in sorted(seen.keys) if k not in known and k not in skip]
     decision = decide(tracked, observed, tracking.mode, reserved=sorted(skip), hints=hints)
-    record.update({
-        "inferred": inferred,
-        "new_columns": list(decision.new_columns),
-        "added_columns": [f.name for f in decision.added] if tracked is not None else [],
-        "ignored_columns": {c: seen.keys.get(c, 0) for c in decision.ignored_columns},
-        "rescued_values": dict(sorted(seen.mismatched.items())),
-        "rescued_new_columns": ({c: seen.keys.get(c, 0) for c in decision.rescued_columns
-                                 if c in seen.keys and c not in {f.name for f in decision.schema}}
-                                if tracking.mode != "none" else {}),
-        "corrupt_records": seen.corrupt,
-    })
+    _record_decision(record, decision, seen.keys, tracking, tracked is not None, inferred)
+    record.update({"rescued_values": dict(sorted(seen.mismatched.items())),
+                   "corrupt_records": seen.corrupt})
     if decision.error is not None:
         return TrackedRead(records, None, record, decision.error)
-    pending = None
-    if decision.changed:
-        pending = PendingSchema([f.to_json() for f in decision.schema], list(decision.changes),
-                                "inferred" if tracked is None else "evolved")
-        record["tracked_version_after"] = (current.version if current else 0) + 1
+    pending = _pending(decision, tracked, current.version if current else None, record)
     frame = typed_frame(records, _struct(decision.schema), partitions,
                         rescued_column=tracking.rescued_data_column,
                         rescue_new=tracking.mode != "none")
     if tracking.rescued_data_column is None and not seen.corrupt:
         frame = frame.drop(CORRUPT_KEY)
     return TrackedRead(frame, pending, record)
+
+
+def _record_decision(record: dict[str, Any], decision: SchemaDecision, keys: Mapping[str, int],
+                     tracking: SchemaTracking, later: bool, inferred: bool) -> None:
+    schema_names = {f.name for f in decision.schema}
+    record.update({
+        "inferred": inferred,
+        "new_columns": list(decision.new_columns),
+        "added_columns": [f.name for f in decision.added] if later else [],
+        "ignored_columns": {c: keys.get(c, 0) for c in decision.ignored_columns},
+        "rescued_new_columns": ({c: keys.get(c, 0) for c in decision.rescued_columns
+                                 if c in keys and c not in schema_names}
+                                if tracking.mode != "none" else {}),
+    })
+
+
+def _pending(decision: SchemaDecision, tracked: Sequence[Field] | None, version: int | None,
+             record: dict[str, Any]) -> PendingSchema | None:
+    if not decision.changed:
+        return None
+    record["tracked_version_after"] = (version or 0) + 1
+    return PendingSchema([f.to_json() for f in decision.schema], list(decision.changes),
+                         "inferred" if tracked is None else "evolved")
+
+
+def _read_json(spark: SparkSession, request: ReadRequest, files: Sequence[FileEntry], root: str,
+               tracking: SchemaTracking, tracked: list[Field] | None, hints: list[Field],
+               reserved: list[str], record: dict[str, Any], version: int | None, *,
+               format: str, options: Mapping[str, str] | None, mode: str) -> TrackedRead:
+    """A tracked JSON read by Spark's JSON reader (:mod:`._json_tracked`): one scan of the
+    text for untracked keys instead of a parse of every record; the exact path
+    (:mod:`._rescue`) only for files with keys that differ from a column in case."""
+    from pyspark.sql import Observation
+
+    from ._json_tracked import files_named, scan_keys
+    from ._json_tracked import typed_frame as fast_frame
+    from ._read import read_files
+
+    inferred = False
+    if tracked is None:
+        first = read_files(spark, files, root=root, format=format, options=options, mode=mode)
+        partitions = set(_partition_names(spark, files, root))
+        base = [f for f in _fields(first.schema) if f.name not in partitions]
+        inferred = True
+    else:
+        partitions = set(_partition_names(spark, files, root))
+        base = list(tracked)
+    skip = partitions | set(reserved)
+    scan = scan_keys(spark, request, files, root, _struct(base))
+    keys = {k: n for k, n in scan.keys.items() if k not in skip}
+    if tracked is None:
+        observed = [f for f in base if f.name not in skip]
+        known = {f.name for f in observed}
+        observed += [Field(k) for k in sorted(keys) if k not in known]
+    else:
+        observed = list(tracked)
+        fresh = new_columns(tracked, sorted(keys), reserved)
+        if fresh and tracking.mode == "addNewColumns":
+            holding = files_named(files, sorted({p for n in fresh for p in scan.files[n]}))
+            types = {f.name: f.type for f in _fields(read_files(
+                spark, holding if holding else files, root=root, format=format,
+                options=options, mode=mode).schema)}
+            inferred = True
+            observed += [Field(n, types.get(n, "string")) for n in fresh]
+        else:
+            observed += [Field(n) for n in fresh]
+        known = {f.name for f in observed}
+        observed += [Field(k) for k in sorted(keys) if k not in known]
+    decision = decide(tracked, observed, tracking.mode, reserved=sorted(skip), hints=hints)
+    _record_decision(record, decision, keys, tracking, tracked is not None, inferred)
+    if decision.error is not None:
+        empty = spark.createDataFrame(spark.sparkContext.emptyRDD(), _struct(decision.schema))
+        return TrackedRead(empty, None, record, decision.error)
+    pending = _pending(decision, tracked, version, record)
+    schema = _struct(decision.schema)
+    names = {f.name for f in decision.schema}
+    column_keys = {name_key(n) for n in names}
+    variants = [k for k in keys if k not in names and name_key(k) in column_keys]
+    hidden = ([k for k in keys if k not in names and k not in variants]
+              if tracking.mode != "none" else [])
+    slow_files: list[FileEntry] = []
+    if variants:
+        named = files_named(files, sorted({p for k in variants for p in scan.files[k]}))
+        slow_files = named if named is not None else list(files)
+    slow_paths = {f.path for f in slow_files}
+    fast_files = [f for f in files if f.path not in slow_paths]
+    frames = []
+    observation = None
+    record.update({"rescued_values": {}, "corrupt_records": 0})
+    if fast_files:
+        observation = Observation(f"lakemark_schema_{uuid.uuid4().hex}")
+        fast, _ = fast_frame(spark, request, fast_files, root, schema, hidden,
+                             rescued_column=tracking.rescued_data_column,
+                             file_key=FILE_PATH_KEY, corrupt_key=CORRUPT_KEY,
+                             observation=observation)
+        frames.append(fast)
+    if slow_files:
+        records, parts = read_records(spark, request, slow_files, root)
+        seen = observe(records, schema)
+        record.update({"rescued_values": dict(sorted(seen.mismatched.items())),
+                       "corrupt_records": seen.corrupt})
+        frames.append(typed_frame(records, schema, parts,
+                                  rescued_column=tracking.rescued_data_column,
+                                  rescue_new=tracking.mode != "none"))
+    frame = frames[0]
+    for other in frames[1:]:
+        frame = frame.unionByName(other, allowMissingColumns=True)
+    return TrackedRead(frame, pending, record, observation=observation)
+
+
+def _read_csv(spark: SparkSession, request: ReadRequest, files: Sequence[FileEntry], root: str,
+              tracking: SchemaTracking, tracked: list[Field] | None, hints: list[Field],
+              reserved: list[str], record: dict[str, Any], version: int | None, *,
+              format: str, options: Mapping[str, str] | None, mode: str) -> TrackedRead:
+    """A tracked CSV read in one pass (:mod:`._csv_tracked`): the header names the columns."""
+    from pyspark.sql import Observation
+
+    from ._csv_tracked import header_of
+    from ._csv_tracked import typed_frame as csv_frame
+    from ._read import read_files
+
+    header, partitions = header_of(spark, request, files, root)
+    skip = set(partitions) | set(reserved)
+    keys = {n: 0 for n in header if n not in skip}
+    inferred = False
+    if tracked is None:
+        observed = [f for f in _fields(read_files(spark, files, root=root, format=format,
+                                                  options=options, mode=mode).schema)
+                    if f.name not in skip]
+        inferred = True
+    else:
+        observed = list(tracked)
+        fresh = new_columns(tracked, list(keys), reserved)
+        if fresh and tracking.mode == "addNewColumns":
+            types = {f.name: f.type for f in _fields(
+                read_files(spark, files, root=root, format=format, options=options,
+                           mode=mode).schema)}
+            inferred = True
+            observed += [Field(n, types.get(n, "string")) for n in fresh]
+        else:
+            observed += [Field(n) for n in fresh]
+        known = {f.name for f in observed}
+        observed += [Field(k) for k in keys if k not in known]
+    decision = decide(tracked, observed, tracking.mode, reserved=sorted(skip), hints=hints)
+    _record_decision(record, decision, keys, tracking, tracked is not None, inferred)
+    record.update({"rescued_values": {}, "corrupt_records": 0})
+    if decision.error is not None:
+        empty = spark.createDataFrame(spark.sparkContext.emptyRDD(), _struct(decision.schema))
+        return TrackedRead(empty, None, record, decision.error)
+    pending = _pending(decision, tracked, version, record)
+    observation = Observation(f"lakemark_schema_{uuid.uuid4().hex}")
+    frame = csv_frame(spark, request, files, root, _struct(decision.schema), header,
+                      rescued_column=tracking.rescued_data_column,
+                      rescue_new=tracking.mode != "none", file_key=FILE_PATH_KEY,
+                      corrupt_key=CORRUPT_KEY, observation=observation)
+    return TrackedRead(frame, pending, record, observation=observation)
+
+
+def _partition_names(spark: SparkSession, files: Sequence[FileEntry], root: str) -> list[str]:
+    """The partition columns (``key=value`` folders under ``root``) of ``files``."""
+    from ._read import read_files
+
+    probe = read_files(spark, files[:1], root=root, format="text")
+    return [c for c in probe.columns if c != "value"]
+
+
+def add_observed(record: dict[str, Any], observation: Any) -> bool:
+    """Add the counts a written tracked frame observed to its manifest ``record``; False (and
+    nothing added) when the frame was not written."""
+    from ._json_tracked import observed_counts
+
+    try:
+        done = bool(observation._jo.future().isCompleted())  # noqa: SLF001 - py4j handle
+    except Exception:  # noqa: BLE001 - no metrics to add
+        return False
+    if not done:
+        return False
+    rescued, corrupt = observed_counts(observation.get)
+    values = dict(record.get("rescued_values") or {})
+    for column, n in rescued.items():
+        values[column] = values.get(column, 0) + n
+    record["rescued_values"] = dict(sorted(values.items()))
+    record["corrupt_records"] = int(record.get("corrupt_records") or 0) + corrupt
+    counted = {k[2:]: int(v or 0) for k, v in observation.get.items() if k.startswith("k:")}
+    for entry in ("ignored_columns", "rescued_new_columns"):
+        columns = record.get(entry)
+        if columns:
+            record[entry] = {c: counted.get(c, n) for c, n in columns.items()}
+    return True

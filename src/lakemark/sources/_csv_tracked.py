@@ -1,0 +1,122 @@
+"""The tracked CSV read in one pass: the header says which columns are new, casts say what fits.
+
+A CSV run's columns are its header's names (of the run's first file: Spark reads one header),
+so no pass over the records is needed to find new columns. :func:`typed_frame` reads every
+field as text with Spark's CSV reader (a ragged line comes back whole in a corrupt-record
+column), casts each tracked column with checks (``try_cast``; ``from_json`` for nested types)
+and builds the rescued-data column natively from the values whose cast gave ``null``, the
+header's columns that are not tracked, and the ragged lines. The counts (values rescued per
+column, ragged lines, records with each untracked column) are observed while the frame is
+written (``DataFrame.observe``), as for JSON (:mod:`._json_tracked`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from ..planning.schema import name_key
+from ._options import ReadRequest
+
+if TYPE_CHECKING:
+    from pyspark.sql import Column, DataFrame, SparkSession
+    from pyspark.sql.types import StructType
+
+    from ..planning.files import FileEntry
+
+__all__ = ["header_of", "typed_frame"]
+
+_CR = "__lm_corrupt"
+_FILE = "__lm_file"
+
+
+def _options(request: ReadRequest) -> dict[str, str]:
+    out = {k: v for k, v in request.options.items()
+           if k.lower() not in ("inferschema", "columnnameofcorruptrecord", "samplingratio")}
+    out["inferSchema"] = "false"
+    return out
+
+
+def header_of(spark: SparkSession, request: ReadRequest, files: Sequence[FileEntry],
+              root: str) -> tuple[list[str], list[str]]:
+    """(the header's column names, the partition column names) of the run's first file."""
+    from ._read import read_files
+
+    header = read_files(spark, files[:1], root=root, format="csv", options=_options(request))
+    probe = read_files(spark, files[:1], root=root, format="text")
+    partitions = [c for c in probe.columns if c != "value"]
+    return [c for c in header.columns if c not in partitions], partitions
+
+
+def _quoted(name: str) -> str:
+    return "`" + name.replace("`", "``") + "`"
+
+
+def _typed(raw: Column, data_type: Any) -> Column:
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import ArrayType, MapType, StringType, StructType
+
+    if isinstance(data_type, StringType):
+        return raw
+    if isinstance(data_type, (StructType, ArrayType, MapType)):
+        return F.from_json(raw, data_type)
+    return raw.try_cast(data_type)
+
+
+def typed_frame(spark: SparkSession, request: ReadRequest, files: Sequence[FileEntry],
+                root: str, schema: StructType, header: Sequence[str], *,
+                rescued_column: str | None, rescue_new: bool, file_key: str,
+                corrupt_key: str, observation: Any = None) -> DataFrame:
+    """``files`` (whose header is ``header``) as ``schema``'s columns cast with checks, the
+    partition columns and the rescued-data column (None: a ``corrupt_key`` column with the
+    ragged lines). ``rescue_new``: header columns that are not tracked go to the rescued data
+    (otherwise only those differing from a column in case or whitespace). ``observation``
+    gets ``v:<column>`` (values rescued), ``corrupt`` (ragged lines) and ``k:<column>``
+    (records with a value in an untracked column) once the frame is written."""
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import StringType, StructField, StructType
+
+    from ._read import read_files
+
+    strings = StructType([StructField(n, StringType()) for n in header]
+                         + [StructField(_CR, StringType())])
+    raw = read_files(spark, files, root=root, format="csv",
+                     options={**_options(request), "columnNameOfCorruptRecord": _CR},
+                     schema=strings)
+    partitions = [c for c in raw.columns if c not in set(header) | {_CR}]
+    frame = raw.withColumn(_FILE, F.input_file_name())
+    cr = F.col(_CR)
+    text = {n: F.when(cr.isNull(), F.col(_quoted(n))) for n in header}
+    tracked = {f.name for f in schema.fields}
+    keys = {name_key(n) for n in tracked}
+    extra = [n for n in header if n not in tracked
+             and (rescue_new or name_key(n) in keys)]
+    untracked = [n for n in header if n not in tracked]
+    columns = []
+    mismatch = {}
+    for f in schema.fields:
+        value = text.get(f.name, F.lit(None).cast("string"))
+        typed = _typed(value, f.dataType)
+        columns.append(typed.alias(f.name))
+        if not isinstance(f.dataType, StringType) and f.name in text:
+            mismatch[f.name] = value.isNotNull() & typed.isNull()
+    if observation is not None:
+        metrics = [F.sum(cr.isNotNull().cast("long")).alias("corrupt")]
+        metrics += [F.sum(c.cast("long")).alias(f"v:{n}") for n, c in mismatch.items()]
+        metrics += [F.sum(text[n].isNotNull().cast("long")).alias(f"k:{n}") for n in untracked]
+        frame = frame.observe(observation, *metrics)
+    out = columns + [F.col(_quoted(p)) for p in partitions]
+    if rescued_column is None:
+        return frame.select(*out, cr.alias(corrupt_key))
+    # A struct whose null fields to_json leaves out (no higher-order function: generated code).
+    fields = [F.when(c, text[n]).alias(n) for n, c in mismatch.items()]
+    fields += [text[n].alias(n) for n in extra]
+    fields.append(cr.alias(corrupt_key))
+    fields.append(F.col(_FILE).alias(file_key))
+    anything = cr.isNotNull()
+    for c in mismatch.values():
+        anything = anything | c
+    for n in extra:
+        anything = anything | text[n].isNotNull()
+    rescued = F.when(anything, F.to_json(F.struct(*fields)))
+    return frame.select(*out, rescued.alias(rescued_column))

@@ -1,0 +1,226 @@
+"""The fast tracked JSON read: Spark's own JSON reader parses, Python never sees a record.
+
+Parsing JSON in an expression (``from_json`` on a text column) is about 3x slower than Spark's
+JSON file source (the expression decodes each record through a character reader), so a
+tracked read that parses every record itself (:mod:`._rescue`) costs several plain reads. This
+module keeps the plain read and adds only what is needed to lose no value:
+
+1. :func:`scan_keys` — one scan of the records' text finds the top-level keys that are not
+   tracked columns. A native regular expression (``rlike``) flags the records that might hold
+   one (a ``"key":`` that is not a known name at any depth); only those are tokenised
+   (``json_object_keys``) to get their exact keys, counted per key with the files they occur in.
+   Records without drift cost one regex scan, not a parse.
+2. :func:`typed_frame` — Spark's JSON reader with the schema the run decided, every untracked
+   key to rescue as a hidden ``string`` column (the reader keeps a value of any shape as its
+   JSON text) and a corrupt-record column: a record whose value does not fit its column comes
+   back with its text (the other columns keep their values), so only those rare records are
+   parsed again (``from_json`` to a map, inside a ``when``) to name the values that did not
+   fit. The rescued-data column is built natively; a record with nothing to rescue costs a
+   null check.
+3. The counts (values rescued per column, corrupt records) are gathered while the frame is
+   written (``DataFrame.observe``), not in a pass of their own.
+
+Keys that differ from a column only in case or whitespace cannot be read by name next to their
+column (Spark resolves names case-insensitively), so the files holding them are read by the
+exact, slower path (:mod:`._rescue`). Known limit: a new top-level key whose name is also the
+name of a field nested in a tracked struct is not seen by the scan.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+from urllib.parse import unquote, urlparse
+
+from ._options import ReadRequest
+
+if TYPE_CHECKING:
+    from pyspark.sql import Column, DataFrame, SparkSession
+    from pyspark.sql.types import DataType, StructType
+
+    from ..planning.files import FileEntry
+
+__all__ = ["KeyScan", "scan_keys", "typed_frame", "files_named", "text_options",
+           "observed_counts"]
+
+_CR = "__lm_corrupt"
+_MAP = "__lm_map"
+_FILE = "__lm_file"
+
+
+@dataclass(frozen=True)
+class KeyScan:
+    """Untracked top-level keys of a run's records: records having each, and its files."""
+
+    keys: dict[str, int] = field(default_factory=dict)
+    files: dict[str, list[str]] = field(default_factory=dict)  # as input_file_name() gives
+
+
+def text_options(request: ReadRequest) -> dict[str, str]:
+    """Options of the text reader that cut the records as the JSON reader does."""
+    out: dict[str, str] = {}
+    if request.flag("multiLine"):
+        out["wholetext"] = "true"
+    for key in ("lineSep", "recursiveFileLookup", "pathGlobFilter"):
+        if request.option(key):
+            out[key] = str(request.option(key))
+    return out
+
+
+def _names(data_type: DataType, out: set[str]) -> bool:
+    """Add the field names found at any depth of ``data_type`` to ``out``; True when a map
+    (whose keys can be anything) is among them."""
+    from pyspark.sql.types import ArrayType, MapType, StructType
+
+    if isinstance(data_type, StructType):
+        found = False
+        for f in data_type.fields:
+            out.add(f.name)
+            found = _names(f.dataType, out) or found
+        return found
+    if isinstance(data_type, ArrayType):
+        return _names(data_type.elementType, out)
+    if isinstance(data_type, MapType):
+        _names(data_type.valueType, out)
+        return True
+    return False
+
+
+def _java_quote(text: str) -> str:
+    return "\\Q" + text.replace("\\E", "\\E\\\\E\\Q") + "\\E"
+
+
+def _candidate_regex(schema: StructType) -> str:
+    """A Java regex found in every record with a key that is not a known name (and in a few
+    others: a string value holding ``"x":``, a key with escapes — they are checked exactly)."""
+    names: set[str] = set()
+    has_map = _names(schema, names)
+    if has_map or not names:
+        return '"[^"]*"\\s*:'  # any key: every record is checked exactly
+    known = "|".join(_java_quote(n) for n in sorted(names, key=len, reverse=True))
+    return '"(?!(?:' + known + ')"\\s*:)[^"\\\\]*"\\s*:'
+
+
+def scan_keys(spark: SparkSession, request: ReadRequest, files: Sequence[FileEntry],
+              root: str, schema: StructType) -> KeyScan:
+    """The top-level keys of ``files``' records that are not ``schema``'s columns (exact
+    names), with the number of records having each and the files they occur in."""
+    from pyspark.sql import functions as F
+
+    from ._read import read_files
+
+    raw = read_files(spark, files, root=root, format="text", options=text_options(request))
+    names = [f.name for f in schema.fields]
+    value = F.col("value")
+    keys = F.array_distinct(F.json_object_keys(value))
+    unknown = F.array_except(keys, F.array(*[F.lit(n) for n in names])) if names else keys
+    rows = (raw.where(value.rlike(_candidate_regex(schema)))
+            .select(F.explode(unknown).alias("k"), F.input_file_name().alias("f"))
+            .groupBy("k").agg(F.count(F.lit(1)).alias("n"), F.collect_set("f").alias("fs"))
+            .collect())
+    return KeyScan({r["k"]: int(r["n"]) for r in rows},
+                   {r["k"]: sorted(r["fs"]) for r in rows})
+
+
+def files_named(files: Sequence[FileEntry], names: Sequence[str]) -> list[FileEntry] | None:
+    """The entries of ``files`` that ``names`` (``input_file_name()`` values) designate; None
+    when a name matches no entry (e.g. an empty name from the Arrow reader)."""
+    def norm(path: str) -> str:
+        parsed = urlparse(path)
+        if parsed.scheme in ("", "file"):
+            return unquote(parsed.path) if parsed.scheme else path
+        return f"{parsed.scheme}://{parsed.netloc}{unquote(parsed.path)}"
+
+    wanted = {norm(n) for n in names}
+    chosen = [f for f in files if norm(f.path) in wanted]
+    if len({norm(f.path) for f in chosen}) != len(wanted):
+        return None
+    return chosen
+
+
+def _quoted(name: str) -> str:
+    return "`" + name.replace("`", "``") + "`"
+
+
+def _unfit(typed: Column, text: Column, data_type: DataType) -> Column:
+    """Whether a value (``text``, present) did not fit: its column is null, or, for a struct,
+    a field inside did not fit (Spark keeps the rest of the struct)."""
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import StringType, StructField, StructType
+
+    if not isinstance(data_type, StructType):
+        return typed.isNull()
+    inner = StructType(list(data_type.fields) + [StructField(_CR, StringType())])
+    again = F.from_json(text, inner, {"columnNameOfCorruptRecord": _CR})
+    return typed.isNull() | again.getField(_CR).isNotNull()
+
+
+def typed_frame(spark: SparkSession, request: ReadRequest, files: Sequence[FileEntry],
+                root: str, schema: StructType, hidden: Sequence[str], *,
+                rescued_column: str | None, file_key: str, corrupt_key: str,
+                observation: Any = None) -> tuple[DataFrame, list[str]]:
+    """``files`` read by Spark's JSON reader with ``schema``: its columns, the partition
+    columns, then the rescued-data column (``rescued_column``; None: a ``corrupt_key`` column
+    with the records that are not JSON objects). ``hidden``: untracked keys whose values go to
+    the rescued data. Returns the frame and the partition column names. ``observation`` (a
+    ``pyspark.sql.Observation``) gets, once the frame is written, the rescued values per
+    column (``v:<column>``) and the corrupt records (``corrupt``): see
+    :func:`observed_counts`."""
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import StringType, StructField, StructType
+
+    from ._read import read_files
+
+    taken = {f.name for f in schema.fields}
+    extra = [h for h in hidden if h not in taken and h != _CR]
+    read_schema = StructType(list(schema.fields) + [StructField(h, StringType()) for h in extra]
+                             + [StructField(_CR, StringType())])
+    options = {k: v for k, v in request.options.items()
+               if k.lower() not in ("columnnameofcorruptrecord", "inferschema",
+                                    "samplingratio", "primitivesasstring", "prefersdecimal")}
+    options["columnNameOfCorruptRecord"] = _CR
+    raw = read_files(spark, files, root=root, format="json", options=options,
+                     schema=read_schema, mode="PERMISSIVE")
+    partitions = [c for c in raw.columns if c not in {f.name for f in read_schema.fields}]
+    cr = F.col(_CR)
+    parsed = raw.select("*", F.input_file_name().alias(_FILE),
+                        F.when(cr.isNotNull(), F.from_json(cr, "map<string,string>"))
+                        .alias(_MAP))
+    mapped = F.col(_MAP)
+    mismatch = {f.name: cr.isNotNull() & mapped[f.name].isNotNull()
+                & _unfit(F.col(_quoted(f.name)), mapped[f.name], f.dataType)
+                for f in schema.fields}
+    corrupt = cr.isNotNull() & mapped.isNull()
+    if observation is not None:
+        metrics = [F.sum(corrupt.cast("long")).alias("corrupt")]
+        metrics += [F.sum(c.cast("long")).alias(f"v:{n}") for n, c in mismatch.items()]
+        parsed = parsed.observe(observation, *metrics)
+    out = [F.col(_quoted(f.name)) for f in schema.fields] + [F.col(_quoted(p))
+                                                              for p in partitions]
+    if rescued_column is None:
+        out.append(F.when(corrupt, cr).alias(corrupt_key))
+        return parsed.select(*out), partitions
+    # A struct whose null fields to_json leaves out: no higher-order function, so the whole
+    # projection stays generated code (a filter over an array of entries doubled its cost).
+    fitted = F.lit(True)
+    for c in mismatch.values():
+        fitted = fitted & ~c
+    # A record Spark flagged although every top-level value fits: a value nested in an array
+    # or map did not fit. The whole record is kept rather than lose that value.
+    fields = [F.when(c, mapped[n]).alias(n) for n, c in mismatch.items()]
+    fields += [F.col(_quoted(h)).alias(h) for h in extra]
+    fields.append(F.when(cr.isNotNull() & (fitted | mapped.isNull()), cr).alias(corrupt_key))
+    fields.append(F.col(_FILE).alias(file_key))
+    anything = cr.isNotNull()
+    for h in extra:
+        anything = anything | F.col(_quoted(h)).isNotNull()
+    rescued = F.when(anything, F.to_json(F.struct(*fields)))
+    return parsed.select(*out, rescued.alias(rescued_column)), partitions
+
+
+def observed_counts(values: Mapping[str, Any]) -> tuple[dict[str, int], int]:
+    """(rescued values per column, corrupt records) from the metrics of :func:`typed_frame`."""
+    rescued = {k[2:]: int(v) for k, v in values.items() if k.startswith("v:") and v}
+    return dict(sorted(rescued.items())), int(values.get("corrupt") or 0)
+
