@@ -68,13 +68,13 @@ def run_ingest(source: str, target: str, *, job: str, state: str, fault: str | N
 def start_held(source: str, target: str, *, job: str, state: str, point: str, gate: Path,
                target_format: str = "delta", force: bool = False,
                env: Mapping[str, str] | None = None,
-               args: Sequence[str] = ()) -> tuple[subprocess.Popen[str], bool]:
+               extra: Sequence[str] = ()) -> tuple[subprocess.Popen[str], bool]:
     """Start an ``ingest files`` process that stops at ``point`` (``LAKEMARK_FAULT_WAIT``)
     until ``gate`` exists; return it once it stands there — ``(process, True)`` — or once it
     ended without reaching the point — ``(process, False)``, e.g. ``mid-write`` in a run with
     nothing to write. Waiting is on the barrier file, never on a guessed duration."""
     cmd, child = _ingest_command(source, target, job, state, target_format, force, env, None,
-                                 (point, gate), args)
+                                 (point, gate), extra)
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env=child)
     reached = Path(f"{gate}.reached")

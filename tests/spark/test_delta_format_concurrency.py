@@ -12,6 +12,7 @@ import textwrap
 import time
 from pathlib import Path
 
+import pytest
 from deltalake import DeltaTable
 
 from lakemark._fault import FAULT_ENV, FAULT_WAIT_ENV
@@ -78,6 +79,7 @@ def test_two_writers_appending_at_once_both_commit(spark, tmp_path):  # type: ig
         1, 2, 10, 11]
 
 
+@pytest.mark.long  # ./dev test -m long: kept out of the default run's time budget
 def test_a_writer_killed_mid_write_leaves_nothing_visible(spark, tmp_path):  # type: ignore[no-untyped-def]
     assert register(spark)
     table = tmp_path / "t"

@@ -60,6 +60,7 @@ print("ROWS", spark.read.format("delta").load(sys.argv[1]).count())
     assert "skipped" in out.stderr and "dailyETL" in out.stderr
 
 
+@pytest.mark.long  # ./dev test -m long: kept out of the default run's time budget
 def test_a_plain_script_under_lakemark_run(tmp_path: Path) -> None:
     code = PLAIN_SESSION.format(extra="") + """
 import sys

@@ -161,7 +161,7 @@ with Job("m", state=state) as job:
 """
 
 
-@pytest.mark.parametrize("fault", ["mid-write",
+@pytest.mark.parametrize("fault", [pytest.param("mid-write", marks=pytest.mark.long),
                                    pytest.param("after-sink-commit", marks=pytest.mark.long)])
 def test_run_killed_around_the_merge_then_retried_merges_once(spark: Any, tmp_path: Path,
                                                               fault: str) -> None:

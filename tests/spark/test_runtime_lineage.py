@@ -13,6 +13,8 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from lakemark.lineage.runtime import run_uuid
 
 
@@ -33,6 +35,7 @@ def lines(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text().splitlines()]
 
 
+@pytest.mark.long  # ./dev test -m long: kept out of the default run's time budget
 def test_runs_emit_start_and_complete_or_fail_and_nothing_when_off(tmp_path: Path) -> None:
     src = tmp_path / "landing"
     write_json(src / "a.json", range(0, 3))
