@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import functools
 import os
+import uuid
+from typing import Any
 
 HOST = os.environ.get("LAKEMARK_TEST_PGHOST", "127.0.0.1")
 PORT = int(os.environ.get("LAKEMARK_TEST_PGPORT", "5432"))
@@ -49,3 +51,26 @@ def jdbc_url() -> str:
 
 def state_url(user: str) -> str:
     return f"postgresql://{user}@{HOST}:{PORT}/{DATABASE}"
+
+
+class PgSchema:
+    """A throw-away schema (``<prefix><random>``) in the test database, with a helper to run
+    SQL; ``close`` drops it with everything in it."""
+
+    def __init__(self, user: str, prefix: str) -> None:
+        import psycopg
+
+        self.user = user
+        self.schema = f"{prefix}{uuid.uuid4().hex[:10]}"
+        self.conn = psycopg.connect(host=HOST, port=PORT, dbname=DATABASE, user=user,
+                                    autocommit=True)
+        self.sql(f'CREATE SCHEMA "{self.schema}"')
+
+    def sql(self, statement: str, params: Any = None) -> list[Any]:
+        with self.conn.cursor() as cur:
+            cur.execute(statement, params)
+            return cur.fetchall() if cur.description else []
+
+    def close(self) -> None:
+        self.sql(f'DROP SCHEMA "{self.schema}" CASCADE')
+        self.conn.close()

@@ -28,7 +28,6 @@ from __future__ import annotations
 import datetime as dt
 import json
 import random
-import uuid
 from collections.abc import Iterator
 from decimal import Decimal
 from pathlib import Path
@@ -36,7 +35,7 @@ from typing import Any
 
 import pytest
 from deltalake import DeltaTable
-from pgtest import DATABASE, HOST, PORT, jdbc_url, need_postgres
+from pgtest import PgSchema, jdbc_url, need_postgres
 
 from lakemark import Job
 from lakemark.errors import SinkError
@@ -48,26 +47,11 @@ FAST_ROUNDS, LONG_ROUNDS = 5, 25
 T0 = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
 
 
-class Pg:
+class Pg(PgSchema):
     """A throw-away ``cdc_…`` schema in the test database."""
 
     def __init__(self, user: str) -> None:
-        import psycopg
-
-        self.user = user
-        self.schema = f"cdc_{uuid.uuid4().hex[:10]}"
-        self.conn = psycopg.connect(host=HOST, port=PORT, dbname=DATABASE, user=user,
-                                    autocommit=True)
-        self.sql(f'CREATE SCHEMA "{self.schema}"')
-
-    def sql(self, statement: str, params: Any = None) -> list[Any]:
-        with self.conn.cursor() as cur:
-            cur.execute(statement, params)
-            return cur.fetchall() if cur.description else []
-
-    def close(self) -> None:
-        self.sql(f'DROP SCHEMA "{self.schema}" CASCADE')
-        self.conn.close()
+        super().__init__(user, "cdc_")
 
 
 @pytest.fixture

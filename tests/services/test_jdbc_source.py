@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import datetime as dt
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from pgtest import DATABASE, HOST, PORT, jdbc_url, need_postgres
+from pgtest import PgSchema, jdbc_url, need_postgres
 
 from lakemark import Job
 from lakemark.errors import ConfigError
@@ -20,26 +19,11 @@ pytestmark = [pytest.mark.spark, pytest.mark.services]
 PASSWORD = "pw-Secret-4711"
 
 
-class Pg:
-    """A throw-away schema in the test database, with helpers to run SQL."""
+class Pg(PgSchema):
+    """A throw-away ``lm_jdbc_…`` schema in the test database."""
 
     def __init__(self, user: str) -> None:
-        import psycopg
-
-        self.user = user
-        self.schema = f"lm_jdbc_{uuid.uuid4().hex[:10]}"
-        self.conn = psycopg.connect(host=HOST, port=PORT, dbname=DATABASE, user=user,
-                                    autocommit=True)
-        self.sql(f'CREATE SCHEMA "{self.schema}"')
-
-    def sql(self, statement: str, params: Any = None) -> list[Any]:
-        with self.conn.cursor() as cur:
-            cur.execute(statement, params)
-            return cur.fetchall() if cur.description else []
-
-    def close(self) -> None:
-        self.sql(f'DROP SCHEMA "{self.schema}" CASCADE')
-        self.conn.close()
+        super().__init__(user, "lm_jdbc_")
 
 
 @pytest.fixture
