@@ -175,14 +175,8 @@ def _iceberg_load(reader: Any, table: str, named: dict[str, Any]) -> DataFrame:
 def _iceberg_save(writer: Any, table: str, state: dict[str, Any], named: dict[str, Any]) -> None:
     from .tables import save_iceberg
 
-    parts = named.get("partitionBy") or state["partition"]
-    if isinstance(parts, str):
-        parts = [parts]
-    options = dict(state["options"])
-    options.update({k: _text(v) for k, v in named.items()
-                    if k not in ("path", "mode", "partitionBy", "format") and v is not None})
-    save_iceberg(writer._df, table, mode=named.get("mode") or state["mode"],
-                 partition_by=list(parts or ()), options=options)
+    mode, parts, options = _save_arguments(state, named)
+    save_iceberg(writer._df, table, mode=mode, partition_by=parts, options=options)
 
 
 def _reader_call(fmt_of: Callable[[dict[str, Any], tuple[Any, ...], dict[str, Any]], str | None],
@@ -296,14 +290,21 @@ def _delta_write(spark: SparkSession, fmt: str | None, state: dict[str, Any],
 def _delta_save(writer: Any, path: str, state: dict[str, Any], named: dict[str, Any]) -> None:
     from .tables import save_delta
 
+    mode, parts, options = _save_arguments(state, named)
+    save_delta(writer._df, path, mode=mode, partition_by=parts, options=options)
+
+
+def _save_arguments(state: dict[str, Any], named: dict[str, Any]
+                    ) -> tuple[str | None, list[str], dict[str, str]]:
+    """The mode, partition columns and options of a ``save`` call: its own arguments over what
+    the writer's builder methods (``mode``, ``partitionBy``, ``option``) recorded."""
     parts = named.get("partitionBy") or state["partition"]
     if isinstance(parts, str):
         parts = [parts]
     options = dict(state["options"])
     options.update({k: _text(v) for k, v in named.items()
                     if k not in ("path", "mode", "partitionBy", "format") and v is not None})
-    save_delta(writer._df, path, mode=named.get("mode") or state["mode"],
-               partition_by=list(parts or ()), options=options)
+    return named.get("mode") or state["mode"], list(parts or ()), options
 
 
 def _writer_call(fmt_of: Callable[[dict[str, Any], dict[str, Any]], str | None],
