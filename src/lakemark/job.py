@@ -534,6 +534,11 @@ class Job:
         retry replays it exactly); options ``iceberg_catalog``,
         ``streaming-skip-overwrite-snapshots``, ``streaming-skip-delete-snapshots``,
         ``skipChangeCommits`` (see :mod:`lakemark.sources.iceberg` and docs/iceberg.md).
+
+        ``format="hudi"``: ``table`` is the path or ``s3://`` URI of a copy-on-write Hudi
+        table; a run takes the rows of the insert commits completed since the last run, up to
+        an instant pinned at run start (a retry replays it); options ``skipChangeCommits``,
+        ``startingInstant`` (see :mod:`lakemark.sources.hudi` and docs/hudi.md).
         """
         fmt = format.strip().lower() if isinstance(format, str) else format
         if fmt == "iceberg":
@@ -541,6 +546,10 @@ class Job:
             from .sources.iceberg import read_iceberg
 
             frame, empty = read_iceberg(self, table, ctx=ctx, options=options or {})
+        elif fmt == "hudi":
+            from .sources.hudi import read_hudi
+
+            frame, empty = read_hudi(self, table, ctx=ctx, options=options)
         else:
             from .sources._delta_table import read_table
 

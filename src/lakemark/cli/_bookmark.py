@@ -36,6 +36,9 @@ def _element_summary(element: Mapping[str, Any]) -> str:
     if element.get("kind") == "delta-table":
         return (f"Delta table {element.get('source', '?')}\nread up to version "
                 f"{element.get('version')}")
+    if element.get("kind") == "hudi-table":
+        return (f"Hudi table {element.get('source', '?')}\nread up to instant "
+                f"{element.get('instant') or '(none yet)'}")
     return ", ".join(f"{k}={v}" for k, v in element.items())
 
 

@@ -77,6 +77,20 @@ def _versions(src: Mapping[str, Any]) -> str:
                    else "")
 
 
+def _instants(src: Mapping[str, Any]) -> str:
+    """The instants a Hudi table source took, for people."""
+    rng = src.get("range") or {}
+    after, through = rng.get("after"), rng.get("through")
+    if rng.get("mode") == "snapshot":
+        text = f"snapshot as of instant {through}"
+    elif not rng.get("take") and not rng.get("skipped"):
+        text = f"no new commit (read up to instant {through})"
+    else:
+        text = f"instants after {after or 'the start'} to {through}"
+    skipped = rng.get("skipped") or []
+    return text + (f", skipped change instant(s) {', '.join(skipped)}" if skipped else "")
+
+
 def run_details(store: StateStore, run_id: str) -> dict[str, Any]:
     """The JSON shape of ``runs show``: the run's fields, its sources' files and its sinks."""
     record = store.get_run(run_id)
@@ -112,6 +126,8 @@ def run_details(store: StateStore, run_id: str) -> dict[str, Any]:
         if plan.get("kind") == "delta-table":  # a table source took a range of versions
             sources[inputs.ctx].update(kind="delta-table", range=plan.get("range"),
                                        skipped_commits=plan.get("skipped_commits"))
+        if plan.get("kind") == "hudi-table":  # a Hudi source took a range of instants
+            sources[inputs.ctx].update(kind="hudi-table", range=plan.get("range"))
     out["sources"] = sources
     out["sinks"] = sinks
     if schemas:
@@ -148,6 +164,9 @@ def show_run(run_id: str, state_url: str | None, as_json: bool) -> None:
             continue
         if src.get("kind") == "delta-table":
             console.print(f"ctx {ctx}: Delta table {src['source']} — {_versions(src)}",
+                          highlight=False)
+        if src.get("kind") == "hudi-table":
+            console.print(f"ctx {ctx}: Hudi table {src['source']} — {_instants(src)}",
                           highlight=False)
         table = Table(title=f"ctx {ctx}: {src['source']} — {len(src['files'])} file(s), "
                             f"{human_bytes(src['planned_bytes'] or 0)}")

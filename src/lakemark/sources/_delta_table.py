@@ -251,7 +251,7 @@ def read_table(job: Job, table: str, *, ctx: str | None = None, format: str = "d
     from ..tables._delta_snapshot import Snapshot, _check_features, load_snapshot
 
     if not isinstance(format, str) or format.strip().lower() != "delta":
-        raise ConfigError(f"read_table reads format 'delta' or 'iceberg', not {format!r}")
+        raise ConfigError(f"read_table reads format 'delta', 'iceberg' or 'hudi', not {format!r}")
     opts = parse_table_options(options)
     target = _target(resolve_table(table))
     root = target.root
