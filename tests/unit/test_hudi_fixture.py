@@ -112,3 +112,18 @@ def test_updates_are_refused_or_skipped_and_mor_tables_refused(tmp_path: Path) -
     with pytest.raises(UnsupportedError, match="has table version 8: lakemark's Hudi source "
                                                "reads table versions 5 and 6"):
         _open(_target(str(tmp_path / "v8")))
+
+
+def test_virtual_key_tables_and_a_missing_extra_are_refused_by_name(tmp_path: Path,
+                                                                   monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from lakemark.errors import ConfigError, UnsupportedError
+    from lakemark.sources.hudi import _open
+
+    virtual = HudiTableWriter(tmp_path / "v", extra_properties={
+        "hoodie.populate.meta.fields": "false"})
+    virtual.insert([{"id": 1, "name": "a", "day": "2026-01-01"}])
+    with pytest.raises(UnsupportedError, match="hoodie.populate.meta.fields=false"):
+        _open(_target(str(tmp_path / "v")))
+    monkeypatch.setitem(sys.modules, "hudi", None)  # as if the package were not installed
+    with pytest.raises(ConfigError, match=r"pip install 'lakemark\[hudi\]'"):
+        _open(_target(str(tmp_path / "v")))

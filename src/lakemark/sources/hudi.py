@@ -5,7 +5,9 @@
 1. opens the table with hudi-rs (the ``hudi`` package, extra ``lakemark[hudi]``), refusing
    merge-on-read tables, table versions other than 5 and 6, and tables that drop their
    partition columns from the data files;
-2. lists ``.hoodie/`` (the active timeline: one listing, no data files) and pins an instant —
+2. lists ``.hoodie/`` (the active timeline: one listing, no data files; hudi-rs's
+   ``HudiTimeline`` lists completed commits only, and the pin needs the pending writes, the
+   rollbacks and the restores too) and pins an instant —
    the latest completed commit earlier than every write still pending
    (:func:`lakemark.planning.hudi.pin_instant`) — or, for a retry, the range an earlier
    attempt of the same run recorded (that of the attempt whose sink committed, else that of
@@ -114,6 +116,11 @@ def _open(target: Target) -> HudiTable:
             f"Hudi table {target.root} drops its partition columns from the data files "
             "(hoodie.datasource.write.drop.partition.columns=true), which this source does "
             "not read")
+    if props.get("hoodie.populate.meta.fields", "true").lower() == "false":
+        raise UnsupportedError(
+            f"Hudi table {target.root} does not write Hudi's meta columns "
+            "(hoodie.populate.meta.fields=false), so the rows a commit wrote cannot be told "
+            "apart; this source reads tables with meta columns only")
     options = {k.lower(): v for k, v in (target.storage_options() or {}).items()}
     try:
         table = hudi.HudiTableBuilder.from_base_uri(target.root) \
