@@ -127,3 +127,18 @@ def test_virtual_key_tables_and_a_missing_extra_are_refused_by_name(tmp_path: Pa
     monkeypatch.setitem(sys.modules, "hudi", None)  # as if the package were not installed
     with pytest.raises(ConfigError, match=r"pip install 'lakemark\[hudi\]'"):
         _open(_target(str(tmp_path / "v")))
+
+
+def test_a_replayed_range_must_take_what_the_earlier_attempt_took() -> None:
+    from lakemark.errors import SourceError
+    from lakemark.planning.hudi import InstantRange
+    from lakemark.sources.hudi import _as_recorded
+
+    recorded = {"after": "1", "through": "3", "mode": "instants", "take": ["2", "3"],
+                "known_undo": ["4"]}
+    same = _as_recorded(InstantRange("/t", "1", "3", take=("2", "3"), known=("4", "5")),
+                        recorded, "/t")
+    assert same.known == ("4",)  # not the rollback completed since the earlier attempt
+    with pytest.raises(SourceError, match="Hudi table /t: this attempt must replay the "
+                                          "instants an earlier attempt read, but 2 no longer"):
+        _as_recorded(InstantRange("/t", "1", "3", take=("3",)), recorded, "/t")

@@ -33,6 +33,7 @@ import datetime as dt
 import io
 import logging
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from .._fault import fault_point
@@ -300,6 +301,19 @@ def _between_range(job: SourceHost, ctx: str, root: str) -> dict[str, Any]:
             "mode": ranges[0].get("mode")}
 
 
+def _as_recorded(rng: InstantRange, recorded: Mapping[str, Any], root: str) -> InstantRange:
+    """A replayed range, checked to take the instants the earlier attempt took, with the
+    rollbacks that attempt knew of (not those completed since, which it cannot vouch for)."""
+    taken = [str(t) for t in recorded.get("take") or ()]
+    if "take" in recorded and not rng.full and list(rng.take) != taken:
+        gone = sorted(set(taken) - set(rng.take)) or sorted(set(rng.take) ^ set(taken))
+        raise SourceError(
+            f"Hudi table {root}: this attempt must replay the instants an earlier attempt "
+            f"read, but {', '.join(gone)} no longer read the same (rolled back since?); reset "
+            "the ctx to read the table again")
+    return replace(rng, known=tuple(str(k) for k in recorded.get("known_undo") or ()))
+
+
 # --------------------------------------------------------------------------- the run
 
 def read_hudi(job: SourceHost, table: str, *, ctx: str | None = None,
@@ -352,6 +366,8 @@ def read_hudi(job: SourceHost, table: str, *, ctx: str | None = None,
         known=previous.known if previous is not None else (),
         skip_change_commits=opts.skip_change_commits,
         snapshot_files=_snapshot_files(hudi_table, root, pinned) if full else ())
+    if recorded_range is not None:
+        rng = _as_recorded(rng, recorded_range, root)
     if rng.skipped:
         log.warning("Hudi table %s: skipped %d instant(s) that update, delete or replace rows "
                     "(skipChangeCommits): %s", root, len(rng.skipped), ", ".join(rng.skipped))
