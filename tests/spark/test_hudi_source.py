@@ -186,3 +186,46 @@ def test_bad_input_is_refused_by_name_before_anything_is_recorded(spark, tmp_pat
     assert store.run_inputs(run_id) == []
     assert store.get_bookmark("bad").state == {}
     store.close()
+
+
+_KILLED_RUN = """
+import sys
+from lakemark import Job
+from lakemark.spark import get_spark
+
+table, state, copy = sys.argv[1:4]
+spark = get_spark("local[1]")
+with Job("k", state=state, spark=spark) as job:
+    df = job.read_table(table, format="hudi", ctx="ev")
+    job.write(df.select("id", "name"), copy, ctx="copy")
+"""
+
+
+@pytest.mark.long  # a second Spark process
+def test_a_run_killed_after_its_sink_committed_is_replayed_exactly(spark, tmp_path):  # type: ignore[no-untyped-def]
+    import os
+    import subprocess
+
+    from crash_support import KILLED, SRC
+
+    from lakemark._fault import FAULT_ENV
+
+    table, state = tmp_path / "events", f"sqlite:///{tmp_path}/state.db"
+    copy = str(tmp_path / "copy")
+    w = HudiTableWriter(table)
+    c1 = w.insert([_row(1), _row(2)])
+    env = {**os.environ, FAULT_ENV: "after-sink-commit",
+           "PYTHONPATH": os.pathsep.join(p for p in (str(SRC), os.environ.get("PYTHONPATH"))
+                                         if p)}
+    killed = subprocess.run([sys.executable, "-c", _KILLED_RUN, str(table), state, copy],
+                            capture_output=True, text=True, timeout=900, env=env)
+    assert killed.returncode == KILLED, killed.stderr[-2000:]
+    assert _manifest(state, "k", "ev")["range"]["through"] == c1
+    c2 = w.insert([_row(3)], merge_into=True)  # the table moves on before the retry
+    for _ in range(2):  # the retry replays the killed attempt's snapshot, then c2 follows
+        with Job("k", state=state, spark=spark) as job:
+            df = job.read_table(str(table), format="hudi", ctx="ev")
+            job.write(df.select("id", "name"), copy, ctx="copy")
+    assert _manifest(state, "k", "ev")["range"]["take"] == [c2]
+    ids = sorted(r.id for r in spark.read.format("delta").load(copy).collect())
+    assert ids == [1, 2, 3]
