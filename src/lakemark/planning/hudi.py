@@ -26,7 +26,9 @@ taken commit wrote to the group, keeping only rows whose ``_hoodie_commit_time``
 taken commits that wrote the group (base files carry over older rows when Hudi merges inserts
 into a small file). When a skipped commit rewrote the group within the range, each taken
 commit's own base file is read instead, filtered to that commit, so updates it made do not
-hide the rows the taken commit inserted.
+hide the rows the taken commit inserted. Where neither that nor a clustering in range can put
+one taken commit's rows in another's file group, one filter — the range's taken commits —
+serves every file (:attr:`InstantRange.range_filter`), so they are read in one scan.
 
 The first run (no bookmark) reads the snapshot as of the pinned instant (the file slices come
 from hudi-rs), unless ``startingInstant`` says where to begin.
@@ -305,6 +307,15 @@ class InstantRange:
     ignored: tuple[str, ...] = ()
     known: tuple[str, ...] = ()
     files: tuple[PlannedFile, ...] = field(default=(), compare=False)
+    one_filter: bool = False
+
+    @property
+    def range_filter(self) -> tuple[str, ...] | None:
+        """The commits every planned file may be filtered by at once (``take``), when that is
+        exact: no clustering in range moved rows of taken commits into another file group, and
+        no file group is read slice by slice. None: filter each file by its own
+        ``PlannedFile.commits``."""
+        return self.take if self.one_filter and not self.full else None
 
     @property
     def empty(self) -> bool:
@@ -381,6 +392,7 @@ def plan_instants(table: str, timeline: Timeline, after: str | None, pinned: str
     take: list[CommitInfo] = []
     skipped: list[CommitInfo] = []
     ignored: list[str] = []
+    clustered = False
     for instant in in_range:
         info = details.get(instant.time)
         if instant.action in _UNDO_ACTIONS and instant.time in known:
@@ -412,6 +424,7 @@ def plan_instants(table: str, timeline: Timeline, after: str | None, pinned: str
         if not info.changes_rows:
             if info.action == "replacecommit":
                 ignored.append(instant.time)  # clustering: the same rows, moved
+                clustered = True
             else:
                 take.append(info)
             continue
@@ -423,9 +436,12 @@ def plan_instants(table: str, timeline: Timeline, after: str | None, pinned: str
             f"Hudi table {table}: instant {instant.time} ({what}) updates, deletes or "
             "replaces rows, and a Hudi table source takes inserts only: set "
             f"{SKIP_CHANGES}=true to skip such instants (their rows are then not read)")
+    rewritten = {w.file_id for c in skipped for w in c.writes} & \
+        {w.file_id for c in take for w in c.writes}
     return InstantRange(table, after, pinned, take=tuple(c.instant for c in take),
                         skipped=tuple(c.instant for c in skipped), ignored=tuple(ignored),
-                        known=later_undos(pinned), files=tuple(_files(take, skipped)))
+                        known=later_undos(pinned), files=tuple(_files(take, skipped)),
+                        one_filter=not clustered and not rewritten)
 
 
 def _files(take: Sequence[CommitInfo], skipped: Sequence[CommitInfo]) -> list[PlannedFile]:

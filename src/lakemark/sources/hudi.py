@@ -16,7 +16,8 @@
 3. plans with :func:`lakemark.planning.hudi.plan_instants`: the first run reads the snapshot
    as of the pinned instant (file slices from hudi-rs), later runs the rows the insert commits
    after the bookmark's instant wrote, read from their base files and kept by
-   ``_hoodie_commit_time``; instants that update, delete or replace rows fail the run naming
+   ``_hoodie_commit_time`` (one filter for all files where that is exact, else per file);
+   instants that update, delete or replace rows fail the run naming
    the instant and ``skipChangeCommits``; the range, its files and the next state are
    recorded in the run's manifest *before* reading;
 4. reads the planned base files with Spark's Parquet reader (or, on ``s3://`` without the
@@ -235,7 +236,8 @@ def _read(job: SourceHost, target: Target, schema: StructType, rng: InstantRange
     from ..tables._delta_files import read_file_list
     from ..tables._delta_snapshot import DataFileRef, Snapshot
 
-    filtered = not rng.full
+    one = rng.range_filter
+    filtered = not rng.full and one is None  # each file filtered by its own commits
     constants = (COMMITS_COLUMN,) if filtered else ()
     refs = tuple(DataFileRef(f.path, f.size, None,
                              ((COMMITS_COLUMN, " ".join(f.commits)),) if filtered else ())
@@ -246,6 +248,8 @@ def _read(job: SourceHost, target: Target, schema: StructType, rng: InstantRange
                         partition_columns=constants, files=refs,
                         fs_config=dict(target.fs_config))
     frame = read_file_list(job.spark, snapshot, full)
+    if one is not None:  # one scan, one filter: the range's commits
+        return frame.where(F.col("_hoodie_commit_time").isin(list(one))) if refs else frame
     if not filtered or not refs:
         return frame.drop(COMMITS_COLUMN) if filtered else frame
     keep = F.array_contains(F.split(F.col(COMMITS_COLUMN), " "), F.col("_hoodie_commit_time"))
