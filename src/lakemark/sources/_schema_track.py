@@ -42,7 +42,11 @@ if TYPE_CHECKING:
     from ..planning.files import FileEntry
     from ..state import StateStore
 
-__all__ = ["SchemaTracking", "TrackedRead", "add_observed", "read_tracked", "tracking_of"]
+__all__ = ["SchemaTracking", "TRACKED_FORMATS", "TrackedRead", "add_observed", "read_tracked",
+           "tracking_of"]
+
+#: Formats whose reads can track their schema (XML: ``._xml_tracked``; Avro: ``._avro_tracked``).
+TRACKED_FORMATS = (*RESCUE_FORMATS, "xml", "avro")
 
 
 @dataclass(frozen=True)
@@ -109,9 +113,9 @@ def read_tracked(spark: SparkSession, store: StateStore, job_name: str, ctx: str
     from ._read import read_files
 
     request = make_request(format, mode, options, None, root)
-    if request.format not in RESCUE_FORMATS:
-        raise FormatError(f"schema tracking (schema_evolution) reads {', '.join(RESCUE_FORMATS)} "
-                          f"sources; not {request.format}")
+    if request.format not in TRACKED_FORMATS:
+        raise FormatError(f"schema tracking (schema_evolution) reads "
+                          f"{', '.join(TRACKED_FORMATS)} sources; not {request.format}")
     if request.mode != "PERMISSIVE":
         raise ConfigError(f"schema tracking keeps malformed records in the rescued data; read "
                           f"mode {request.mode} does not apply (use PERMISSIVE)")
@@ -134,6 +138,13 @@ def read_tracked(spark: SparkSession, store: StateStore, job_name: str, ctx: str
 
             empty = empty.withColumn(tracking.rescued_data_column, F.lit(None).cast("string"))
         return TrackedRead(empty, None, {**record, "inferred": False})
+    if request.format in ("xml", "avro"):
+        if request.format == "xml":
+            from ._xml_tracked import read_tracked_xml as read_other
+        else:
+            from ._avro_tracked import read_tracked_avro as read_other
+        return read_other(spark, request, files, root, tracking, tracked, hints, reserved,
+                          record, current.version if current else None)
     if request.format == "json":
         return _read_json(spark, request, files, root, tracking, tracked, hints, reserved,
                           record, current.version if current else None,
