@@ -81,6 +81,7 @@ def test_avro_drift_is_added_widened_or_rescued_run_after_run(spark: Any, tmp_pa
     assert json.loads(shown)["schemas"]["source"]["rescued_values"] == {"code": 1}
 
 
+@pytest.mark.long  # ./dev test -m long: kept out of the default run's time budget
 def test_avro_modes_rescue_fail_and_none(spark: Any, tmp_path: Path) -> None:
     from lakemark import Job
     from lakemark.errors import SchemaEvolutionError

@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..errors import FormatError, ReadError
-from ..storage import arrow_filesystem_from_config, arrow_fs_config, arrow_path
+from ..storage import arrow_filesystem_from_config, arrow_fs_config, arrow_path, mapped_path
 from ._rescue import FILE_PATH_KEY
 
 if TYPE_CHECKING:
@@ -62,7 +62,8 @@ BATCH_ROWS = 8192
 
 @dataclass(frozen=True)
 class FileFields:
-    """One file's top-level fields: name → Spark type (None: no Spark type), in order."""
+    """One file's top-level fields: name → Spark type (None: no Spark type), in order;
+    ``path`` is where it is read (a mapped bucket's local file)."""
 
     path: str
     fields: tuple[tuple[str, DataType | None], ...]
@@ -78,21 +79,22 @@ def read_headers(files: Sequence[FileEntry]) -> list[FileFields]:
 
     out = []
     for entry in files:
+        path = mapped_path(entry.path) or entry.path  # a bucket mapped to a folder
         try:
-            fs = arrow_filesystem_from_config(arrow_fs_config(entry.path))
-            with fs.open_input_file(arrow_path(entry.path)) as handle:
+            fs = arrow_filesystem_from_config(arrow_fs_config(path))
+            with fs.open_input_file(arrow_path(path)) as handle:
                 schema = fastavro.reader(handle).writer_schema
         except (OSError, ValueError, EOFError) as exc:
             raise ReadError(f"cannot read the avro schema of {entry.path}: {exc}") from None
         mapper = _Mapper(entry.path)
         if not (isinstance(schema, dict) and schema.get("type") in ("record", "error")):
-            out.append(FileFields(entry.path, (("value", _mapped(mapper, schema)),), True))
+            out.append(FileFields(path, (("value", _mapped(mapper, schema)),), True))
             continue
         name = mapper.named_type(schema)
         if name:
             mapper.named[name] = schema
             mapper.active.add(name)
-        out.append(FileFields(entry.path, tuple(
+        out.append(FileFields(path, tuple(
             (str(f["name"]), _mapped(mapper, f["type"])) for f in schema.get("fields", []))))
     return out
 
