@@ -283,7 +283,7 @@ class AvroRows:
                     keys[i] = list(found) + dropped
                 if found and self.with_rescued:
                     found[self.file_key] = shown
-                    rescued[i] = json.dumps(found, ensure_ascii=False)
+                    rescued[i] = json.dumps(found, ensure_ascii=False, separators=(",", ":"))
         columns.append(pa.array(rescued, type=pa.string()))
         columns.append(pa.array(keys, type=pa.list_(pa.string())))
         names = [*self.target.names, RESCUED, KEYS]
