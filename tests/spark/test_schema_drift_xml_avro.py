@@ -25,8 +25,8 @@ pytestmark = pytest.mark.spark
 def write_avro(path: Path, fields: list[tuple[str, Any]], rows: list[dict[str, Any]]) -> Path:
     import fastavro
 
-    schema = {"type": "record", "name": "r",
-              "fields": [{"name": n, "type": ["null", t]} for n, t in fields]}
+    schema = {"type": "record", "name": "r", "fields": [
+        {"name": n, "type": t if isinstance(t, list) else ["null", t]} for n, t in fields]}
     with path.open("wb") as out:
         fastavro.writer(out, fastavro.parse_schema(schema), rows)
     return path
@@ -99,18 +99,22 @@ def test_avro_modes_rescue_fail_and_none(spark: Any, tmp_path: Path) -> None:
         for ctx in ("r", "n", "f"):
             read(job, ctx, "addNewColumns")
     write_avro(src / "b.avro", [("id", "long"), ("code", "string"),
-                                ("tags", {"type": "array", "items": "string"})],
-               [{"id": 2, "code": "X5", "tags": ["a", "b"]}])
+                                ("tags", {"type": "array", "items": "string"}),
+                                ("odd", ["null", "string", "long"])],  # no Spark type
+               [{"id": 2, "code": "X5", "tags": ["a", "b"], "odd": "a"},
+                {"id": 3, "code": None, "tags": None, "odd": 7}])
     with Job("j", state=state, spark=spark) as job:
         rescued = read(job, "r", "rescue")
         ignored = read(job, "n", "none")
     assert list(rescued[0]) == ["id", "code", "_rescued_data"]
     assert (rescued[0]["code"], json.loads(rescued[0]["_rescued_data"])["tags"]) == \
         (None, '["a","b"]')
-    assert [(r["id"], r["code"]) for r in ignored] == [(2, None)]
+    assert [json.loads(r["_rescued_data"])["odd"] for r in rescued] == ["a", "7"]
+    assert [(r["id"], r["code"]) for r in ignored] == [(2, None), (3, None)]
     assert set(json.loads(ignored[0]["_rescued_data"])) == {"code", "_file_path"}
+    assert ignored[1]["_rescued_data"] is None  # odd and tags are ignored (mode none)
     with Job("j", state=state, spark=spark) as job, \
-            pytest.raises(SchemaEvolutionError, match=r"new column\(s\) tags"):
+            pytest.raises(SchemaEvolutionError, match=r"new column\(s\) tags, odd"):
         read(job, "f", "failOnNewColumns")
 
 
