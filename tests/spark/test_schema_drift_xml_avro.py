@@ -127,12 +127,14 @@ def test_xml_drift_is_added_or_rescued_and_malformed_records_are_kept(spark: Any
     ingest = ("ingest", "files", str(src), str(target), "--job", "j", "--state", state,
               "--format", "xml", "--option", "rowTag=row", "--json",
               "--schema-evolution", "addNewColumns")
-    (src / "a.xml").write_text(
+    (src / "day=1").mkdir()
+    (src / "day=1" / "a.xml").write_text(
         '<rows><row id="1"><code>5</code><s><x>1</x></s></row>\n'
         '<row id="2"><code>6</code><s><x>2</x></s></row></rows>\n')
     first = out(run(runner, *ingest))
     assert first["rows"] == 2 and first["schema"]["inferred"]
-    b = src / "b.xml"
+    b = src / "day=2" / "b.xml"
+    b.parent.mkdir()
     b.write_text(
         '<rows><row id="3"><code>X5</code><extra>e3</extra><s><x>3</x></s></row>\n'
         '<row id="4"><Code>9</Code><code>7</code><s><x>4</x><y>new</y></s></row>\n'
@@ -146,8 +148,9 @@ def test_xml_drift_is_added_or_rescued_and_malformed_records_are_kept(spark: Any
     assert schema["rescued_new_columns"] == {"Code": 1} and schema["corrupt_records"] == 1
     table = DeltaTable(str(target)).to_pyarrow_table().to_pylist()
     rows = {r["_id"]: r for r in table if r["_id"] is not None}
-    assert [(rows[i]["code"], rows[i]["extra"], rows[i]["s"]) for i in (1, 3, 4, 6)] == [
-        (5, None, {"x": 1}), (None, "e3", {"x": 3}), (7, None, None), (10, None, None)]
+    assert [(rows[i]["code"], rows[i]["extra"], rows[i]["s"], rows[i]["day"])
+            for i in (1, 3, 4, 6)] == [(5, None, {"x": 1}, 1), (None, "e3", {"x": 3}, 2),
+                                       (7, None, None, 2), (10, None, None, 2)]
     assert json.loads(rows[3]["_rescued_data"]) == {"code": "X5", "_file_path": b.as_uri()}
     four = json.loads(rows[4]["_rescued_data"])
     assert (four["Code"], four["s"]) == ("9", "<s><x>4</x><y>new</y></s>")

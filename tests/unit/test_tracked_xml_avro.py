@@ -70,3 +70,15 @@ def test_an_xml_record_splits_into_plain_and_structured_values() -> None:
     _, _, odd = parse_record('<row><s a="1"><x>1</x></s></row>', options, known)  # type: ignore[misc]
     assert odd == ["s"]  # an attribute the struct does not name
     assert parse_record("<row><a></row>", options, known) is None
+
+
+def test_an_unclosed_row_keeps_the_rest_of_the_file() -> None:
+    from lakemark.sources._records import xml_records
+    from lakemark.sources._xml_tracked import _with_unclosed
+
+    text = "<r><row><a>1</a></row>\n<row><a>2</a>\n<row><a>3</a></row></r>"
+    assert list(_with_unclosed(text, xml_records(text, "row"), "row")) == [
+        "<row><a>1</a></row>", "<row><a>2</a>\n<row><a>3</a></row></r>"]
+    closed = "<r><row/><row><a>1</a></row></r>"
+    assert list(_with_unclosed(closed, xml_records(closed, "row"), "row")) == [
+        "<row/>", "<row><a>1</a></row>"]

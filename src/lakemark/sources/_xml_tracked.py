@@ -17,9 +17,11 @@ executors, :mod:`._tracked_rows`) into two maps of its top-level values:
   element or attribute that the column's type does not name marks the value as not fitting.
 
 A record that is not well-formed XML keeps its text (``_corrupt_record``) and is counted;
-the records around it are unaffected. Then, as for CSV (:mod:`._csv_tracked`), each tracked
-column is cast with checks (``try_cast``), and the rescued-data column is built natively from
-the values that did not fit, the keys that are not columns and the corrupt records. A first
+the records around it are unaffected. An opening ``rowTag`` that is never closed (a
+truncated file) keeps the rest of the file, from that tag, as one corrupt record. Then, as
+for CSV (:mod:`._csv_tracked`), each tracked column is cast with checks (``try_cast``), and
+the rescued-data column is built natively from the values that did not fit, the keys that are
+not columns and the corrupt records. A first
 pass over the records (:func:`scan`) finds the keys that are not tracked columns, with the
 records and files holding them; new columns' types (``addNewColumns``) and the first run's
 schema come from Spark's XML inference over the files that hold them.
@@ -31,6 +33,7 @@ as Spark's ``CAST`` reads text (``timestampFormat``/``dateFormat`` are not appli
 
 from __future__ import annotations
 
+import re
 import uuid
 import xml.etree.ElementTree as ET
 from collections.abc import Iterator, Mapping, Sequence
@@ -182,7 +185,8 @@ class XmlRows:
             text = stream.read().decode(self.options.encoding, errors="replace")
         shown = file_uri(uri)
         rows: list[dict[str, Any]] = []
-        for record in xml_records(text, self.options.row_tag):
+        for record in _with_unclosed(text, xml_records(text, self.options.row_tag),
+                                     self.options.row_tag):
             parsed = parse_record(record, self.options, self.known)
             if parsed is None:
                 rows.append({VALUE: record, TEXTS: None, XMLS: None, ODD: None, FILE: shown})
@@ -195,6 +199,20 @@ class XmlRows:
                 rows = []
         if rows:
             yield pa.Table.from_pylist(rows, schema=_arrow_schema())
+
+
+def _with_unclosed(text: str, found: Iterator[str], row_tag: str) -> Iterator[str]:
+    """``found`` (the records the splitter closed), then the rest of the file from an opening
+    ``row_tag`` that was never closed (a truncated file, a missing end tag swallowing the
+    records after it): kept whole, it parses as a corrupt record instead of vanishing."""
+    end = 0
+    for record in found:
+        end = text.find(record, end) + len(record)
+        yield record
+    opening = re.compile("<" + re.escape(row_tag) + r"(?=[\s/>])")
+    match = opening.search(text, end)
+    if match is not None:
+        yield text[match.start():].strip()
 
 
 def _arrow_schema() -> pa.Schema:
