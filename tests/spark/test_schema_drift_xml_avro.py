@@ -191,3 +191,55 @@ def test_xml_modes_rescue_fail_and_none(spark: Any, tmp_path: Path) -> None:
     with Job("j", state=state, spark=spark) as job, \
             pytest.raises(SchemaEvolutionError, match=r"new column\(s\) _at, tag"):
         read(job, "f", "failOnNewColumns")
+
+
+@pytest.mark.long  # ./dev test -m long: kept out of the default run's time budget
+def test_tracked_avro_reads_every_type_as_the_untracked_reader(spark: Any, tmp_path: Path
+                                                               ) -> None:
+    import datetime as dt
+    import decimal
+    import uuid
+
+    import fastavro
+
+    from lakemark import Job
+    from lakemark.sources import read_files
+    from lakemark.storage import list_files
+
+    src = tmp_path / "in"
+    src.mkdir()
+    schema = fastavro.parse_schema({"type": "record", "name": "r", "fields": [
+        {"name": "id", "type": "long"},
+        {"name": "s", "type": ["null", {"type": "record", "name": "S", "fields": [
+            {"name": "x", "type": "int"}, {"name": "t", "type": ["null", "string"]}]}]},
+        {"name": "arr", "type": {"type": "array", "items": "long"}},
+        {"name": "m", "type": {"type": "map", "values": "double"}},
+        {"name": "ts", "type": {"type": "long", "logicalType": "timestamp-micros"}},
+        {"name": "d", "type": {"type": "int", "logicalType": "date"}},
+        {"name": "dec", "type": {"type": "bytes", "logicalType": "decimal", "precision": 10,
+                                 "scale": 2}},
+        {"name": "b", "type": "bytes"},
+        {"name": "e", "type": {"type": "enum", "name": "E", "symbols": ["A", "B"]}},
+        {"name": "u", "type": {"type": "string", "logicalType": "uuid"}},
+        {"name": "tm", "type": {"type": "int", "logicalType": "time-millis"}},
+    ]})
+
+    def row(i: int) -> dict[str, Any]:
+        return {"id": i, "s": {"x": i, "t": "t"}, "arr": [1, 2], "m": {"k": 1.5},
+                "ts": dt.datetime(2026, 1, 2, 3, 4, 5, tzinfo=dt.UTC), "d": dt.date(2026, 1, 2),
+                "dec": decimal.Decimal("12.34"), "b": b"\x00\x01", "e": "B",
+                "u": uuid.UUID(int=i), "tm": dt.time(1, 2, 3)}
+
+    state = f"sqlite:///{tmp_path / 'state.db'}"
+    for name in ("a", "b"):
+        with (src / f"{name}.avro").open("wb") as out:
+            fastavro.writer(out, schema, [row(ord(name))])
+        with Job("t", state=state, spark=spark) as job:
+            tracked = job.read_files(str(src), format="avro", ctx="c",
+                                     schema_evolution="addNewColumns")
+            got = [r.asDict(recursive=True) for r in tracked.collect()]
+    plain = read_files(spark, [f for f in list_files(str(src)).files
+                               if f.path.endswith("b.avro")], root=str(src), format="avro")
+    assert tracked.dtypes == [*plain.dtypes, ("_rescued_data", "string")]
+    assert got == [{**r.asDict(recursive=True), "_rescued_data": None}
+                   for r in plain.collect()]
