@@ -14,8 +14,10 @@ with a ``transformation_ctx``. The source's schema lives in the state store
 
 The frame has the tracked columns, the partition columns and the rescued-data column: a JSON
 source is read by Spark's JSON reader (:mod:`._json_tracked`, counts observed while the frame
-is written), a CSV source, and JSON files with keys that differ from a column only in case, by
-the exact path (:mod:`._rescue`). The caller (the job) commits :attr:`TrackedRead.pending`
+is written), a CSV source in one pass (:mod:`._csv_tracked`), JSON files with keys that
+differ from a column only in case by the exact path (:mod:`._rescue`); XML and Avro sources
+have their own reads (:mod:`._xml_tracked`, :mod:`._avro_tracked`: records made on the
+executors, :mod:`._tracked_rows`). The caller (the job) commits :attr:`TrackedRead.pending`
 with the run and records :attr:`TrackedRead.record` in the run's manifest; an
 :attr:`TrackedRead.error` (``failOnNewColumns``) must fail the run before anything is written.
 """
