@@ -118,11 +118,12 @@ class IngestOptions:
         self.file_options()
         writer = self.writer_options()
         if self.schema_evolution is not None:
-            from .sources._schema_track import tracking_of
+            from .sources._schema_track import TRACKED_FORMATS, tracking_of
 
-            if self.format not in ("json", "csv"):
-                raise IngestOptionError(f"--schema-evolution applies to json and csv sources, "
-                                        f"not --format {self.format}")
+            if self.format not in TRACKED_FORMATS:
+                raise IngestOptionError(f"--schema-evolution applies to "
+                                        f"{', '.join(TRACKED_FORMATS)} sources, not --format "
+                                        f"{self.format}")
             tracking_of(self.schema_evolution, self.rescued_data_column, self.schema_hints)
         elif self.rescued_data_column is None or self.schema_hints is not None:
             raise IngestOptionError(

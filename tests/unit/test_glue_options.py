@@ -81,6 +81,17 @@ def test_s3_connection_options() -> None:
         s3_source_options({"boundedSize": "lots"})
 
 
+def test_tracked_schema_connection_options() -> None:
+    assert s3_source_options({"paths": ["s3://b/x"]}).tracking_kwargs() == {}
+    tracked = s3_source_options({"schemaEvolutionMode": "rescue"},
+                                {"rescuedDataColumn": "_bad", "schemaHints": "id bigint"})
+    assert tracked.tracking_kwargs() == {"schema_evolution": "rescue",
+                                         "rescued_data_column": "_bad",
+                                         "schema_hints": "id bigint"}
+    with pytest.raises(ConfigError, match="go with schemaEvolutionMode"):
+        s3_source_options({"schemaHints": "id bigint"}).tracking_kwargs()
+
+
 def test_glue_data_quality_import_fails_naming_it() -> None:
     import importlib
     import sys

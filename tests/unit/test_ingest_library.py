@@ -15,7 +15,7 @@ from lakemark.state import open_store
     ({"txn_app_id": "a"}, "--txn-version is missing"),
     ({"txn_app_id": "a", "txn_version": 1, "target_format": "parquet"}, "and Iceberg targets only"),
     ({"merge_schema": True, "target_format": "csv"}, "--merge-schema applies"),
-    ({"schema_evolution": "rescue", "format": "parquet"}, "json and csv sources"),
+    ({"schema_evolution": "rescue", "format": "parquet"}, "json, csv, xml, avro sources"),
     ({"schema_hints": "id bigint"}, "go with --schema-evolution"),
     ({"order_by": "ts"}, "go with --merge-key"),
     ({"merge_keys": ("id",), "partition_by": ("d",)}, "cannot be combined with --partition-by"),

@@ -117,7 +117,8 @@ def ingest() -> None:
               "greatest COL wins (latest wins); repeatable: later columns break ties of "
               "earlier ones.")
 @click.option("--schema-evolution", type=click.Choice(EVOLUTION_MODES, case_sensitive=False),
-              help="Track the source's schema in the state store (json and csv sources): "
+              help="Track the source's schema in the state store (json, csv, xml and avro "
+                   "sources): "
                    "inferred on "
               "the first run, then reused. New columns are added to it and to a Delta target "
               "(addNewColumns), go to the rescued data (rescue), fail the run (failOnNewColumns) "

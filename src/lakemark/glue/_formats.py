@@ -73,6 +73,8 @@ _S3_SOURCE_OPTIONS = {
     "isFailFast": "bool",
     # lakemark's own: S3 StartAfter listing (docs/bookmarks.md)
     "incrementalListing": "bool", "fullListingEvery": "int",
+    # lakemark's own: a tracked schema (docs/glue.md, "Sources whose schema drifts")
+    "schemaEvolutionMode": "str", "rescuedDataColumn": "str", "schemaHints": "str",
 }
 # Accepted and documented as having nothing to do here (Spark sizes its own input splits).
 _S3_SOURCE_NOOPS = {
@@ -168,6 +170,23 @@ class FileSourceOptions:
     fail_fast: bool = False
     incremental_listing: bool = False
     full_listing_every: int | None = None
+    schema_evolution: str | None = None
+    rescued_data_column: str | None = None
+    schema_hints: str | None = None
+
+    def tracking_kwargs(self) -> dict[str, Any]:
+        """``schema_evolution``/``rescued_data_column``/``schema_hints`` for a tracked read
+        (empty: the source does not track its schema)."""
+        if self.schema_evolution is None:
+            if self.rescued_data_column is not None or self.schema_hints is not None:
+                raise ConfigError("connection options rescuedDataColumn and schemaHints go "
+                                  "with schemaEvolutionMode")
+            return {}
+        out: dict[str, Any] = {"schema_evolution": self.schema_evolution,
+                               "schema_hints": self.schema_hints}
+        if self.rescued_data_column is not None:
+            out["rescued_data_column"] = self.rescued_data_column
+        return out
 
     def planner_kwargs(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -240,4 +259,10 @@ def s3_source_options(*option_maps: Mapping[str, Any] | None) -> FileSourceOptio
                 out.incremental_listing = _flag(value)
             elif key == "fullListingEvery":
                 out.full_listing_every = _int_option(key, value)
+            elif key == "schemaEvolutionMode":
+                out.schema_evolution = str(value)
+            elif key == "rescuedDataColumn":
+                out.rescued_data_column = str(value)
+            elif key == "schemaHints":
+                out.schema_hints = str(value)
     return out

@@ -57,6 +57,8 @@ def _read_file_source(
     schema: str | None = None,
     fail_fast: bool = False,
     json_records: bool = False,
+    tracking: Mapping[str, Any] | None = None,
+    records: bool = False,
 ) -> DataFrame:
     if not paths:
         raise ConfigError("an S3/file source needs connection option 'paths' (a list of paths)")
@@ -64,6 +66,9 @@ def _read_file_source(
     if schema is not None:
         spark_options.pop("inferSchema", None)
     job = glue_ctx.active_job()
+    if tracking:
+        return _read_tracked(job, paths, fmt, spark_options, planner, ctx, schema, mode,
+                             tracking, records)
     if json_records and schema is None:
         return _read_json_records(glue_ctx, paths, spark_options, planner, ctx, mode)
     if job is not None:
@@ -72,6 +77,32 @@ def _read_file_source(
     else:
         df = _read_untracked(glue_ctx, paths, fmt, spark_options, planner, schema, mode)
     return _glue_column_names(df, fmt, spark_options)
+
+
+def _read_tracked(job: Any, paths: list[str], fmt: str, spark_options: dict[str, str],
+                  planner: dict[str, Any], ctx: str | None, schema: str | None, mode: str,
+                  tracking: Mapping[str, Any], records: bool) -> DataFrame:
+    """A source with ``schemaEvolutionMode``: the job's tracked read; a DynamicFrame source
+    gets choices instead of rescued values (``_tracked``)."""
+    from ._tracked import INTERNAL_RESCUED, tracked_choices
+
+    if job is None or not ctx:
+        raise ConfigError("connection option schemaEvolutionMode needs a transformation_ctx "
+                          "and a started job (Job.init): the schema is kept per job and ctx")
+    if schema is not None:
+        raise ConfigError("connection option schemaEvolutionMode reads the source's own "
+                          "columns; a catalog table of this format gives its schema instead "
+                          "(remove schemaEvolutionMode, or read with from_options)")
+    kwargs = dict(tracking)
+    shown = kwargs.get("rescued_data_column", "_rescued_data")
+    if records:
+        kwargs["rescued_data_column"] = INTERNAL_RESCUED if shown else None
+    df = job.read_files(paths, format=fmt, ctx=ctx, options=spark_options, mode=mode,
+                        **kwargs, **planner)
+    df = _glue_column_names(df, fmt, spark_options)
+    if records and shown:
+        df = tracked_choices(df, INTERNAL_RESCUED, shown)
+    return df
 
 
 def _read_json_records(glue_ctx: GlueContext, paths: list[str], spark_options: dict[str, str],
@@ -195,12 +226,14 @@ def read_options_source(
         return read_delta_options(glue_ctx, connection_options, format_options, ctx)
     source = s3_source_options(connection_options)
     fmt, spark_options = read_format(format, format_options)
-    typed = records and fmt == "csv"
+    tracking = source.tracking_kwargs()
+    typed = records and fmt == "csv" and not tracking
     if typed:
         spark_options.pop("inferSchema", None)
     df = _read_file_source(glue_ctx, source.paths, fmt, spark_options, source.planner_kwargs(),
                            ctx, fail_fast=source.fail_fast,
-                           json_records=records and fmt == "json")
+                           json_records=records and fmt == "json", tracking=tracking,
+                           records=records)
     return _typed_text(df, ()) if typed else df
 
 
@@ -233,18 +266,21 @@ def read_catalog(
     fmt, spark_options = read_format(table.format, {})
     spark_options.update(table.read_options())
     paths = _partition_paths(catalog, table, predicate)
-    typed = records and fmt == "csv"
-    schema = _catalog_schema(table, fmt, spark_options, as_text=typed)
+    tracking = source.tracking_kwargs()
+    typed = records and fmt == "csv" and not tracking
+    schema = None if tracking else _catalog_schema(table, fmt, spark_options, as_text=typed)
     if paths is None:
         paths = [table.location]
     elif not paths:
         return _empty_frame(glue_ctx, table)
     if len(paths) > 1 or paths != [table.location]:
         df = _read_partitions(glue_ctx, table, paths, fmt, spark_options, source, ctx, schema,
-                              json_records=records and fmt == "json")
+                              json_records=records and fmt == "json", tracking=tracking,
+                              records=records)
     else:
         df = _read_file_source(glue_ctx, paths, fmt, spark_options, source.planner_kwargs(), ctx,
-                               schema, source.fail_fast, json_records=records and fmt == "json")
+                               schema, source.fail_fast, json_records=records and fmt == "json",
+                               tracking=tracking, records=records)
     return _typed_text(df, [k.name for k in table.partition_keys]) if typed else df
 
 
@@ -269,12 +305,15 @@ def _partition_paths(catalog: Any, table: CatalogTable, predicate: str | None) -
 
 def _read_partitions(glue_ctx: GlueContext, table: CatalogTable, paths: list[str], fmt: str,
                      spark_options: dict[str, str], source: Any, ctx: str | None,
-                     schema: str | None, json_records: bool = False) -> DataFrame:
+                     schema: str | None, json_records: bool = False,
+                     tracking: Mapping[str, Any] | None = None,
+                     records: bool = False) -> DataFrame:
     """Read the kept partitions as one source (one ctx) rooted at the table's location, so the
     partition columns come from the folder names as for a whole-table read."""
     planner = dict(source.planner_kwargs(), base_path=table.location)
     return _read_file_source(glue_ctx, paths, fmt, spark_options, planner, ctx, schema,
-                             source.fail_fast, json_records=json_records)
+                             source.fail_fast, json_records=json_records, tracking=tracking,
+                             records=records)
 
 
 def _catalog_schema(table: CatalogTable, fmt: str, options: dict[str, str],

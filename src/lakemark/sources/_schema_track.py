@@ -14,8 +14,10 @@ with a ``transformation_ctx``. The source's schema lives in the state store
 
 The frame has the tracked columns, the partition columns and the rescued-data column: a JSON
 source is read by Spark's JSON reader (:mod:`._json_tracked`, counts observed while the frame
-is written), a CSV source, and JSON files with keys that differ from a column only in case, by
-the exact path (:mod:`._rescue`). The caller (the job) commits :attr:`TrackedRead.pending`
+is written), a CSV source in one pass (:mod:`._csv_tracked`), JSON files with keys that
+differ from a column only in case by the exact path (:mod:`._rescue`); XML and Avro sources
+have their own reads (:mod:`._xml_tracked`, :mod:`._avro_tracked`: records made on the
+executors, :mod:`._tracked_rows`). The caller (the job) commits :attr:`TrackedRead.pending`
 with the run and records :attr:`TrackedRead.record` in the run's manifest; an
 :attr:`TrackedRead.error` (``failOnNewColumns``) must fail the run before anything is written.
 """
@@ -42,7 +44,11 @@ if TYPE_CHECKING:
     from ..planning.files import FileEntry
     from ..state import StateStore
 
-__all__ = ["SchemaTracking", "TrackedRead", "add_observed", "read_tracked", "tracking_of"]
+__all__ = ["SchemaTracking", "TRACKED_FORMATS", "TrackedRead", "add_observed", "read_tracked",
+           "tracking_of"]
+
+#: Formats whose reads can track their schema (XML: ``._xml_tracked``; Avro: ``._avro_tracked``).
+TRACKED_FORMATS = (*RESCUE_FORMATS, "xml", "avro")
 
 
 @dataclass(frozen=True)
@@ -109,9 +115,9 @@ def read_tracked(spark: SparkSession, store: StateStore, job_name: str, ctx: str
     from ._read import read_files
 
     request = make_request(format, mode, options, None, root)
-    if request.format not in RESCUE_FORMATS:
-        raise FormatError(f"schema tracking (schema_evolution) reads {', '.join(RESCUE_FORMATS)} "
-                          f"sources; not {request.format}")
+    if request.format not in TRACKED_FORMATS:
+        raise FormatError(f"schema tracking (schema_evolution) reads "
+                          f"{', '.join(TRACKED_FORMATS)} sources; not {request.format}")
     if request.mode != "PERMISSIVE":
         raise ConfigError(f"schema tracking keeps malformed records in the rescued data; read "
                           f"mode {request.mode} does not apply (use PERMISSIVE)")
@@ -134,6 +140,13 @@ def read_tracked(spark: SparkSession, store: StateStore, job_name: str, ctx: str
 
             empty = empty.withColumn(tracking.rescued_data_column, F.lit(None).cast("string"))
         return TrackedRead(empty, None, {**record, "inferred": False})
+    if request.format in ("xml", "avro"):
+        if request.format == "xml":
+            from ._xml_tracked import read_tracked_xml as read_other
+        else:
+            from ._avro_tracked import read_tracked_avro as read_other
+        return read_other(spark, request, files, root, tracking, tracked, hints, reserved,
+                          record, current.version if current else None)
     if request.format == "json":
         return _read_json(spark, request, files, root, tracking, tracked, hints, reserved,
                           record, current.version if current else None,

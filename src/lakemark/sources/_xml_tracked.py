@@ -1,0 +1,420 @@
+"""The tracked XML read: each record parsed on its own, every value cast with checks.
+
+Spark's XML reader, given a schema, turns a record with one value that does not fit into a row
+of nulls and puts the text of the *whole file* in its corrupt-record column (Spark 4.x), and a
+malformed record swallows the records after it in the same file; it also drops elements the
+schema does not name, and merges names that differ only in case. A tracked read cannot keep
+every value that way, so it cuts the records itself (``rowTag``, as the Arrow reader does,
+``_records.xml_records``) and parses each one alone (Python's ``xml.etree`` on the
+executors, :mod:`._tracked_rows`) into two maps of its top-level values:
+
+* *plain* values — the row element's attributes (``attributePrefix`` + name, unless
+  ``excludeAttribute``), its own text (``valueTag``) and each child element that occurs once
+  with text only: their text (surrounding spaces trimmed, ``nullValue`` and empty text as
+  null);
+* *structured* values — a child with attributes or children, or one that repeats: the XML of
+  its occurrences. A struct or array column reads it with Spark's ``from_xml``; a nested
+  element or attribute that the column's type does not name marks the value as not fitting.
+
+A record that is not well-formed XML keeps its text (``_corrupt_record``) and is counted;
+the records around it are unaffected. An opening ``rowTag`` that is never closed (a
+truncated file) keeps the rest of the file, from that tag, as one corrupt record. Then, as
+for CSV (:mod:`._csv_tracked`), each tracked column is cast with checks (``try_cast``), and
+the rescued-data column is built natively from the values that did not fit, the keys that are
+not columns and the corrupt records. A first
+pass over the records (:func:`scan`) finds the keys that are not tracked columns, with the
+records and files holding them; new columns' types (``addNewColumns``) and the first run's
+schema come from Spark's XML inference over the files that hold them.
+
+Known limits: element names with a namespace prefix are read as Python's parser names them
+(``{uri}name``), and a prefix not declared inside the record makes it corrupt; values are cast
+as Spark's ``CAST`` reads text (``timestampFormat``/``dateFormat`` are not applied).
+"""
+
+from __future__ import annotations
+
+import re
+import uuid
+import xml.etree.ElementTree as ET
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from ..errors import ConfigError
+from ._rescue import CORRUPT_KEY, FILE_PATH_KEY
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+    import pyarrow.fs as pafs
+    from pyspark.sql import Column, DataFrame, SparkSession
+    from pyspark.sql.types import DataType, StructType
+
+    from ..planning.files import FileEntry
+    from ..planning.schema import Field
+    from ._options import ReadRequest
+    from ._schema_track import SchemaTracking, TrackedRead
+
+__all__ = ["XmlRows", "KeyScan", "parse_record", "scan", "typed_frame", "read_tracked_xml"]
+
+VALUE = "__lm_value"
+TEXTS = "__lm_texts"
+XMLS = "__lm_xmls"
+ODD = "__lm_odd"
+FILE = "__lm_file"
+_CR = "__lm_cr"
+_WRAP = "__lm_row"
+_CORRUPT_TOKEN = "\u0000corrupt"
+BATCH_ROWS = 4096
+
+#: A tree of the names a struct column knows, level by level (None: any name, e.g. a map).
+Names = dict[str, Any]
+
+
+def known_names(data_type: DataType) -> Names | None:
+    """The nested names ``data_type`` knows (arrays see through to their elements); None
+    when anything goes (a map, or an atomic type: text only)."""
+    from pyspark.sql.types import ArrayType, StructType
+
+    while isinstance(data_type, ArrayType):
+        data_type = data_type.elementType
+    if not isinstance(data_type, StructType):
+        return None
+    return {f.name: known_names(f.dataType) for f in data_type.fields}
+
+
+@dataclass(frozen=True)
+class XmlOptions:
+    """The reader options a record's parse needs."""
+
+    row_tag: str
+    attribute_prefix: str = "_"
+    value_tag: str = "_VALUE"
+    exclude_attributes: bool = False
+    null_value: str | None = None
+    encoding: str = "utf-8"
+
+    @staticmethod
+    def of(request: ReadRequest) -> XmlOptions:
+        tag = (request.option("rowTag") or "").strip()
+        if not tag:
+            raise ConfigError("an xml source needs option rowTag (the element that holds one "
+                              "record), e.g. --option rowTag=row")
+        return XmlOptions(tag, request.option("attributePrefix") or "_",
+                          request.option("valueTag") or "_VALUE",
+                          request.flag("excludeAttribute"), request.option("nullValue"),
+                          request.option("encoding") or request.option("charset") or "utf-8")
+
+
+def _text(value: str | None, options: XmlOptions) -> str | None:
+    if value is None:
+        return None
+    value = value.strip()
+    if not value or value == options.null_value:
+        return None
+    return value
+
+
+def _unknown(element: ET.Element, names: Names, options: XmlOptions) -> bool:
+    """Whether ``element`` has an attribute or child that ``names`` does not know."""
+    if not options.exclude_attributes:
+        for attribute in element.attrib:
+            if options.attribute_prefix + attribute not in names:
+                return True
+    if _text(element.text, options) is not None and len(element) and \
+            options.value_tag not in names:
+        return True
+    for child in element:
+        if child.tag not in names:
+            return True
+        inner = names[child.tag]
+        if inner is not None and _unknown(child, inner, options):
+            return True
+        if inner is None and (len(child) or (child.attrib and not options.exclude_attributes)):
+            return True
+    return False
+
+
+def parse_record(record: str, options: XmlOptions, known: Mapping[str, Names | None]
+                 ) -> tuple[dict[str, str | None], dict[str, str], list[str]] | None:
+    """A record's top-level values: (plain values, structured values as XML, the structured
+    columns holding a name their type does not know); None when it is not well-formed."""
+    try:
+        row = ET.fromstring(record)
+    except ET.ParseError:
+        return None
+    plain: dict[str, str | None] = {}
+    structured: dict[str, str] = {}
+    odd: list[str] = []
+    if not options.exclude_attributes:
+        for name, value in row.attrib.items():
+            plain[options.attribute_prefix + name] = _text(value, options)
+    own = _text(row.text, options)
+    if own is not None:
+        plain[options.value_tag] = own
+    groups: dict[str, list[ET.Element]] = {}
+    for child in row:
+        groups.setdefault(child.tag, []).append(child)
+    for tag, elements in groups.items():
+        first = elements[0]
+        if len(elements) == 1 and not len(first) and not first.attrib:
+            plain[tag] = _text(first.text, options)
+            continue
+        for element in elements:
+            element.tail = None
+        structured[tag] = "".join(ET.tostring(e, encoding="unicode") for e in elements)
+        names = known.get(tag)
+        if names is not None and any(_unknown(e, names, options) for e in elements):
+            odd.append(tag)
+    return plain, structured, odd
+
+
+@dataclass(frozen=True)
+class XmlRows:
+    """The row maker of a tracked XML read (see :mod:`._tracked_rows`)."""
+
+    options: XmlOptions
+    known: dict[str, Names | None] = field(default_factory=dict)
+
+    def batches(self, fs: pafs.FileSystem, path: str, uri: str) -> Iterator[pa.Table]:
+        import pyarrow as pa
+
+        from ._records import xml_records
+        from ._tracked_rows import file_uri
+
+        with fs.open_input_stream(path, compression="detect") as stream:
+            text = stream.read().decode(self.options.encoding, errors="replace")
+        shown = file_uri(uri)
+        rows: list[dict[str, Any]] = []
+        for record in _with_unclosed(text, xml_records(text, self.options.row_tag),
+                                     self.options.row_tag):
+            parsed = parse_record(record, self.options, self.known)
+            if parsed is None:
+                rows.append({VALUE: record, TEXTS: None, XMLS: None, ODD: None, FILE: shown})
+            else:
+                plain, structured, odd = parsed
+                rows.append({VALUE: None, TEXTS: list(plain.items()),
+                             XMLS: list(structured.items()), ODD: odd or None, FILE: shown})
+            if len(rows) >= BATCH_ROWS:
+                yield pa.Table.from_pylist(rows, schema=_arrow_schema())
+                rows = []
+        if rows:
+            yield pa.Table.from_pylist(rows, schema=_arrow_schema())
+
+
+def _with_unclosed(text: str, found: Iterator[str], row_tag: str) -> Iterator[str]:
+    """``found`` (the records the splitter closed), then the rest of the file from an opening
+    ``row_tag`` that was never closed (a truncated file, a missing end tag swallowing the
+    records after it): kept whole, it parses as a corrupt record instead of vanishing."""
+    end = 0
+    for record in found:
+        end = text.find(record, end) + len(record)
+        yield record
+    opening = re.compile("<" + re.escape(row_tag) + r"(?=[\s/>])")
+    match = opening.search(text, end)
+    if match is not None:
+        yield text[match.start():].strip()
+
+
+def _arrow_schema() -> pa.Schema:
+    import pyarrow as pa
+
+    return pa.schema([(VALUE, pa.string()), (TEXTS, pa.map_(pa.string(), pa.string())),
+                      (XMLS, pa.map_(pa.string(), pa.string())), (ODD, pa.list_(pa.string())),
+                      (FILE, pa.string())])
+
+
+def _spark_schema() -> StructType:
+    from pyspark.sql import types as T
+
+    text_map = T.MapType(T.StringType(), T.StringType())
+    return T.StructType([T.StructField(VALUE, T.StringType()), T.StructField(TEXTS, text_map),
+                         T.StructField(XMLS, text_map),
+                         T.StructField(ODD, T.ArrayType(T.StringType())),
+                         T.StructField(FILE, T.StringType())])
+
+
+def records(spark: SparkSession, request: ReadRequest, files: Sequence[FileEntry], root: str,
+            schema: StructType | None) -> tuple[DataFrame, list[str]]:
+    """The parsed records of ``files`` (internal columns) and the partition column names."""
+    from ._tracked_rows import python_rows
+
+    known = {f.name: known_names(f.dataType) for f in (schema.fields if schema else [])}
+    maker = XmlRows(XmlOptions.of(request), {k: v for k, v in known.items() if v is not None})
+    return python_rows(spark, files, root, _spark_schema(), maker,
+                       recursive=request.flag("recursiveFileLookup"))
+
+
+@dataclass(frozen=True)
+class KeyScan:
+    """Keys of a run's records that are not tracked columns (records having each, and
+    their files), and the records that are not well-formed."""
+
+    keys: dict[str, int] = field(default_factory=dict)
+    files: dict[str, list[str]] = field(default_factory=dict)
+    corrupt: int = 0
+
+
+def scan(rows: DataFrame, names: Sequence[str]) -> KeyScan:
+    """One pass over ``rows`` (from :func:`records`): the keys that are not in ``names``."""
+    from pyspark.sql import functions as F
+
+    empty = F.array().cast("array<string>")
+    keys = F.array_union(F.coalesce(F.map_keys(F.col(TEXTS)), empty),
+                         F.coalesce(F.map_keys(F.col(XMLS)), empty))
+    if names:
+        keys = F.array_except(keys, F.array(*[F.lit(n) for n in names]))
+    keys = F.concat(keys, F.when(F.col(TEXTS).isNull(), F.array(F.lit(_CORRUPT_TOKEN)))
+                    .otherwise(empty))
+    found = (rows.select(F.explode(keys).alias("k"), F.col(FILE).alias("f"))
+             .groupBy("k").agg(F.count(F.lit(1)).alias("n"), F.collect_set("f").alias("fs"))
+             .collect())
+    counts = {r["k"]: int(r["n"]) for r in found}
+    corrupt = counts.pop(_CORRUPT_TOKEN, 0)
+    return KeyScan(counts, {r["k"]: sorted(r["fs"]) for r in found if r["k"] in counts},
+                   corrupt)
+
+
+def _quoted(name: str) -> str:
+    return "`" + name.replace("`", "``") + "`"
+
+
+def _column(name: str, data_type: DataType, options: dict[str, str]) -> tuple[Column, Column]:
+    """(the typed value of column ``name``, whether a present value did not fit)."""
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import ArrayType, MapType, StringType, StructField, StructType
+
+    text = F.col(TEXTS)[name]
+    xml = F.col(XMLS)[name]
+    odd = F.coalesce(F.array_contains(F.col(ODD), name), F.lit(False))
+    if isinstance(data_type, StringType):
+        return text, xml.isNotNull()
+    if isinstance(data_type, (StructType, ArrayType, MapType)):
+        wrapper = StructType([StructField(name, data_type), StructField(_CR, StringType())])
+        parsed = F.from_xml(F.concat(F.lit(f"<{_WRAP}>"), xml, F.lit(f"</{_WRAP}>")), wrapper,
+                            {**options, "rowTag": _WRAP, "mode": "PERMISSIVE",
+                             "columnNameOfCorruptRecord": _CR})
+        structured = F.when(xml.isNotNull() & ~odd, parsed.getField(name))
+        bad_xml = xml.isNotNull() & (odd | parsed.getField(_CR).isNotNull()
+                                     | parsed.getField(name).isNull())
+        if isinstance(data_type, ArrayType) and not isinstance(
+                data_type.elementType, (StructType, ArrayType, MapType)):
+            single = text.try_cast(data_type.elementType)
+            value = F.coalesce(structured, F.when(single.isNotNull(), F.array(single)))
+            return value, bad_xml | (text.isNotNull() & single.isNull())
+        return F.when(bad_xml, F.lit(None)).otherwise(structured), bad_xml | text.isNotNull()
+    typed = text.try_cast(data_type)
+    return typed, xml.isNotNull() | (text.isNotNull() & typed.isNull())
+
+
+def typed_frame(rows: DataFrame, schema: StructType, partitions: Sequence[str],
+                hidden: Sequence[str], *, rescued_column: str | None,
+                options: Mapping[str, str], observation: Any = None) -> DataFrame:
+    """``schema``'s columns cast with checks, the partition columns and the rescued-data
+    column (None: a ``_corrupt_record`` column with the records that are not well-formed,
+    which sinks set aside). ``hidden``: keys that are not columns whose values go to the
+    rescued data. ``observation`` gets ``v:<column>``, ``k:<key>`` and ``corrupt``."""
+    from pyspark.sql import functions as F
+
+    parse_options = {k: v for k, v in options.items()
+                     if k.lower() not in ("rowtag", "mode", "columnnameofcorruptrecord",
+                                          "inferschema", "samplingratio", "rowvalidationxsdpath",
+                                          "recursivefilelookup", "pathglobfilter", "encoding",
+                                          "charset", "compression")}
+    corrupt = F.col(TEXTS).isNull()
+    columns, mismatch, raw = [], {}, {}
+    for f in schema.fields:
+        typed, bad = _column(f.name, f.dataType, parse_options)
+        columns.append(F.when(bad, F.lit(None)).otherwise(typed).alias(f.name))
+        mismatch[f.name] = ~corrupt & bad
+        raw[f.name] = F.coalesce(F.col(XMLS)[f.name], F.col(TEXTS)[f.name])
+    extra = {h: F.coalesce(F.col(XMLS)[h], F.col(TEXTS)[h]) for h in hidden}
+    frame = rows
+    if observation is not None:
+        metrics = [F.sum(corrupt.cast("long")).alias("corrupt")]
+        metrics += [F.sum(c.cast("long")).alias(f"v:{n}") for n, c in mismatch.items()]
+        metrics += [F.sum(v.isNotNull().cast("long")).alias(f"k:{n}") for n, v in extra.items()]
+        frame = frame.observe(observation, *metrics)
+    out = columns + [F.col(_quoted(p)) for p in partitions]
+    if rescued_column is None:
+        return frame.select(*out, F.col(VALUE).alias(CORRUPT_KEY))
+    fields = [F.when(c, raw[n]).alias(n) for n, c in mismatch.items()]
+    fields += [v.alias(n) for n, v in extra.items()]
+    fields.append(F.col(VALUE).alias(CORRUPT_KEY))
+    fields.append(F.col(FILE).alias(FILE_PATH_KEY))
+    anything = corrupt
+    for c in mismatch.values():
+        anything = anything | c
+    for v in extra.values():
+        anything = anything | v.isNotNull()
+    rescued = F.when(anything, F.to_json(F.struct(*fields)))
+    return frame.select(*out, rescued.alias(rescued_column))
+
+
+def read_tracked_xml(spark: SparkSession, request: ReadRequest, files: Sequence[FileEntry],
+                     root: str, tracking: SchemaTracking, tracked: list[Field] | None,
+                     hints: list[Field], reserved: list[str], record: dict[str, Any],
+                     version: int | None) -> TrackedRead:
+    """A tracked XML read (the module doc): scan, decision, then the typed frame."""
+    from pyspark.sql import Observation
+
+    from ..planning.schema import Field, decide, name_key, new_columns
+    from ._json_tracked import files_named
+    from ._read import read_files
+    from ._schema_track import TrackedRead, _fields, _pending, _record_decision, _struct
+
+    options = dict(request.options)
+    XmlOptions.of(request)  # rowTag is checked before any work
+
+    def infer(chosen: Sequence[FileEntry]) -> dict[str, Any]:
+        frame = read_files(spark, chosen, root=root, format="xml", options=options)
+        return {f.name: f.type for f in _fields(frame.schema)}
+
+    rows, partitions = records(spark, request, files, root,
+                               _struct(tracked) if tracked is not None else None)
+    skip = {p for p in partitions} | set(reserved)
+    found = scan(rows, [f.name for f in tracked or []])
+    keys = {k: n for k, n in found.keys.items() if k not in skip}
+    inferred = False
+    if tracked is None:
+        types = infer(files)
+        by_key = {name_key(n): t for n, t in types.items()}
+        observed = [Field(n, t) for n, t in types.items() if n not in skip]
+        known = {f.name for f in observed}
+        # Keys Spark's inference did not name (case variants, fields after a malformed
+        # record): their own type up to case, else string.
+        observed += [Field(k, by_key.get(name_key(k), "string")) for k in sorted(keys)
+                     if k not in known]
+        inferred = True
+    else:
+        observed = list(tracked)
+        fresh = new_columns(tracked, sorted(keys), reserved)
+        if fresh and tracking.mode == "addNewColumns":
+            holding = files_named(files, sorted({p for n in fresh for p in found.files[n]}))
+            types = infer(holding if holding else files)
+            by_key = {name_key(n): t for n, t in types.items()}
+            inferred = True
+            observed += [Field(n, types.get(n, by_key.get(name_key(n), "string")))
+                         for n in fresh]
+        else:
+            observed += [Field(n) for n in fresh]
+        known = {f.name for f in observed}
+        observed += [Field(k) for k in sorted(keys) if k not in known]
+    decision = decide(tracked, observed, tracking.mode, reserved=sorted(skip), hints=hints)
+    _record_decision(record, decision, keys, tracking, tracked is not None, inferred)
+    record.update({"rescued_values": {}, "corrupt_records": 0})
+    if decision.error is not None:
+        empty = spark.createDataFrame(spark.sparkContext.emptyRDD(), _struct(decision.schema))
+        return TrackedRead(empty, None, record, decision.error)
+    pending = _pending(decision, tracked, version, record)
+    schema = _struct(decision.schema)
+    names = {f.name for f in decision.schema}
+    column_keys = {name_key(n) for n in names}
+    hidden = [k for k in sorted(keys) if k not in names
+              and (tracking.mode != "none" or name_key(k) in column_keys)]
+    if tracked is None or decision.added:
+        rows, partitions = records(spark, request, files, root, schema)  # knows new columns
+    observation = Observation(f"lakemark_schema_{uuid.uuid4().hex}")
+    frame = typed_frame(rows, schema, partitions, hidden,
+                        rescued_column=tracking.rescued_data_column, options=options,
+                        observation=observation)
+    return TrackedRead(frame, pending, record, observation=observation)

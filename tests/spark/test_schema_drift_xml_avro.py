@@ -1,0 +1,245 @@
+"""Issue 23 for XML and Avro sources: tracked schemas, evolution modes and rescued data.
+
+Avro files carry their writer's schema, so drift arrives as a field whose type changed
+(``code`` written as a string where the tracked column is ``long``), a new field, or a field
+renamed in case only. XML drifts as JSON does: a value that does not parse as its column's
+type, a new element or attribute, a malformed record. Every value ends up either in its
+column or in ``_rescued_data`` with its file; nothing is dropped without being counted.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner, Result
+from deltalake import DeltaTable
+
+from lakemark.cli import cli
+
+pytestmark = pytest.mark.spark
+
+
+def write_avro(path: Path, fields: list[tuple[str, Any]], rows: list[dict[str, Any]]) -> Path:
+    import fastavro
+
+    schema = {"type": "record", "name": "r", "fields": [
+        {"name": n, "type": t if isinstance(t, list) else ["null", t]} for n, t in fields]}
+    with path.open("wb") as out:
+        fastavro.writer(out, fastavro.parse_schema(schema), rows)
+    return path
+
+
+def run(runner: CliRunner, *args: str, ok: bool = True) -> Result:
+    result = runner.invoke(cli, list(args), catch_exceptions=False)
+    if ok:
+        assert result.exit_code == 0, result.output
+    return result
+
+
+def out(result: Result) -> dict[str, Any]:
+    return json.loads(result.output[result.output.index("{"):])
+
+
+def test_avro_drift_is_added_widened_or_rescued_run_after_run(spark: Any, tmp_path: Path
+                                                               ) -> None:
+    src, target = tmp_path / "in", tmp_path / "table"
+    src.mkdir()
+    state = f"sqlite:///{tmp_path / 'state.db'}"
+    runner = CliRunner()
+    ingest = ("ingest", "files", str(src), str(target), "--job", "j", "--state", state,
+              "--format", "avro", "--json", "--schema-evolution", "addNewColumns")
+    write_avro(src / "a.avro", [("id", "long"), ("code", "long")],
+               [{"id": 1, "code": 5}, {"id": 2, "code": 6}])
+    first = out(run(runner, *ingest))
+    assert first["rows"] == 2 and first["schema"]["added_columns"] == []
+    # b: code is now a string, a new field; c: id written as int (fits long), Code in case.
+    b = write_avro(src / "b.avro", [("id", "long"), ("code", "string"), ("extra", "double")],
+                   [{"id": 3, "code": "X5", "extra": 1.5}, {"id": 4, "code": None,
+                                                            "extra": None}])
+    write_avro(src / "c.avro", [("id", "int"), ("Code", "long"), ("code", "long")],
+               [{"id": 5, "Code": 9, "code": 7}])
+    second = out(run(runner, *ingest))
+    schema = second["schema"]
+    assert second["status"] == "SUCCEEDED" and second["rows"] == 3
+    assert schema["added_columns"] == ["extra"] and schema["inferred"] is False
+    assert schema["rescued_values"] == {"code": 1}
+    assert schema["rescued_new_columns"] == {"Code": 1}
+    fields = {f.name: f.type.type for f in DeltaTable(str(target)).schema().fields}
+    assert fields == {"id": "long", "code": "long", "extra": "double",
+                      "_rescued_data": "string"}
+    rows = {r["id"]: r for r in DeltaTable(str(target)).to_pyarrow_table().to_pylist()}
+    assert [(rows[i]["code"], rows[i]["extra"]) for i in (1, 3, 4, 5)] == [
+        (5, None), (None, 1.5), (None, None), (7, None)]
+    three = json.loads(rows[3]["_rescued_data"])
+    assert three == {"code": "X5", "_file_path": b.as_uri()}
+    assert json.loads(rows[5]["_rescued_data"])["Code"] == "9"
+    assert rows[4]["_rescued_data"] is None  # a null fits any column: nothing to rescue
+    shown = run(runner, "runs", "show", second["run_id"], "--state", state, "--json").output
+    assert json.loads(shown)["schemas"]["source"]["rescued_values"] == {"code": 1}
+
+
+@pytest.mark.long  # ./dev test -m long: kept out of the default run's time budget
+def test_avro_modes_rescue_fail_and_none(spark: Any, tmp_path: Path) -> None:
+    from lakemark import Job
+    from lakemark.errors import SchemaEvolutionError
+
+    src = tmp_path / "in"
+    src.mkdir()
+    state = f"sqlite:///{tmp_path / 'state.db'}"
+    write_avro(src / "a.avro", [("id", "long"), ("code", "long")], [{"id": 1, "code": 5}])
+
+    def read(job: Job, ctx: str, mode: str) -> list[dict[str, Any]]:
+        df = job.read_files(str(src), format="avro", ctx=ctx, schema_evolution=mode)
+        return [r.asDict() for r in df.orderBy("id").collect()]
+
+    with Job("j", state=state, spark=spark) as job:  # one first run per mode's source
+        for ctx in ("r", "n", "f"):
+            read(job, ctx, "addNewColumns")
+    write_avro(src / "b.avro", [("id", "long"), ("code", "string"),
+                                ("tags", {"type": "array", "items": "string"}),
+                                ("odd", ["null", "string", "long"])],  # no Spark type
+               [{"id": 2, "code": "X5", "tags": ["a", "b"], "odd": "a"},
+                {"id": 3, "code": None, "tags": None, "odd": 7}])
+    with Job("j", state=state, spark=spark) as job:
+        rescued = read(job, "r", "rescue")
+        ignored = read(job, "n", "none")
+    assert list(rescued[0]) == ["id", "code", "_rescued_data"]
+    assert (rescued[0]["code"], json.loads(rescued[0]["_rescued_data"])["tags"]) == \
+        (None, '["a","b"]')
+    assert [json.loads(r["_rescued_data"])["odd"] for r in rescued] == ["a", "7"]
+    assert [(r["id"], r["code"]) for r in ignored] == [(2, None), (3, None)]
+    assert set(json.loads(ignored[0]["_rescued_data"])) == {"code", "_file_path"}
+    assert ignored[1]["_rescued_data"] is None  # odd and tags are ignored (mode none)
+    with Job("j", state=state, spark=spark) as job, \
+            pytest.raises(SchemaEvolutionError, match=r"new column\(s\) tags, odd"):
+        read(job, "f", "failOnNewColumns")
+
+
+def test_xml_drift_is_added_or_rescued_and_malformed_records_are_kept(spark: Any,
+                                                                      tmp_path: Path) -> None:
+    src, target = tmp_path / "in", tmp_path / "table"
+    src.mkdir()
+    state = f"sqlite:///{tmp_path / 'state.db'}"
+    runner = CliRunner()
+    ingest = ("ingest", "files", str(src), str(target), "--job", "j", "--state", state,
+              "--format", "xml", "--option", "rowTag=row", "--json",
+              "--schema-evolution", "addNewColumns")
+    (src / "day=1").mkdir()
+    (src / "day=1" / "a.xml").write_text(
+        '<rows><row id="1"><code>5</code><s><x>1</x></s></row>\n'
+        '<row id="2"><code>6</code><s><x>2</x></s></row></rows>\n')
+    first = out(run(runner, *ingest))
+    assert first["rows"] == 2 and first["schema"]["inferred"]
+    b = src / "day=2" / "b.xml"
+    b.parent.mkdir()
+    b.write_text(
+        '<rows><row id="3"><code>X5</code><extra>e3</extra><s><x>3</x></s></row>\n'
+        '<row id="4"><Code>9</Code><code>7</code><s><x>4</x><y>new</y></s></row>\n'
+        '<row id="5"><code>8</code><broken></row>\n'
+        '<row id="6"><code>10</code><s><x>zz</x></s></row></rows>\n')
+    second = out(run(runner, *ingest))
+    schema = second["schema"]
+    assert second["status"] == "SUCCEEDED" and second["rows"] == 4
+    assert schema["added_columns"] == ["extra"]
+    assert schema["rescued_values"] == {"code": 1, "s": 2}
+    assert schema["rescued_new_columns"] == {"Code": 1} and schema["corrupt_records"] == 1
+    table = DeltaTable(str(target)).to_pyarrow_table().to_pylist()
+    rows = {r["_id"]: r for r in table if r["_id"] is not None}
+    assert [(rows[i]["code"], rows[i]["extra"], rows[i]["s"], rows[i]["day"])
+            for i in (1, 3, 4, 6)] == [(5, None, {"x": 1}, 1), (None, "e3", {"x": 3}, 2),
+                                       (7, None, None, 2), (10, None, None, 2)]
+    assert json.loads(rows[3]["_rescued_data"]) == {"code": "X5", "_file_path": b.as_uri()}
+    four = json.loads(rows[4]["_rescued_data"])
+    assert (four["Code"], four["s"]) == ("9", "<s><x>4</x><y>new</y></s>")
+    assert json.loads(rows[6]["_rescued_data"])["s"] == "<s><x>zz</x></s>"
+    broken = [json.loads(r["_rescued_data"]) for r in table if r["_id"] is None]
+    assert [r["_corrupt_record"] for r in broken] == ['<row id="5"><code>8</code><broken></row>']
+
+
+@pytest.mark.long  # ./dev test -m long: kept out of the default run's time budget
+def test_xml_modes_rescue_fail_and_none(spark: Any, tmp_path: Path) -> None:
+    from lakemark import Job
+    from lakemark.errors import ConfigError, SchemaEvolutionError
+
+    src = tmp_path / "in"
+    src.mkdir()
+    state = f"sqlite:///{tmp_path / 'state.db'}"
+    (src / "a.xml").write_text("<r><row><id>1</id><code>5</code></row></r>")
+
+    def read(job: Job, ctx: str, mode: str, **extra: Any) -> list[dict[str, Any]]:
+        df = job.read_files(str(src), format="xml", ctx=ctx, schema_evolution=mode,
+                            options={"rowTag": "row"}, **extra)
+        return [r.asDict() for r in df.orderBy("id").collect()]
+
+    with Job("j", state=state, spark=spark) as job:
+        for ctx in ("r", "n", "f"):
+            read(job, ctx, "addNewColumns")
+        with pytest.raises(ConfigError, match="rowTag"):
+            job.read_files(str(src), format="xml", ctx="s", schema_evolution="rescue")
+    (src / "b.xml").write_text('<r><row at="x"><id>2</id><code>X5</code><tag>a</tag>'
+                               '<tag>b</tag></row></r>')
+    with Job("j", state=state, spark=spark) as job:
+        rescued = read(job, "r", "rescue", rescued_data_column="_bad")
+        ignored = read(job, "n", "none", rescued_data_column=None)
+    assert list(rescued[0]) == ["code", "id", "_bad"] and rescued[0]["code"] is None
+    bad = json.loads(rescued[0]["_bad"])
+    assert (bad["code"], bad["_at"], bad["tag"]) == ("X5", "x", "<tag>a</tag><tag>b</tag>")
+    assert ignored == [{"code": None, "id": 2, "_corrupt_record": None}]
+    with Job("j", state=state, spark=spark) as job, \
+            pytest.raises(SchemaEvolutionError, match=r"new column\(s\) _at, tag"):
+        read(job, "f", "failOnNewColumns")
+
+
+@pytest.mark.long  # ./dev test -m long: kept out of the default run's time budget
+def test_tracked_avro_reads_every_type_as_the_untracked_reader(spark: Any, tmp_path: Path
+                                                               ) -> None:
+    import datetime as dt
+    import decimal
+    import uuid
+
+    import fastavro
+
+    from lakemark import Job
+    from lakemark.sources import read_files
+    from lakemark.storage import list_files
+
+    src = tmp_path / "in"
+    src.mkdir()
+    schema = fastavro.parse_schema({"type": "record", "name": "r", "fields": [
+        {"name": "id", "type": "long"},
+        {"name": "s", "type": ["null", {"type": "record", "name": "S", "fields": [
+            {"name": "x", "type": "int"}, {"name": "t", "type": ["null", "string"]}]}]},
+        {"name": "arr", "type": {"type": "array", "items": "long"}},
+        {"name": "m", "type": {"type": "map", "values": "double"}},
+        {"name": "ts", "type": {"type": "long", "logicalType": "timestamp-micros"}},
+        {"name": "d", "type": {"type": "int", "logicalType": "date"}},
+        {"name": "dec", "type": {"type": "bytes", "logicalType": "decimal", "precision": 10,
+                                 "scale": 2}},
+        {"name": "b", "type": "bytes"},
+        {"name": "e", "type": {"type": "enum", "name": "E", "symbols": ["A", "B"]}},
+        {"name": "u", "type": {"type": "string", "logicalType": "uuid"}},
+        {"name": "tm", "type": {"type": "int", "logicalType": "time-millis"}},
+    ]})
+
+    def row(i: int) -> dict[str, Any]:
+        return {"id": i, "s": {"x": i, "t": "t"}, "arr": [1, 2], "m": {"k": 1.5},
+                "ts": dt.datetime(2026, 1, 2, 3, 4, 5, tzinfo=dt.UTC), "d": dt.date(2026, 1, 2),
+                "dec": decimal.Decimal("12.34"), "b": b"\x00\x01", "e": "B",
+                "u": uuid.UUID(int=i), "tm": dt.time(1, 2, 3)}
+
+    state = f"sqlite:///{tmp_path / 'state.db'}"
+    for name in ("a", "b"):
+        with (src / f"{name}.avro").open("wb") as out:
+            fastavro.writer(out, schema, [row(ord(name))])
+        with Job("t", state=state, spark=spark) as job:
+            tracked = job.read_files(str(src), format="avro", ctx="c",
+                                     schema_evolution="addNewColumns")
+            got = [r.asDict(recursive=True) for r in tracked.collect()]
+    plain = read_files(spark, [f for f in list_files(str(src)).files
+                               if f.path.endswith("b.avro")], root=str(src), format="avro")
+    assert tracked.dtypes == [*plain.dtypes, ("_rescued_data", "string")]
+    assert got == [{**r.asDict(recursive=True), "_rescued_data": None}
+                   for r in plain.collect()]

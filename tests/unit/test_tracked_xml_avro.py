@@ -1,0 +1,84 @@
+"""The pure parts of the tracked XML and Avro reads: what fits, how files are planned, how a
+record's values are split (no JVM: Spark's type classes only)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import decimal
+
+from pyspark.sql import types as T
+
+from lakemark.sources._avro_tracked import FileFields, fits, merge_fields, plan_files, value_text
+from lakemark.sources._xml_tracked import XmlOptions, known_names, parse_record
+
+
+def test_only_lossless_conversions_fit() -> None:
+    assert fits(T.IntegerType(), T.LongType()) and fits(T.IntegerType(), T.DoubleType())
+    assert fits(T.FloatType(), T.DoubleType()) and fits(T.NullType(), T.StringType())
+    assert not fits(T.LongType(), T.IntegerType()) and not fits(T.LongType(), T.DoubleType())
+    assert not fits(T.StringType(), T.LongType()) and not fits(T.LongType(), T.StringType())
+    assert fits(T.DecimalType(5, 2), T.DecimalType(7, 3))
+    assert not fits(T.DecimalType(5, 2), T.DecimalType(5, 1))
+    assert fits(T.IntegerType(), T.DecimalType(12, 2)) and not fits(T.LongType(),
+                                                                      T.DecimalType(12, 2))
+    small = T.StructType([T.StructField("a", T.IntegerType())])
+    wide = T.StructType([T.StructField("a", T.LongType()), T.StructField("b", T.StringType())])
+    assert fits(small, wide) and not fits(wide, small)
+    assert fits(T.ArrayType(T.IntegerType()), T.ArrayType(T.LongType()))
+
+
+def test_first_types_win_unless_a_later_one_widens_them() -> None:
+    headers = [FileFields("a", (("id", T.IntegerType()), ("code", T.LongType()))),
+               FileFields("b", (("id", T.LongType()), ("code", T.StringType()),
+                                ("odd", None), ("p", T.StringType())))]
+    assert merge_fields(headers, {"p"}) == [("id", T.LongType()), ("code", T.LongType())]
+
+
+def test_files_are_planned_field_by_field() -> None:
+    schema = T.StructType([T.StructField("id", T.LongType()),
+                           T.StructField("code", T.LongType())])
+    headers = [FileFields("a", (("id", T.IntegerType()), ("code", T.StringType()),
+                                ("Code", T.LongType()), ("extra", T.StringType()))),
+               FileFields("b", (("id", T.LongType()), ("code", T.LongType())))]
+    of, plans = plan_files(headers, schema, rescue_new=False)
+    first, second = plans[of["a"]], plans[of["b"]]
+    assert first.take == (("id", "id"),) and first.ignore == ("extra",)
+    assert first.rescue == (("code", "code"), ("Code", "Code"))
+    assert second.take == (("id", "id"), ("code", "code")) and not second.rescue
+    _, plans = plan_files(headers[:1], schema, rescue_new=True)
+    assert plans[0].rescue[-1] == ("extra", "extra") and not plans[0].ignore
+
+
+def test_rescued_avro_values_are_text() -> None:
+    assert [value_text(v) for v in ("X5", 5, 1.5, True, decimal.Decimal("1.20"),
+                                     dt.date(2026, 1, 2), b"\x00\x01")] == \
+        ["X5", "5", "1.5", "true", "1.20", "2026-01-02", "AAE="]
+    assert value_text({"a": [1, None], "b": b"\x00"}) == '{"a":[1,null],"b":"AA=="}'
+
+
+def test_an_xml_record_splits_into_plain_and_structured_values() -> None:
+    options = XmlOptions("row", null_value="NA")
+    struct = T.StructType([T.StructField("x", T.LongType())])
+    known = {"s": known_names(struct)}
+    record = ('<row id="7"> <code> 5 </code><n>NA</n><t>a</t><t>b</t>'
+              '<s><x>1</x></s><u><x>1</x><y>2</y></u></row>')
+    plain, structured, odd = parse_record(record, options, known)  # type: ignore[misc]
+    assert plain == {"_id": "7", "code": "5", "n": None}
+    assert structured == {"t": "<t>a</t><t>b</t>", "s": "<s><x>1</x></s>",
+                          "u": "<u><x>1</x><y>2</y></u>"}
+    assert odd == []
+    _, _, odd = parse_record('<row><s a="1"><x>1</x></s></row>', options, known)  # type: ignore[misc]
+    assert odd == ["s"]  # an attribute the struct does not name
+    assert parse_record("<row><a></row>", options, known) is None
+
+
+def test_an_unclosed_row_keeps_the_rest_of_the_file() -> None:
+    from lakemark.sources._records import xml_records
+    from lakemark.sources._xml_tracked import _with_unclosed
+
+    text = "<r><row><a>1</a></row>\n<row><a>2</a>\n<row><a>3</a></row></r>"
+    assert list(_with_unclosed(text, xml_records(text, "row"), "row")) == [
+        "<row><a>1</a></row>", "<row><a>2</a>\n<row><a>3</a></row></r>"]
+    closed = "<r><row/><row><a>1</a></row></r>"
+    assert list(_with_unclosed(closed, xml_records(closed, "row"), "row")) == [
+        "<row/>", "<row><a>1</a></row>"]
