@@ -36,8 +36,10 @@ if TYPE_CHECKING:
 
 __all__ = ["reusing", "shared", "cached_metadata", "CACHE_SIZE"]
 
-#: How many parsed metadata versions the process keeps (most recently used first out last).
-CACHE_SIZE = 16
+#: How many metadata versions the process keeps, least recently used dropped first. A version
+#: a commit derived from a kept one shares its snapshot objects; one parsed from a file does not
+#: (a 1,000-snapshot table's metadata is ~4.4 MB of Python objects).
+CACHE_SIZE = 8
 
 _lock = threading.Lock()
 _cache: OrderedDict[str, Any] = OrderedDict()
