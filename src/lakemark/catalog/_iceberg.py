@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from ..errors import ConfigError
+from ._iceberg_reuse import reusing
 
 if TYPE_CHECKING:
     from pyiceberg.catalog import Catalog
@@ -215,7 +216,8 @@ def spec_for_table(spec: IcebergCatalogSpec, name: IcebergTableName) -> IcebergC
 
 
 def load_iceberg_catalog(spec: IcebergCatalogSpec) -> Catalog:
-    """Open the catalog (a SQL catalog's folder and tables are created on first use)."""
+    """Open the catalog (a SQL catalog's folder and tables are created on first use); it
+    reuses table metadata this process already parsed or wrote (:mod:`._iceberg_reuse`)."""
     try:
         from pyiceberg.catalog import load_catalog
     except ImportError as exc:
@@ -225,9 +227,10 @@ def load_iceberg_catalog(spec: IcebergCatalogSpec) -> Catalog:
     if uri.startswith("sqlite:///"):
         Path(uri[len("sqlite:///"):]).parent.mkdir(parents=True, exist_ok=True)
     try:
-        return load_catalog(spec.name, **properties)
+        catalog = load_catalog(spec.name, **properties)
     except Exception as exc:  # pyiceberg raises ValueError, SQLAlchemy and driver errors
         shown = _display(uri) if uri else repr(spec.name)
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise ConfigError(f"Iceberg catalog {shown} (from {spec.source}) cannot be opened: "
                           f"{first}") from exc
+    return reusing(catalog)

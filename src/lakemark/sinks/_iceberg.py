@@ -18,10 +18,16 @@ Sequence and guarantees:
    Delta). Files no snapshot lists are invisible to every Iceberg reader, so a killed write
    leaves no visible data; they are deleted if the write fails without being killed.
 4. Commit against the metadata read in step 1: pyiceberg's commit asserts that ``main`` still
-   points at the snapshot whose ancestry was checked, so a racing commit makes ours fail. Then
-   the table is reloaded: this write's id in the history → it committed; the token now there →
-   skipped (our files deleted); otherwise the check runs again and the commit is retried. A
-   new table is created and given its first snapshot in one catalog commit.
+   points at the snapshot whose ancestry was checked, so a racing commit makes ours fail
+   (pyiceberg's own rebuild-and-retry of the append is turned off). Then the table is
+   reloaded: this write's id in the history → it committed; the token now there → skipped
+   (our files deleted); otherwise the check runs again and the commit is retried. A new table
+   is created and given its first snapshot in one catalog commit.
+
+Appends merge manifests as Iceberg's do (``commit.manifest-merge.enabled``, true unless the
+table says otherwise; new tables get it set), so a snapshot's manifest list stays short however
+many runs appended; the catalog reuses metadata it already parsed and pyiceberg's deep copies
+of the history are skipped (:mod:`lakemark.catalog._iceberg_reuse`).
 
 ``mode="overwrite"`` deletes every row and adds the new files in one transaction (a delete
 and an append snapshot, committed together; the token is in both summaries). ``partition_by``
@@ -36,7 +42,7 @@ from __future__ import annotations
 import contextlib
 import os
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -62,8 +68,12 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
 __all__ = ["write_iceberg", "check_iceberg_write", "iceberg_committed", "iceberg_table_root",
-           "APP_ID_KEY", "APP_VERSION_KEY", "WRITE_ID_KEY", "MAX_COMMIT_ATTEMPTS"]
+           "MANIFEST_MERGE_KEY", "APP_ID_KEY", "APP_VERSION_KEY", "WRITE_ID_KEY",
+           "MAX_COMMIT_ATTEMPTS"]
 
+#: Iceberg's table property for merging manifests on append; lakemark's appends merge unless
+#: a table sets it to false (Iceberg's own default), and new tables get it set to true.
+MANIFEST_MERGE_KEY = "commit.manifest-merge.enabled"
 APP_ID_KEY = "lakemark.appId"
 APP_VERSION_KEY = "lakemark.appVersion"
 WRITE_ID_KEY = "lakemark.writeId"
@@ -75,15 +85,25 @@ def _first_line(exc: BaseException) -> str:
     return text.splitlines()[0] if text else type(exc).__name__
 
 
-def _summaries(table: Table) -> list[Mapping[str, str]]:
-    """The snapshot summaries of ``main``'s ancestry, newest first."""
-    from pyiceberg.table.snapshots import ancestors_of
-
-    return [dict(s.summary.additional_properties) if s.summary else {}
-            for s in ancestors_of(table.current_snapshot(), table.metadata)]
+def _summaries(table: Table) -> Iterator[Mapping[str, str]]:
+    """The snapshot summaries of ``main``'s ancestry, newest first (parent pointers followed
+    through a map of the snapshots: one pass, however long the history)."""
+    metadata = table.metadata
+    by_id = {s.snapshot_id: s for s in metadata.snapshots}
+    seen: set[int] = set()
+    current = metadata.current_snapshot_id
+    while current is not None and current not in seen:
+        snapshot = by_id.get(current)
+        if snapshot is None:
+            return  # expired: the ancestry ends here
+        seen.add(current)
+        yield snapshot.summary.additional_properties if snapshot.summary is not None else {}
+        current = snapshot.parent_snapshot_id
 
 
 def _token_committed(table: Table, token: IdempotencyToken | None) -> bool:
+    """Whether an ancestor of ``main`` records ``token``'s app id at a version at or above
+    its own (the whole ancestry is read: versions need not grow along it)."""
     if token is None:
         return False
     for summary in _summaries(table):
@@ -309,8 +329,9 @@ def _commit(catalog: Catalog, name: IcebergTableName, table: Table | None, frame
             if table is None:
                 with contextlib.suppress(Exception):  # exists already, or made by a racer
                     catalog.create_namespace_if_not_exists(name.namespace)
-                tx: Transaction = catalog.create_table_transaction(name.identifier, frame,
-                                                                   location=location)
+                tx: Transaction = catalog.create_table_transaction(
+                    name.identifier, frame, location=location,
+                    properties={MANIFEST_MERGE_KEY: "true"})
                 if change.partition_by:
                     with tx.update_spec() as spec:
                         for column in change.partition_by:
@@ -351,16 +372,31 @@ def _commit(catalog: Catalog, name: IcebergTableName, table: Table | None, frame
 
 
 def _transaction(table: Table) -> Any:
-    """``table.transaction()`` whose metadata view is computed once per set of updates.
+    """``table.transaction()`` as lakemark commits it: shared metadata views, merged
+    manifests, and no retry behind the token check's back.
 
-    pyiceberg's ``Transaction.table_metadata`` applies the pending updates to a deep copy of
-    the whole table metadata on every access, and one ``add_files`` reads it more than a dozen
-    times: with a long snapshot history that copying is nearly all of a commit's time. The
-    models are frozen, so the base metadata (no updates yet) and each computed view can be
-    shared; the view is recomputed whenever the tuple of updates is replaced.
+    * pyiceberg's ``Transaction.table_metadata`` applies the pending updates to the table's
+      metadata on every access, and one ``add_files`` reads it more than a dozen times; the
+      view is computed once per set of updates (the models are frozen, so it can be shared)
+      and is based on :func:`~lakemark.catalog._iceberg_reuse.shared` metadata, so no
+      deep copy of the history is made.
+    * Appends merge manifests as Iceberg's own appends do (pyiceberg's merge-append producer;
+      ``commit.manifest-merge.enabled`` unset counts as true, as in Iceberg, while pyiceberg
+      alone would make a fast append that adds one manifest to every later snapshot's list;
+      ``commit.manifest.min-count-to-merge`` and ``commit.manifest.target-size-bytes`` apply).
+    * A commit that loses a race fails with CommitFailedException instead of being rebuilt
+      and retried inside pyiceberg: :func:`_commit` reloads the table and checks the write id
+      and the token before it tries again, so a racing attempt with the same token is never
+      appended twice.
     """
-    from pyiceberg.table import Transaction
+    from pyiceberg.exceptions import CommitFailedException
+    from pyiceberg.table import MAIN_BRANCH, Transaction
     from pyiceberg.table.update import update_table_metadata
+    from pyiceberg.utils.properties import property_as_bool
+
+    from ..catalog._iceberg_reuse import shared
+
+    base = shared(table.metadata)
 
     class _Viewed(Transaction):
         _view: tuple[Any, Any] | None = None
@@ -368,11 +404,22 @@ def _transaction(table: Table) -> Any:
         @property
         def table_metadata(self) -> Any:
             if not self._updates:
-                return self._table.metadata
+                return base
             if self._view is None or self._view[0] is not self._updates:
-                self._view = (self._updates,
-                              update_table_metadata(self._table.metadata, self._updates))
+                self._view = (self._updates, update_table_metadata(base, self._updates))
             return self._view[1]
+
+        def _append_snapshot_producer(self, snapshot_properties: dict[str, str],
+                                      branch: str | None = MAIN_BRANCH) -> Any:
+            producer = self.update_snapshot(snapshot_properties=snapshot_properties,
+                                            branch=branch).merge_append()
+            producer._merge_enabled = property_as_bool(self.table_metadata.properties,
+                                                       MANIFEST_MERGE_KEY, True)
+            return producer
+
+        def _rebuild_snapshot_updates(self) -> None:
+            raise CommitFailedException(f"Iceberg table {'.'.join(table.name())} changed "
+                                        "while committing")
 
     return _Viewed(table)
 

@@ -1,0 +1,122 @@
+"""The Iceberg sink's commit step on a real SQLite SQL catalog (no JVM; pyarrow writes the
+Parquet files Spark would): a commit that loses a race re-checks its token, appends merge
+manifests, and parsed metadata is reused only for the metadata file it was read from."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from pyiceberg.catalog.sql import SqlCatalog
+
+from lakemark.catalog._iceberg import (
+    load_iceberg_catalog,
+    parse_table_name,
+    resolve_iceberg_catalog,
+)
+from lakemark.planning.iceberg import plan_snapshots
+from lakemark.sinks import IdempotencyToken
+from lakemark.sinks._iceberg import (
+    APP_ID_KEY,
+    APP_VERSION_KEY,
+    MANIFEST_MERGE_KEY,
+    WRITE_ID_KEY,
+    _commit,
+    _open,
+)
+from lakemark.sources.iceberg import snapshot_infos, table_files
+
+SCHEMA = pa.schema([("id", pa.int64())])
+NAME = parse_table_name("db.events")
+
+
+class Table:
+    """``db.events`` in a SQLite catalog under ``tmp``; each write is one Parquet file."""
+
+    def __init__(self, tmp: Path) -> None:
+        self.uri = f"sqlite:///{tmp / 'catalog.db'}"
+        self.root = tmp / "warehouse" / "db.db" / "events"
+        (self.root / "data").mkdir(parents=True)
+        self.files = 0
+
+    def catalog(self) -> Any:
+        return load_iceberg_catalog(resolve_iceberg_catalog(self.uri, env={}))
+
+    def file(self, ids: range) -> str:
+        path = self.root / "data" / f"part-{self.files:04d}.parquet"
+        self.files += 1
+        pq.write_table(pa.table({"id": pa.array(ids, pa.int64())}, schema=SCHEMA), path)
+        return path.as_uri()
+
+    def commit(self, ids: range, version: int, *, base: Any = None,
+               write_id: str | None = None) -> tuple[int | None, bool]:
+        """One sink commit of ``ids`` with token ``("app", version)`` in the snapshot summary,
+        as ``write_iceberg`` makes it; against ``base`` (a table loaded earlier) instead of the
+        current table when given."""
+        catalog = self.catalog()
+        current = base if base is not None else _open(catalog, NAME)
+        write_id = write_id or f"w{self.files}"
+        summary = {WRITE_ID_KEY: write_id, APP_ID_KEY: "app", APP_VERSION_KEY: str(version)}
+        return _commit(catalog, NAME, current, SCHEMA, self.root.as_uri(), [self.file(ids)],
+                       summary, IdempotencyToken("app", version), write_id)
+
+    def ids(self) -> list[int]:
+        table = _open(self.catalog(), NAME)
+        return sorted(table.scan().to_arrow().column("id").to_pylist())
+
+
+@pytest.fixture
+def table(tmp_path: Path) -> Table:
+    return Table(tmp_path)
+
+
+def test_a_commit_that_loses_a_race_checks_the_token_again(table: Table) -> None:
+    table.commit(range(0, 2), 1)
+    stale = _open(table.catalog(), NAME)
+    _, skipped = table.commit(range(2, 4), 2)  # the racer commits token 2 first
+    assert not skipped
+    snapshot, skipped = table.commit(range(10, 12), 2, base=stale)  # the same token, stale
+    assert skipped and snapshot == _open(table.catalog(), NAME).current_snapshot().snapshot_id
+    assert table.ids() == [0, 1, 2, 3]
+    _, skipped = table.commit(range(4, 6), 3, base=stale)  # a new token: retried, appended once
+    assert not skipped
+    assert table.ids() == [0, 1, 2, 3, 4, 5]
+    versions = [s.summary[APP_VERSION_KEY] for s in _open(table.catalog(), NAME).snapshots()]
+    assert versions == ["1", "2", "3"]
+
+
+def test_appends_merge_manifests_and_each_snapshot_still_lists_its_own_files(
+        table: Table) -> None:
+    table.commit(range(0, 1), 1)
+    first = _open(table.catalog(), NAME)
+    assert first.properties[MANIFEST_MERGE_KEY] == "true"  # set on create
+    with first.transaction() as tx:
+        tx.set_properties({"commit.manifest.min-count-to-merge": "3"})
+    for run in range(2, 10):
+        table.commit(range(run * 10, run * 10 + 1), run)
+    current = _open(table.catalog(), NAME)
+    lengths = [len(s.manifests(current.io)) for s in current.snapshots()]
+    assert max(lengths) <= 3, lengths  # without merging: 1, 2, …, 9
+    assert table.ids() == [0] + [run * 10 for run in range(2, 10)]
+    snapshots = current.snapshots()
+    rng = plan_snapshots("db.events", snapshot_infos(current), snapshots[2].snapshot_id,
+                         snapshots[-1].snapshot_id)
+    files = table_files(current, rng)  # the files the snapshots after the third one added
+    assert [Path(f.path).name for f in files] == [f"part-{i:04d}.parquet" for i in range(3, 9)]
+
+
+def test_metadata_is_reused_only_for_the_file_it_was_read_from(table: Table) -> None:
+    table.commit(range(0, 2), 1)
+    loaded = table.catalog().load_table(NAME.identifier)
+    again = table.catalog().load_table(NAME.identifier)  # another catalog object, same process
+    assert again.metadata is loaded.metadata  # not parsed again
+    plain = SqlCatalog("lakemark", uri=table.uri,
+                       warehouse=(table.root.parents[1]).as_uri())  # another writer
+    plain.load_table(NAME.identifier).add_files([table.file(range(7, 8))])
+    after = table.catalog().load_table(NAME.identifier)
+    assert after.metadata_location != loaded.metadata_location
+    assert len(after.snapshots()) == 2 and after.metadata is not loaded.metadata
+    assert table.ids() == [0, 1, 7]
