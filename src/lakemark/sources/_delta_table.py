@@ -291,11 +291,12 @@ def _exists(fs: FileSystem, root: str, rel: str) -> bool:
 
 
 def _plan_with_deltalake(target: Target, previous: Mapping[str, Any] | None,
-                         rng: VersionRange | None, opts: TableOptions, *, plan: bool
-                         ) -> _Planned:
+                         rng: VersionRange | None, opts: TableOptions, *, plan: bool,
+                         carry: bool = True) -> _Planned:
     """The plan with the table opened by deltalake at the pinned version: the first run, an
     untracked read, a replay, or when the state element cannot vouch for the table. ``plan``:
-    pin the range here (``rng`` is None) from the table's latest version."""
+    pin the range here (``rng`` is None) from the table's latest version; ``carry``: the run
+    passes the table's state on to a next run."""
     from ..tables._delta_snapshot import load_snapshot, table_state
 
     root = target.root
@@ -307,7 +308,7 @@ def _plan_with_deltalake(target: Target, previous: Mapping[str, Any] | None,
     pinned = latest if rng is None else rng.to_version
     _at_version(delta, pinned, root)
     table = table_state(delta)
-    _check_now(table, root)
+    _check_now(table, root, carry=carry)
     if previous and previous.get("table_id") not in (None, table.table_id):
         raise SourceError(f"Delta table {root} was replaced since the last run (table id "
                           f"{previous.get('table_id')} is now {table.table_id}): reset the ctx "
@@ -338,11 +339,13 @@ def _plan_with_deltalake(target: Target, previous: Mapping[str, Any] | None,
                     commit_digest(last_text) if last_text else None, False)
 
 
-def _check_now(table: TableState, root: str) -> None:
-    """The reader's refusals (protocol, features, column mapping) and the table source's
-    (commits a catalog or coordinator holds), for the table at the pinned version."""
+def _check_now(table: TableState, root: str, *, carry: bool) -> None:
+    """The reader's refusals (protocol, features, column mapping) for the table at the pinned
+    version and, when the run carries its state to a next run (``carry``), the table
+    source's: commits a catalog or coordinator holds, which that run's probe could not see."""
     check_readable(table, root)
-    check_probeable(table, root)
+    if carry:
+        check_probeable(table, root)
 
 
 # ------------------------------------------------------------------------- the files
@@ -416,11 +419,11 @@ def read_table(job: Job, table: str, *, ctx: str | None = None, format: str = "d
                         "it, so every run reads all of it (give it a ctx to read only new "
                         "commits)", root)
         planned = _plan_with_deltalake(target, None, None, replace(opts, starting_version=None),
-                                       plan=True)
+                                       plan=True, carry=False)
     elif job.from_run_id is not None:
         assert ctx is not None
         planned = _plan_with_deltalake(target, previous, _between_range(job, ctx), opts,
-                                       plan=False)
+                                       plan=False, carry=False)
     else:
         assert ctx is not None
         retry = _retry_range(job, ctx, previous)
