@@ -3,6 +3,7 @@ re-read, and planning time against the table's history length.
 
     python bench/delta_incremental.py [--commits 1000] [--rows-per-commit 50000]
                                       [--increment 10] [--history 100,1000] [--repeats 3]
+                                      [--plan-samples 11]
                                       [--out bench/results/delta_incremental.json]
 
 One local Delta table written by deltalake, one commit per append of ``--rows-per-commit`` rows
@@ -19,8 +20,10 @@ per column), commit.
 Planning time: the ``read_table`` call alone (plan, record, DataFrame built; no Spark action)
 of an incremental run taking ``--increment`` commits, with the table at each history length of
 ``--history`` (measured as the table grows), and of it the part before Spark builds the
-DataFrame (pin the version, read the commit files, record the manifest). Runs: best of
-``--repeats`` with every sample; planning: median of at least 5.
+DataFrame (check the bookmark's commit file, pin the latest version by probing commit files,
+read the range's commit files, record the manifest; no snapshot is loaded — each sample's
+manifest says so, ``table_state: carried``, and the result lists it). Runs: best of
+``--repeats`` with every sample; planning: median of ``--plan-samples`` (at least 5).
 """
 
 from __future__ import annotations
@@ -55,6 +58,7 @@ def main() -> None:
     parser.add_argument("--increment", type=int, default=10)
     parser.add_argument("--history", default="100,1000")
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--plan-samples", type=int, default=11)
     parser.add_argument("--out", default=str(Path(__file__).parent / "results"
                                              / "delta_incremental.json"))
     args = parser.parse_args()
@@ -108,15 +112,20 @@ def main() -> None:
 
     _delta_files.read_file_list = timed_build  # type: ignore[assignment]
 
-    def plan_once(job_name: str) -> tuple[float, float]:
+    def plan_once(job_name: str) -> tuple[float, float, str]:
         """(the read_table call, of which the part lakemark plans: before Spark builds
-        the DataFrame)."""
+        the DataFrame, and how the table state was had: carried or loaded)."""
         with Job(job_name, state=state, spark=spark) as job:
             start = time.perf_counter()
             job.read_table(table, ctx="src")
             took = time.perf_counter() - start
+            run_id = job.run_id
             job.end_without_commit()
-        return took, took - building[-1]
+        store = open_store(state)
+        how = next(str(i.plan.get("table_state")) for i in store.run_inputs(run_id)
+                   if i.ctx == "src")
+        store.close()
+        return took, took - building[-1], how
 
     def aggregate(df: Any) -> list[Any]:
         return df.agg(F.count("*"), F.sum("id"), F.sum("k"), F.sum("x"),
@@ -129,14 +138,16 @@ def main() -> None:
         name = f"plan-{n}"
         marks[n] = mark_behind(name)
         grow_to(n)
-        samples, plans = [], []
-        for _ in range(max(args.repeats, 5)):
-            total, plan = plan_once(name)
+        samples, plans, how = [], [], set()
+        for _ in range(max(args.plan_samples, 5)):
+            total, plan, state_how = plan_once(name)
             samples.append(round(total, 4))
             plans.append(round(plan, 4))
+            how.add(state_how)
         planning[str(n)] = {"samples_s": samples, "median_s": statistics.median(samples),
                             "best_s": min(samples), "plan_samples_s": plans,
-                            "plan_median_s": statistics.median(plans)}
+                            "plan_median_s": statistics.median(plans),
+                            "table_state": sorted(how)}
         print(f"history {n}: planning {planning[str(n)]}", flush=True)
 
     # The run comparison on the table at --commits commits; its mark was set above.

@@ -172,6 +172,8 @@ def test_s3_table_source(spark, s3, tmp_path):  # type: ignore[no-untyped-def]
                     storage_options=options)
     with Job("s3j", state=state, spark=spark) as job:
         assert _rows(job.read_table("s3://lake/t", ctx="src"), "id", "p") == [(3, "x")]
+    # planned from the bookmark's carried state and the commit files on S3, no snapshot
+    assert _manifest(state, "s3j", "src")["table_state"] == "carried"
 
 
 def test_glue_reads_with_a_ctx_and_catalog_names_go_through_the_bookmark(  # type: ignore[no-untyped-def]

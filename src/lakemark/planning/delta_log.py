@@ -29,8 +29,9 @@ from typing import Any
 from ..errors import ConfigError, SourceError, UnsupportedError
 
 __all__ = ["CDF_PROPERTY", "ChangeCommitError", "ChangeFile", "Commit", "CommitPlan",
-           "LogFile", "TableOptions", "VersionRange", "commit_file_name", "parse_commit",
-           "parse_table_options", "partition_value", "plan_commits", "plan_range"]
+           "LogFile", "MetaData", "Protocol", "TableOptions", "VersionRange",
+           "commit_file_name", "parse_commit", "parse_table_options", "partition_value",
+           "plan_commits", "plan_range"]
 
 #: The table property that turns Delta's change data feed on.
 CDF_PROPERTY = "delta.enableChangeDataFeed"
@@ -161,6 +162,31 @@ class LogFile:
 
 
 @dataclass(frozen=True)
+class MetaData:
+    """A ``metaData`` action: it replaces the table's metadata whole from its version on."""
+
+    table_id: str | None
+    schema_json: str  # the log's schemaString: Spark's StructType JSON
+    partition_columns: tuple[str, ...] = ()
+    configuration: tuple[tuple[str, str], ...] = ()
+
+    def setting(self, key: str, default: str | None = None) -> str | None:
+        """The table property ``key`` (None/``default`` when not set)."""
+        return next((v for k, v in self.configuration if k == key), default)
+
+
+@dataclass(frozen=True)
+class Protocol:
+    """A ``protocol`` action: the reader/writer versions and table features from its
+    version on."""
+
+    min_reader_version: int = 1
+    min_writer_version: int = 2
+    reader_features: tuple[str, ...] = ()
+    writer_features: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class Commit:
     """The actions of one commit that matter to a reader."""
 
@@ -171,6 +197,8 @@ class Commit:
     removes: tuple[LogFile, ...] = ()
     cdcs: tuple[LogFile, ...] = ()
     cdf: bool | None = None  # the change data feed setting of a metaData action, if any
+    metadata: MetaData | None = None
+    protocol: Protocol | None = None
 
     @property
     def removes_data(self) -> bool:
@@ -197,31 +225,62 @@ def _log_file(action: Mapping[str, Any]) -> LogFile:
     )
 
 
+def _metadata(action: Mapping[str, Any]) -> MetaData:
+    config = action.get("configuration") or {}
+    return MetaData(
+        table_id=None if action.get("id") is None else str(action["id"]),
+        schema_json=str(action.get("schemaString") or ""),
+        partition_columns=tuple(str(c) for c in action.get("partitionColumns") or ()),
+        configuration=tuple(sorted((str(k), str(v)) for k, v in config.items()
+                                   if v is not None)))
+
+
+def _protocol(action: Mapping[str, Any]) -> Protocol:
+    return Protocol(int(action.get("minReaderVersion") or 1),
+                    int(action.get("minWriterVersion") or 2),
+                    tuple(sorted(str(f) for f in action.get("readerFeatures") or ())),
+                    tuple(sorted(str(f) for f in action.get("writerFeatures") or ())))
+
+
 def parse_commit(version: int, lines: Iterable[str]) -> Commit:
-    """The :class:`Commit` of version ``version`` from its commit file's JSON lines."""
+    """The :class:`Commit` of version ``version`` from its commit file's JSON lines;
+    SourceError naming the commit file for a line that is not a well-formed action."""
     adds: list[LogFile] = []
     removes: list[LogFile] = []
     cdcs: list[LogFile] = []
     timestamp = operation = cdf = None
+    metadata: MetaData | None = None
+    protocol: Protocol | None = None
     for line in lines:
         if not line.strip():
             continue
-        action = json.loads(line)
-        if "add" in action:
-            adds.append(_log_file(action["add"]))
-        elif "remove" in action:
-            removes.append(_log_file(action["remove"]))
-        elif "cdc" in action:
-            cdcs.append(_log_file(action["cdc"]))
-        elif "commitInfo" in action:
-            info = action["commitInfo"] or {}
-            stamp = info.get("inCommitTimestamp", info.get("timestamp"))
-            timestamp = int(stamp) if stamp is not None else None
-            operation = info.get("operation")
-        elif "metaData" in action:
-            config = (action["metaData"] or {}).get("configuration") or {}
-            cdf = str(config.get(CDF_PROPERTY, "false")).strip().lower() == "true"
-    return Commit(version, timestamp, operation, tuple(adds), tuple(removes), tuple(cdcs), cdf)
+        try:
+            action = json.loads(line)
+            if not isinstance(action, dict):
+                raise ValueError("not a JSON object")
+            if "add" in action:
+                adds.append(_log_file(action["add"]))
+            elif "remove" in action:
+                removes.append(_log_file(action["remove"]))
+            elif "cdc" in action:
+                cdcs.append(_log_file(action["cdc"]))
+            elif "commitInfo" in action:
+                info = action["commitInfo"] or {}
+                stamp = info.get("inCommitTimestamp", info.get("timestamp"))
+                timestamp = int(stamp) if stamp is not None else None
+                operation = info.get("operation")
+            elif "metaData" in action:
+                metadata = _metadata(action["metaData"] or {})
+                cdf = str(metadata.setting(CDF_PROPERTY, "false")).strip().lower() == "true"
+            elif "protocol" in action:
+                protocol = _protocol(action["protocol"] or {})
+        except (ValueError, TypeError, KeyError, AttributeError) as exc:
+            what = f"missing {exc}" if isinstance(exc, KeyError) else str(exc)
+            raise SourceError(f"commit file {commit_file_name(version)} holds a line that is "
+                              f"not a well-formed Delta action ({what}): {line[:80]!r}"
+                              ) from None
+    return Commit(version, timestamp, operation, tuple(adds), tuple(removes), tuple(cdcs), cdf,
+                  metadata, protocol)
 
 
 @dataclass(frozen=True)

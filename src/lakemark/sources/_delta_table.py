@@ -7,12 +7,21 @@ A run of a tracked table source (one with a ``ctx``):
    range that attempt recorded, so a retried run reads exactly the same input;
 2. plans with :mod:`lakemark.planning.delta_log`: on the first run the snapshot at the pinned
    version (deltalake resolves it from the nearest checkpoint), later the commits after the
-   bookmark's version, read one commit file each by version number (``_delta_log/<v>.json``:
-   never a listing or replay of the whole log, so planning does not grow with history);
+   bookmark's version, read one commit file each by version number (``_delta_log/<v>.json``);
 3. records the range, its files and the state element in the run's manifest *before* reading
    (the element, the pinned version, commits with the run);
 4. reads the planned files with Spark's Parquet reader (or lakemark's data source on S3
    without S3A), partition values and change-feed columns as constants.
+
+A later run loads no snapshot (:mod:`lakemark.planning.delta_table_state`): the state element
+carries the table as of its version (schema, partition columns, settings, protocol) and the
+SHA-256 of that version's commit file; the run checks that file is still the same (the same
+table), pins the latest version by probing commit files forward from the bookmark's version or
+``_delta_log/_last_checkpoint``'s, and advances the carried state over the ``metaData`` and
+``protocol`` actions of the commits it reads anyway. Its cost follows the number of new commits,
+not the table's history. Where that cannot be done — an element written before the state was
+carried, the bookmark's commit file cleaned up, a replay of ``job-bookmark-from``/``-to`` —
+the run opens the table with deltalake at the pinned version instead, as the first run does.
 
 Options (Delta's streaming-source names): ``readChangeFeed``, ``skipChangeCommits``,
 ``startingVersion``. See docs/delta.md, "Delta tables as incremental sources".
@@ -24,16 +33,16 @@ import datetime as dt
 import logging
 import os
 from collections.abc import Mapping
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from .._fault import fault_point
-from ..errors import ConfigError, SourceError
+from ..errors import ConfigError, SinkError, SourceError
 from ..planning import FileEntry
 from ..planning.delta_log import (
-    CDF_PROPERTY,
     ChangeFile,
     Commit,
+    TableOptions,
     VersionRange,
     commit_file_name,
     parse_commit,
@@ -42,7 +51,20 @@ from ..planning.delta_log import (
     plan_commits,
     plan_range,
 )
+from ..planning.delta_table_state import (
+    TableState,
+    check_partitions,
+    check_probeable,
+    check_readable,
+    require_feed,
+    commit_digest,
+    find_latest,
+    last_checkpoint_version,
+    plan_table_range,
+)
 from ..state.manifest import SourceManifest
+from ..storage import FileSystem, filesystem_for
+from ..tables._delta_snapshot import DataFileRef
 
 if TYPE_CHECKING:
     from deltalake import DeltaTable
@@ -51,7 +73,6 @@ if TYPE_CHECKING:
 
     from ..job import Job
     from ..sinks._location import Target
-    from ..tables._delta_snapshot import DataFileRef
 
 __all__ = ["STATE_KIND", "CHANGE_COLUMNS", "read_table", "resolve_table"]
 
@@ -91,7 +112,6 @@ def _target(location: str) -> Target:
 
 
 def _open(target: Target) -> DeltaTable:
-    from ..errors import SinkError
     from ..sinks._location import open_delta
 
     try:
@@ -113,22 +133,32 @@ def _at_version(table: DeltaTable, version: int, root: str) -> None:
                           "was cleaned up): reset the ctx to read the table again") from exc
 
 
-def _read_commits(target: Target, first: int, last: int) -> list[Commit]:
-    """The commits ``first`` .. ``last``, each read from its own commit file by name."""
-    fs = target.filesystem()
-    out = []
+#: Where a table's commit files are, relative to its root.
+_LOG = "_delta_log"
+
+
+def _commit_text(fs: FileSystem, root: str, version: int) -> str | None:
+    """The text of version ``version``'s commit file (None if there is none)."""
+    try:
+        return fs.read_text(f"{_LOG}/{commit_file_name(version)}")
+    except SinkError as exc:
+        raise SourceError(f"Delta table {root}: {exc}") from exc
+
+
+def _read_commits(fs: FileSystem, root: str, first: int, last: int
+                  ) -> tuple[list[Commit], str | None]:
+    """The commits ``first`` .. ``last``, each read from its own commit file by name, and the
+    text of the last one (None when the range is empty)."""
+    out, text = [], None
     for version in range(first, last + 1):
-        path = target.absolute(f"_delta_log/{commit_file_name(version)}")
-        try:
-            with fs.open_input_stream(path) as handle:
-                text = handle.read().decode("utf-8")
-        except (FileNotFoundError, OSError) as exc:
+        text = _commit_text(fs, root, version)
+        if text is None:
             raise SourceError(
-                f"Delta table {target.root}: the commit file of version {version} cannot be "
-                f"read ({exc}); if the log was cleaned up since the last run, reset the ctx "
-                "to read the table again") from exc
+                f"Delta table {root}: the commit file of version {version} "
+                f"({_LOG}/{commit_file_name(version)}) is missing; if the log was cleaned up "
+                "since the last run, reset the ctx to read the table again")
         out.append(parse_commit(version, text.splitlines()))
-    return out
+    return out, text
 
 
 # ------------------------------------------------------------------------- the range
@@ -194,6 +224,130 @@ def _previous(job: Job, ctx: str | None, root: str) -> dict[str, Any] | None:
     return element
 
 
+# ----------------------------------------------------------------------- planning
+
+@dataclass(frozen=True)
+class _Planned:
+    """A planned range: the files to read (with their commit times), the table as of the
+    pinned version, and what the state element and manifest record."""
+
+    rng: VersionRange | None
+    latest: int | None  # the latest version seen (None: not looked up, a recorded range)
+    table: TableState
+    pairs: tuple[tuple[DataFileRef, int], ...]
+    skipped: tuple[int, ...]
+    digest: str | None  # SHA-256 of the pinned version's commit file (None: unknown)
+    carried: bool  # planned from the carried state, no snapshot loaded
+
+
+def _plan_from_log(root: str, previous: Mapping[str, Any], retry: VersionRange | None,
+                   opts: TableOptions) -> _Planned | None:
+    """An incremental run's plan from the state element and commit files alone (no snapshot);
+    None when the element cannot vouch for the table (then deltalake plans, see module doc)."""
+    carried = TableState.from_element(previous)
+    version = int(previous["version"])
+    if carried is None or not previous.get("commit_sha256"):
+        log.info("Delta table %s: the bookmark carries no table state yet; opening the table "
+                 "once", root)
+        return None
+    fs = filesystem_for(root)
+    text = _commit_text(fs, root, version)
+    if text is None:
+        log.info("Delta table %s: the commit file of the bookmark's version %d was cleaned "
+                 "up; opening the table", root, version)
+        return None
+    if commit_digest(text) != previous["commit_sha256"]:
+        raise SourceError(f"Delta table {root} was replaced since the last run (its commit "
+                          f"file of version {version} is not the one the bookmark read): "
+                          "reset the ctx to read it again")
+    check_probeable(carried, root)
+    latest: int | None = None
+    rng = retry
+    if rng is None:
+        hint = last_checkpoint_version(_last_checkpoint(fs, root))
+        latest = find_latest(
+            lambda v: _exists(fs, root, f"{_LOG}/{commit_file_name(v)}"), version, hint)
+        rng = plan_range(version, latest, table=root)
+    commits, last_text = _read_commits(fs, root, rng.from_version, rng.to_version)
+    plan, table = plan_table_range(carried, commits, opts, table=root)
+    return _Planned(rng, latest, table, tuple(_commit_refs(plan.files, table, opts)),
+                    plan.skipped, commit_digest(last_text) if last_text else
+                    str(previous["commit_sha256"]), True)
+
+
+def _last_checkpoint(fs: FileSystem, root: str) -> str | None:
+    try:
+        return fs.read_text(f"{_LOG}/_last_checkpoint")
+    except SinkError as exc:  # a hint only: probing from the bookmark's version works too
+        log.warning("Delta table %s: %s; probing from the bookmark's version", root, exc)
+        return None
+
+
+def _exists(fs: FileSystem, root: str, rel: str) -> bool:
+    try:
+        return fs.exists(rel)
+    except SinkError as exc:
+        raise SourceError(f"Delta table {root}: {exc}") from exc
+
+
+def _plan_with_deltalake(target: Target, previous: Mapping[str, Any] | None,
+                         rng: VersionRange | None, opts: TableOptions, *, plan: bool,
+                         carry: bool = True) -> _Planned:
+    """The plan with the table opened by deltalake at the pinned version: the first run, an
+    untracked read, a replay, or when the state element cannot vouch for the table. ``plan``:
+    pin the range here (``rng`` is None) from the table's latest version; ``carry``: the run
+    passes the table's state on to a next run."""
+    from ..tables._delta_snapshot import load_snapshot, table_state
+
+    root = target.root
+    delta = _open(target)
+    latest = int(delta.version())
+    if plan:
+        rng = plan_range(None if previous is None else int(previous["version"]), latest,
+                         opts.starting_version, table=root)
+    pinned = latest if rng is None else rng.to_version
+    _at_version(delta, pinned, root)
+    table = table_state(delta)
+    _check_now(table, root, carry=carry)
+    if previous and previous.get("table_id") not in (None, table.table_id):
+        raise SourceError(f"Delta table {root} was replaced since the last run (table id "
+                          f"{previous.get('table_id')} is now {table.table_id}): reset the ctx "
+                          "to read it again")
+    require_feed(table, opts, root)
+    fs = filesystem_for(root)
+    pairs: list[tuple[DataFileRef, int]] = []
+    skipped: tuple[int, ...] = ()
+    last_text: str | None = None
+    if rng is not None and not rng.empty and rng.snapshot:
+        snap = load_snapshot(root, {"versionAsOf": str(rng.to_version)})
+        commits, last_text = _read_commits(fs, root, rng.to_version, rng.to_version)
+        stamp = commits[0].timestamp_ms or 0
+        extra = _change_constants("insert", rng.to_version, stamp) \
+            if opts.read_change_feed else ()
+        pairs = [(replace(r, partition=r.partition + extra), stamp) for r in snap.files]
+    elif rng is not None and not rng.empty:
+        commits, last_text = _read_commits(fs, root, rng.from_version, rng.to_version)
+        at_start = bool(previous.get("cdf", table.cdf)) if previous else table.cdf
+        planned = plan_commits(commits, opts, cdf_at_start=at_start, cdf_now=table.cdf,
+                               table=root)
+        check_partitions(planned.files, table.partition_columns, root)
+        pairs = _commit_refs(planned.files, table, opts)
+        skipped = planned.skipped
+    elif rng is not None:
+        last_text = _commit_text(fs, root, rng.to_version)
+    return _Planned(rng, latest, table, tuple(pairs), skipped,
+                    commit_digest(last_text) if last_text else None, False)
+
+
+def _check_now(table: TableState, root: str, *, carry: bool) -> None:
+    """The reader's refusals (protocol, features, column mapping) for the table at the pinned
+    version and, when the run carries its state to a next run (``carry``), the table
+    source's: commits a catalog or coordinator holds, which that run's probe could not see."""
+    check_readable(table, root)
+    if carry:
+        check_probeable(table, root)
+
+
 # ------------------------------------------------------------------------- the files
 
 def _commit_time(ms: int | None) -> dt.datetime | None:
@@ -207,12 +361,13 @@ def _change_constants(change: str | None, version: int, ms: int | None
     return out + ((("_change_type", change),) if change is not None else ())
 
 
-def _commit_refs(changes: tuple[ChangeFile, ...], types: Mapping[str, str],
-                 cdf: bool) -> list[tuple[DataFileRef, int]]:
-    """Each planned file as the reader takes it (its constants typed), with its commit's time
-    in epoch milliseconds (what the manifest lists as the file's time)."""
-    from ..tables._delta_snapshot import DataFileRef
-
+def _commit_refs(changes: tuple[ChangeFile, ...], table: TableState, opts: TableOptions
+                 ) -> list[tuple[DataFileRef, int]]:
+    """Each planned file as the reader takes it (its constants typed by the table's schema),
+    with its commit's time in epoch milliseconds (what the manifest lists as the file's
+    time)."""
+    types = table.column_types()
+    cdf = opts.read_change_feed
     refs = []
     for change in changes:
         values = tuple((c, partition_value(v, types.get(c, "string")))
@@ -224,16 +379,16 @@ def _commit_refs(changes: tuple[ChangeFile, ...], types: Mapping[str, str],
     return refs
 
 
-def _schema(table: DeltaTable, cdf: bool) -> StructType:
+def _schema(table: TableState, cdf: bool, root: str) -> StructType:
     import json
 
     from pyspark.sql.types import LongType, StringType, StructField, StructType, TimestampType
 
-    schema = StructType.fromJson(json.loads(table.schema().to_json()))
+    schema = StructType.fromJson(json.loads(table.schema_json))
     clash = [c for c in CHANGE_COLUMNS if c in schema.fieldNames()] if cdf else []
     if clash:
-        raise ConfigError(f"Delta table has column(s) {', '.join(clash)}, which the change "
-                          "data feed adds; it cannot be read with readChangeFeed=true")
+        raise ConfigError(f"Delta table {root} has column(s) {', '.join(clash)}, which the "
+                          "change data feed adds; it cannot be read with readChangeFeed=true")
     if cdf:
         schema = StructType(schema.fields + [StructField("_change_type", StringType()),
                                              StructField("_commit_version", LongType()),
@@ -248,75 +403,56 @@ def read_table(job: Job, table: str, *, ctx: str | None = None, format: str = "d
     """The DataFrame of what this run of ``job`` takes from Delta table ``table``, and
     whether it is empty by plan (no Spark job made it). See the module documentation."""
     from ..tables._delta_files import read_file_list
-    from ..tables._delta_snapshot import Snapshot, _check_features, load_snapshot
+    from ..tables._delta_snapshot import Snapshot
 
     if not isinstance(format, str) or format.strip().lower() != "delta":
         raise ConfigError(f"read_table reads format 'delta', 'iceberg' or 'hudi', not {format!r}")
     opts = parse_table_options(options)
     target = _target(resolve_table(table))
     root = target.root
-    delta = _open(target)
-    latest = int(delta.version())
     previous = _previous(job, ctx, root)
     tracked = ctx is not None and job.bookmark_option != "disable"
+    planned: _Planned | None = None
     if not tracked:
         if ctx is None and job.bookmark_option != "disable":
             log.warning("table source %s has no transformation_ctx: bookmarks do not track "
                         "it, so every run reads all of it (give it a ctx to read only new "
                         "commits)", root)
-        rng: VersionRange | None = VersionRange(0, latest, snapshot=True)
+        planned = _plan_with_deltalake(target, None, None, replace(opts, starting_version=None),
+                                       plan=True, carry=False)
     elif job.from_run_id is not None:
         assert ctx is not None
-        rng = _between_range(job, ctx)
+        planned = _plan_with_deltalake(target, previous, _between_range(job, ctx), opts,
+                                       plan=False, carry=False)
     else:
         assert ctx is not None
-        rng = _retry_range(job, ctx, previous) or plan_range(
-            None if previous is None else int(previous["version"]), latest,
-            opts.starting_version, table=root)
-    pinned = latest if rng is None else rng.to_version
-    _at_version(delta, pinned, root)
-    _check_features(delta, root)
-    metadata = delta.metadata()
-    cdf_now = str((metadata.configuration or {}).get(CDF_PROPERTY, "false")).lower() == "true"
-    if previous and previous.get("table_id") not in (None, metadata.id):
-        raise SourceError(f"Delta table {root} was replaced since the last run (table id "
-                          f"{previous.get('table_id')} is now {metadata.id}): reset the ctx "
-                          "to read it again")
-    if opts.read_change_feed and not cdf_now:
-        raise ConfigError(f"Delta table {root} does not have the change data feed on "
-                          f"({CDF_PROPERTY}); readChangeFeed=true needs it")
+        retry = _retry_range(job, ctx, previous)
+        if previous is not None and (retry is None or (
+                not retry.snapshot and retry.from_version == int(previous["version"]) + 1)):
+            planned = _plan_from_log(root, previous, retry, opts)
+        if planned is None:
+            planned = _plan_with_deltalake(target, previous, retry, opts, plan=retry is None)
+    rng, state = planned.rng, planned.table
     cdf = opts.read_change_feed
-    schema = _schema(delta, cdf)
-    parts = tuple(metadata.partition_columns)
-    constants = parts + (("_commit_version", "_commit_timestamp") if cdf else ())
-    pairs: list[tuple[DataFileRef, int]] = []
-    skipped: tuple[int, ...] = ()
-    if rng is not None and not rng.empty and rng.snapshot:
-        snap = load_snapshot(root, {"versionAsOf": str(rng.to_version)})
-        stamp = _read_commits(target, rng.to_version, rng.to_version)[0].timestamp_ms or 0
-        extra = _change_constants("insert", rng.to_version, stamp) if cdf else ()
-        pairs = [(replace(r, partition=r.partition + extra), stamp) for r in snap.files]
-    elif rng is not None and not rng.empty:
-        commits = _read_commits(target, rng.from_version, rng.to_version)
-        at_start = bool(previous.get("cdf", cdf_now)) if previous else cdf_now
-        planned = plan_commits(commits, opts, cdf_at_start=at_start, cdf_now=cdf_now,
-                               table=root)
-        types = {f.name: f.dataType.typeName() for f in schema.fields}
-        pairs = _commit_refs(planned.files, types, cdf)
+    schema = _schema(state, cdf, root)
+    constants = state.partition_columns + \
+        (("_commit_version", "_commit_timestamp") if cdf else ())
+    if planned.skipped:
         skipped = planned.skipped
-        if skipped:
-            log.warning("Delta table %s: skipped %d commit(s) that remove or rewrite data "
-                        "(skipChangeCommits): versions %s", root, len(skipped),
-                        ", ".join(map(str, skipped[:20])) + (" …" if len(skipped) > 20 else ""))
-    refs = [ref for ref, _ in pairs]
+        log.warning("Delta table %s: skipped %d commit(s) that remove or rewrite data "
+                    "(skipChangeCommits): versions %s", root, len(skipped),
+                    ", ".join(map(str, skipped[:20])) + (" …" if len(skipped) > 20 else ""))
+    refs = [ref for ref, _ in planned.pairs]
+    pinned = rng.to_version if rng is not None else planned.latest
+    assert pinned is not None
     snapshot = Snapshot(root=root, version=pinned, schema_json=schema.json(),
                         partition_columns=constants, files=tuple(refs),
                         fs_config=dict(target.fs_config))
-    entries = [FileEntry(ms, snapshot.file_uri(ref), ref.size) for ref, ms in pairs]
+    entries = [FileEntry(ms, snapshot.file_uri(ref), ref.size) for ref, ms in planned.pairs]
     next_state = None
     if tracked and rng is not None and job.from_run_id is None:
         next_state = {"kind": STATE_KIND, "source": root, "version": rng.to_version,
-                      "table_id": metadata.id, "cdf": cdf_now}
+                      **state.to_element(), "commit_sha256": planned.digest}
     elif tracked and previous is not None and job.from_run_id is None:
         next_state = dict(previous)
     recorded = SourceManifest(
@@ -325,8 +461,9 @@ def read_table(job: Job, table: str, *, ctx: str | None = None, format: str = "d
         planned_files=len(refs), planned_bytes=sum(r.size for r in refs),
         previous_state=dict(previous) if previous else None, next_state=next_state,
         replay=job.replay_case(ctx) if tracked and ctx is not None else None,
-        extra={"table": table, "latest_version": latest, "options": opts.to_json(),
-               "skipped_commits": list(skipped), "change_data_feed": cdf_now},
+        extra={"table": table, "latest_version": planned.latest, "options": opts.to_json(),
+               "skipped_commits": list(planned.skipped), "change_data_feed": state.cdf,
+               "table_state": "carried" if planned.carried else "loaded"},
         present=frozenset({"range", "previous_state", "next_state"}),
     )
     fault_point("after-plan")
@@ -335,4 +472,3 @@ def read_table(job: Job, table: str, *, ctx: str | None = None, format: str = "d
     frame = read_file_list(job.spark, snapshot, schema)
     fault_point("mid-read")
     return frame, not refs
-

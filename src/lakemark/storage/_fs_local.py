@@ -28,7 +28,7 @@ class LocalFileSystem:
 
     def read_text(self, rel: str) -> str | None:
         try:
-            return self._path(rel).read_text()
+            return self._path(rel).read_text(encoding="utf-8")
         except (FileNotFoundError, NotADirectoryError):
             return None
         except OSError as exc:
@@ -39,7 +39,7 @@ class LocalFileSystem:
         tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex}.tmp")
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            tmp.write_text(text)
+            tmp.write_text(text, encoding="utf-8")
             os.replace(tmp, path)
         except OSError as exc:
             tmp.unlink(missing_ok=True)

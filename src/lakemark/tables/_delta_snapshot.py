@@ -21,18 +21,20 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
 
 from ..errors import ConfigError, SinkError, SourceError, UnsupportedError
+from ..planning.delta_log import MetaData, Protocol
+from ..planning.delta_table_state import (
+    MAX_READER_VERSION,
+    READER_FEATURES,
+    TableState,
+    check_readable,
+)
 from ..sinks._location import Target, open_delta, resolve_target
 
 if TYPE_CHECKING:
     from deltalake import DeltaTable
 
-__all__ = ["DataFileRef", "Snapshot", "load_snapshot", "READER_FEATURES", "time_travel"]
-
-#: Reader table features whose tables this reader returns exactly.
-READER_FEATURES = frozenset({"timestampNtz", "v2Checkpoint", "vacuumProtocolCheck",
-                             "checkpointProtection", "typeWidening", "typeWidening-preview",
-                             "deletionVectors"})
-MAX_READER_VERSION = 3
+__all__ = ["DataFileRef", "Snapshot", "load_snapshot", "READER_FEATURES", "table_state",
+           "time_travel"]
 
 
 @dataclass(frozen=True)
@@ -100,22 +102,22 @@ def time_travel(options: dict[str, str]) -> int | dt.datetime | None:
     return None
 
 
+def table_state(table: DeltaTable) -> TableState:
+    """The :class:`~lakemark.planning.delta_table_state.TableState` of ``table`` at the
+    version it is loaded at: what a table source carries to its next run."""
+    metadata, protocol = table.metadata(), table.protocol()
+    return TableState.of(
+        MetaData(str(metadata.id), table.schema().to_json(),
+                 tuple(metadata.partition_columns),
+                 tuple(sorted((str(k), str(v)) for k, v in
+                              (metadata.configuration or {}).items() if v is not None))),
+        Protocol(int(protocol.min_reader_version), int(protocol.min_writer_version),
+                 tuple(sorted(protocol.reader_features or ())),
+                 tuple(sorted(protocol.writer_features or ()))))
+
+
 def _check_features(table: DeltaTable, root: str) -> None:
-    protocol = table.protocol()
-    if protocol.min_reader_version > MAX_READER_VERSION:
-        raise UnsupportedError(f"Delta table {root} needs reader protocol version "
-                               f"{protocol.min_reader_version}; lakemark reads versions 1 to "
-                               f"{MAX_READER_VERSION}")
-    features = set(protocol.reader_features or ())
-    mode = (table.metadata().configuration or {}).get("delta.columnMapping.mode", "none")
-    if (protocol.min_reader_version >= 2 and str(mode).lower() != "none") or \
-            "columnMapping" in features:
-        raise UnsupportedError(f"Delta table {root} uses column mapping (mode {mode}), which "
-                               "lakemark's Delta reader does not support")
-    unknown = sorted(features - READER_FEATURES)
-    if unknown:
-        raise UnsupportedError(f"Delta table {root} uses reader feature(s) {', '.join(unknown)}, "
-                               "which lakemark's Delta reader does not support")
+    check_readable(table_state(table), root)
 
 
 _REFUSALS = (
