@@ -100,9 +100,10 @@ def ingest() -> None:
 @click.option("--merge-schema", is_flag=True,
               help="Delta or Iceberg target: add new columns of the data to the table (Delta's "
               "mergeSchema); table columns the data lacks are written as nulls (with "
-              "--merge-key: the columns are added before the merge, and a table column the "
-              "data lacks keeps its value on update). Without it a schema difference fails the "
-              "run before anything is written.")
+              "--merge-key on Delta: the columns are added before the merge, and a table column "
+              "the data lacks keeps its value on update; an Iceberg merge needs every table "
+              "column). Without it a schema difference fails the run before anything is "
+              "written.")
 @click.option("--merge-key", "merge_keys", multiple=True, metavar="COL",
               help="Delta or Iceberg target: merge the run's rows into the table by key COL "
               "(repeatable "
