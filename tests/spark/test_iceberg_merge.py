@@ -214,8 +214,8 @@ def test_retry_after_merge_commit_does_not_merge_twice(spark: Any, lake: Lake) -
     the table and skips the merge (the table is as after one merge)."""
     script = lake.tmp / "job.py"
     script.write_text(textwrap.dedent(f"""
-        import sys
-                with Job("m", state={lake.state!r}) as job:
+        from lakemark import Job
+        with Job("m", state={lake.state!r}) as job:
             df = job.spark.createDataFrame([(1, "A", "U", 2), (2, None, "D", 2), (3, "c", "I", 2)],
                                            {SCHEMA!r})
             job.write(df, "db.customers", format="iceberg", ctx="out", merge_keys=["id"],
