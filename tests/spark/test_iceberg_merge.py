@@ -94,7 +94,8 @@ def test_merge_updates_deletes_inserts_exactly_once(spark: Any, lake: Lake) -> N
     assert len(lake.table().snapshots()) == len(table.snapshots())
 
 
-def test_inserts_only_is_an_append_and_bad_input_writes_nothing(spark: Any, lake: Lake) -> None:
+def test_inserts_only_is_an_append_bad_input_writes_nothing_merge_schema_adds(
+        spark: Any, lake: Lake) -> None:
     _merge(spark, lake, [(1, "a", "I", 1)])
     _merge(spark, lake, [(2, "b", "I", 1), (3, "c", "I", 1)])
     assert lake.operations() == ["append", "append"]  # incremental readers take it
@@ -115,17 +116,14 @@ def test_inserts_only_is_an_append_and_bad_input_writes_nothing(spark: Any, lake
                      iceberg_catalog=lake.catalog, options={"mergeSchema": "true"})
     assert len(lake.table().snapshots()) == before
     assert lake.rows() == {1: ("a", "I", 1), 2: ("b", "I", 1), 3: ("c", "I", 1)}
-
-
-def test_merge_schema_adds_columns_in_the_merge_commit(spark: Any, lake: Lake) -> None:
-    _merge(spark, lake, [(1, "a", "I", 1), (2, "b", "I", 1)])
-    wide = spark.createDataFrame([(1, "A", "U", 2, "x"), (3, "c", "I", 2, "y")],
+    wide = spark.createDataFrame([(1, "A", "U", 2, "x"), (4, "d", "I", 2, "y")],
                                  SCHEMA + ", tier string")
     result = write_target(spark, wide, "db.customers", format="iceberg", merge_keys=["id"],
                           iceberg_catalog=lake.catalog, options={"mergeSchema": "true"})
-    assert result.rows == 2
+    assert result.rows == 2  # the new column joins in the merge's own commit
+    assert len(lake.table().snapshots()) == before + 2  # overwrite (key 1) + append
     got = {r["id"]: (r["name"], r["tier"]) for r in lake.table().scan().to_arrow().to_pylist()}
-    assert got == {1: ("A", "x"), 2: ("b", None), 3: ("c", "y")}
+    assert got == {1: ("A", "x"), 2: ("b", None), 3: ("c", None), 4: ("d", "y")}
 
 
 def test_compound_string_keys(spark: Any, lake: Lake) -> None:
