@@ -109,3 +109,31 @@ def test_glue_iceberg_second_run_takes_only_the_new_snapshot(
         ("ann", 1.0, 1), ("ann", 10.0, 1), ("bob", 5.0, 1)]  # run 2 totalled only order 3
     assert "iceberg orders now 3 rows, this run 1" in log
     assert len(lake.catalog().load_table("lake.orders").snapshots()) == 2
+
+
+def test_an_iceberg_entry_missing_from_the_iceberg_catalog_is_refused(
+        spark: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A Data Catalog entry says ``table_type=iceberg`` but the Iceberg catalog in use has no
+    such table: reads and writes fail naming both and the setting to change; a write creates
+    nothing elsewhere."""
+    from lakemark.errors import ConfigError
+    from lakemark.glue import GlueContext
+
+    glue = GlueEnv(tmp_path)
+    uri = f"sqlite:///{tmp_path / 'iceberg' / 'catalog.db'}"
+    monkeypatch.setenv(CATALOG_ENV, uri)
+    monkeypatch.setenv("LAKEMARK_CATALOG", str(glue.catalog.parent))
+    glue.add_table("lake", {
+        "Name": "ghost", "TableType": "EXTERNAL_TABLE", "Parameters": {"table_type": "iceberg"},
+        "StorageDescriptor": {"Columns": [{"Name": "id", "Type": "bigint"}],
+                              "Location": str(tmp_path / "ghost")}})
+    context = GlueContext(spark.sparkContext)
+    refused = (r"catalog table lake\.ghost is an Iceberg table, but Iceberg table lake\.ghost "
+               r"does not exist in catalog 'lakemark' .*; set LAKEMARK_ICEBERG_CATALOG")
+    with pytest.raises(ConfigError, match=refused):
+        context.write_data_frame.from_catalog(
+            frame=spark.createDataFrame([(1,)], "id long"), database="lake", table_name="ghost")
+    with pytest.raises(ConfigError, match=refused):
+        context.create_data_frame.from_catalog(database="lake", table_name="ghost")
+    iceberg = SqlCatalog("lakemark", uri=uri, warehouse=(tmp_path / "w").as_uri())
+    assert iceberg.list_namespaces() == []

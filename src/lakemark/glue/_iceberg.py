@@ -81,6 +81,23 @@ def _name(table: CatalogTable) -> str:
     return f"{table.database}.{table.name}"
 
 
+def _existing(table: CatalogTable, catalog: str | None) -> str:
+    """The Iceberg name of a catalog entry's table, once it is known to exist in the Iceberg
+    catalog; ConfigError otherwise (a write must not create a table elsewhere)."""
+    from ..catalog._iceberg import CATALOG_ENV
+    from ..errors import SourceError
+    from ..sources.iceberg import open_table
+
+    name = _name(table)
+    try:
+        open_table(name, catalog)
+    except SourceError as exc:
+        raise ConfigError(f"catalog table {table.qualified_name} is an Iceberg table, but {exc}; "
+                          f"set {CATALOG_ENV} to the Iceberg catalog that holds it (with "
+                          "--catalog glue it is the Glue Data Catalog itself)") from None
+    return name
+
+
 def _read_options(table: CatalogTable, extra: Mapping[str, Any]) -> dict[str, str]:
     out: dict[str, str] = {}
     known = {o.lower(): o for o in (*_TIME_TRAVEL, *_SKIPS)}
@@ -102,9 +119,9 @@ def read_iceberg_catalog(glue_ctx: GlueContext, table: CatalogTable, predicate: 
     from ..sources.iceberg import CATALOG_OPTION
     from ..tables._iceberg import load_iceberg
 
-    name = _name(table)
     options = _read_options(table, extra)
     catalog = iceberg_catalog_of(glue_ctx)
+    name = _existing(table, catalog)
     with_catalog = {CATALOG_OPTION: catalog} if catalog else {}
     skips = {k: v for k, v in options.items() if k in _SKIPS}
     travel = {k: v for k, v in options.items() if k in _TIME_TRAVEL}
@@ -130,8 +147,7 @@ def write_iceberg_catalog(glue_ctx: GlueContext, df: DataFrame, table: CatalogTa
                           ctx: str | None) -> WriteResult:
     """Append ``df`` to the Iceberg table of a catalog entry (see the module docstring);
     ``options``: ``txnAppId``/``txnVersion``, ``mergeSchema``, ``compression``; others are
-    refused by name."""
-    name = _name(table)
+    refused by name. The table must exist in the Iceberg catalog (ConfigError otherwise)."""
     writer: dict[str, str] = {}
     for key, value in options.items():
         if key in ("txnAppId", "txnVersion") or key.lower() in ("mergeschema", "compression"):
@@ -141,6 +157,7 @@ def write_iceberg_catalog(glue_ctx: GlueContext, df: DataFrame, table: CatalogTa
                                    f"{table.qualified_name}; supported: compression, mergeSchema, "
                                    "txnAppId, txnVersion")
     catalog = iceberg_catalog_of(glue_ctx)
+    name = _existing(table, catalog)
     job = glue_ctx.active_job()
     if job is not None:
         return job.write(df, name, format="iceberg", mode="append", partition_by=partition_keys,
