@@ -65,6 +65,11 @@ def write_frame(
             options={k: v for k, v in (options or {}).items()
                      if k not in ("txnAppId", "txnVersion")},
             iceberg_catalog=iceberg_catalog)
+        if merge is not None:  # a merge's options checked before any record too
+            from .sinks._iceberg_merge import check_iceberg_merge
+
+            check_iceberg_merge(target, {k: v for k, v in (options or {}).items()
+                                         if k not in ("txnAppId", "txnVersion")}, partition_by)
     key = claim_sink(job, ctx, target)
     automatic: IdempotencyToken | None = None
     folder = folder_token_supported(target, fmt)

@@ -104,9 +104,9 @@ class IngestOptions:
                                         f"{self.target_format}")
             writer = {"txnAppId": self.txn_app_id, "txnVersion": str(self.txn_version)}
         if self.merge_schema:
-            if self.target_format != "delta":
-                raise IngestOptionError(f"--merge-schema applies to Delta targets only, not "
-                                        f"--target-format {self.target_format}")
+            if self.target_format not in ("delta", "iceberg"):
+                raise IngestOptionError(f"--merge-schema applies to Delta and Iceberg targets "
+                                        f"only, not --target-format {self.target_format}")
             writer["mergeSchema"] = "true"
         if self.schema_evolution is not None and self.target_format == "delta":
             writer["mergeSchema"] = "true"  # the tracked schema decides the columns written
@@ -162,9 +162,9 @@ class IngestOptions:
             if self.delete_when is not None or self.order_by:
                 raise IngestOptionError("--delete-when and --order-by go with --merge-key")
             return
-        if self.target_format != "delta":
-            raise IngestOptionError(f"--merge-key applies to Delta targets only, not "
-                                    f"--target-format {self.target_format}")
+        if self.target_format not in ("delta", "iceberg"):
+            raise IngestOptionError(f"--merge-key applies to Delta and Iceberg targets only, "
+                                    f"not --target-format {self.target_format}")
         conflicts = [name for name, given in (
             ("--write-mode overwrite", self.write_mode != "append"),
             ("--partition-by", bool(self.partition_by)),

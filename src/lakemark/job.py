@@ -582,7 +582,7 @@ class Job:
         ``iceberg_catalog`` (else ``LAKEMARK_ICEBERG_CATALOG``, else the default SQLite
         catalog; see docs/iceberg.md), with the same per-run tokens as Delta.
 
-        With ``merge_keys`` (Delta only) the frame is merged into the table by those keys
+        With ``merge_keys`` (Delta or Iceberg) the frame is merged into the table by those keys
         (update-all/insert-all; ``delete_when`` rows delete; ``order_by``: latest row per key
         wins; see :mod:`lakemark.sinks._merge`), exactly once per run like an append.
 

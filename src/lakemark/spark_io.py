@@ -439,4 +439,7 @@ def install() -> None:
     W.json = _writer_call(wgiven("json"), W.json, ("path", "mode"))  # type: ignore[method-assign]
     W.csv = _writer_call(wgiven("csv"), W.csv, ("path", "mode"))  # type: ignore[method-assign]
     W.orc = _writer_call(wgiven("orc"), W.orc, ("path", "mode", "partitionBy"))  # type: ignore[method-assign]
+    from .tables._iceberg_v2 import install_writer_v2
+
+    install_writer_v2()  # df.writeTo(…) on Iceberg tables
     _installed = True

@@ -39,3 +39,50 @@ def test_glue_data_catalog_holds_lakemark_iceberg_tables(spark: Any, s3: Any, tm
         read = job.read_table("db.events", format="iceberg", ctx="src",
                               options={"iceberg_catalog": "glue"})
         assert sorted(r.id for r in read.collect()) == [1, 2]
+
+
+def test_glue_script_calls_on_an_iceberg_table_of_the_glue_api(
+        spark: Any, s3: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``--catalog glue``: the Data Catalog lists the table with ``table_type=ICEBERG`` and the
+    same table is the Iceberg table (pyiceberg's Glue catalog on moto_server's endpoint). A
+    Glue script's catalog sink (``write_dynamic_frame.from_catalog``, ``getSink`` +
+    ``setCatalogInfo``) appends to it exactly once per run, and ``create_data_frame.from_catalog``
+    with a ``transformation_ctx`` takes only what the table gained since the last run."""
+    from lakemark.catalog._iceberg import CATALOG_ENV
+    from lakemark.glue import GlueContext
+    from lakemark.glue.dynamicframe import DynamicFrame
+    from lakemark.glue.job import Job as GlueJob
+    from lakemark.sinks import write_target
+
+    monkeypatch.setenv("PYICEBERG_HOME", str(tmp_path))
+    monkeypatch.setenv(WAREHOUSE_ENV, str(tmp_path / "warehouse"))
+    monkeypatch.delenv(CATALOG_ENV, raising=False)
+    monkeypatch.setenv("LAKEMARK_CATALOG", "glue")
+    monkeypatch.setenv("LAKEMARK_STATE", f"sqlite:///{tmp_path / 'state.db'}")
+    schema = "id long, name string"
+    write_target(spark, spark.createDataFrame([(1, "a")], schema), "shop.orders",
+                 format="iceberg", iceberg_catalog="glue")  # registered as Glue/Athena do
+    assert s3.client("glue").get_table(DatabaseName="shop", Name="orders")["Table"][
+        "Parameters"]["table_type"] == "ICEBERG"
+    taken = []
+    for run, rows in enumerate(([(2, "b")], [(3, "c"), (4, "d")])):
+        glue = GlueContext(spark.sparkContext)
+        job = GlueJob(glue)
+        job.init("ice-glue", {"job_bookmark_option": "job-bookmark-enable"})
+        frame = DynamicFrame.fromDF(spark.createDataFrame(rows, schema), glue, "rows")
+        if run == 0:
+            glue.write_dynamic_frame.from_catalog(frame=frame, database="shop",
+                                                  table_name="orders",
+                                                  transformation_ctx="orders_sink")
+        else:
+            sink = glue.getSink(connection_type="s3", path="s3://unused/",
+                                transformation_ctx="orders_sink")
+            sink.setCatalogInfo(catalogDatabase="shop", catalogTableName="orders")
+            sink.writeFrame(frame)
+        read = glue.create_data_frame.from_catalog(database="shop", table_name="orders",
+                                                   transformation_ctx="orders_src")
+        taken.append(sorted(r.id for r in read.collect()))
+        job.commit()
+    assert taken == [[1, 2], [3, 4]]
+    whole = glue.create_dynamic_frame.from_catalog(database="shop", table_name="orders")
+    assert sorted(r.id for r in whole.toDF().collect()) == [1, 2, 3, 4]

@@ -66,3 +66,42 @@ def test_format_iceberg_writes_and_reads_without_jars(spark: Any, tmp_path: Path
                .load("db.t")) == [1, 2, 3]  # time travel still sees the old rows
     with pytest.raises(ConfigError, match="snapshot-ids"):
         spark.read.format("iceberg").option("snapshot-ids", "1").load("db.t")
+
+
+def test_write_to_an_iceberg_catalog_of_the_session_without_jars(
+        spark: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``df.writeTo`` (DataFrameWriterV2): ``.using("iceberg")`` or a name under a Spark catalog
+    configured with Iceberg's plugin (as Glue Iceberg jobs configure ``glue_catalog``) goes to
+    lakemark's Iceberg sink; Spark's rules for create/append/replace hold."""
+    from lakemark.errors import UnsupportedError
+
+    uri = f"sqlite:///{tmp_path / 'iceberg' / 'catalog.db'}"
+    monkeypatch.setenv(CATALOG_ENV, uri)
+    spark.conf.set("spark.sql.catalog.glue_catalog", "org.apache.iceberg.spark.SparkCatalog")
+    try:
+        rows = spark.createDataFrame([(1, "a"), (2, "b")], "id long, d string")
+        with pytest.raises(ConfigError, match=r"TABLE_OR_VIEW_NOT_FOUND.*db\.v2"):
+            rows.writeTo("glue_catalog.db.v2").append()
+        rows.writeTo("db.v2").using("iceberg").partitionedBy("d").create()
+        with pytest.raises(ConfigError, match="TABLE_OR_VIEW_ALREADY_EXISTS"):
+            rows.writeTo("glue_catalog.db.v2").create()
+        spark.createDataFrame([(3, "a")], "id long, d string").writeTo(
+            "glue_catalog.db.v2").append()
+        catalog = SqlCatalog("lakemark", uri=uri,
+                             warehouse=(tmp_path / "iceberg" / "warehouse").as_uri())
+        table = catalog.load_table("db.v2")
+        assert isinstance(table.spec().fields[0].transform, IdentityTransform)
+        assert ids(spark.read.format("iceberg").load("db.v2")) == [1, 2, 3]
+        spark.createDataFrame([(9, "z")], "id long, d string").writeTo(
+            "glue_catalog.db.v2").createOrReplace()
+        assert ids(spark.read.format("iceberg").load("db.v2")) == [9]
+        with pytest.raises(UnsupportedError, match="overwritePartitions"):
+            rows.writeTo("glue_catalog.db.v2").overwritePartitions()
+        from pyspark.sql.functions import partitioning
+
+        with pytest.raises(UnsupportedError, match=r"partition transforms \(days\(d\)\)"):
+            rows.writeTo("glue_catalog.db.days").partitionedBy(
+                partitioning.days("d")).create()
+        assert len(catalog.load_table("db.v2").snapshots()) == 4  # create, append, replace(2)
+    finally:
+        spark.conf.unset("spark.sql.catalog.glue_catalog")

@@ -130,7 +130,7 @@ def test_a_new_column_fails_the_run_unless_merge_schema_is_asked_for(lake: Lake)
     assert sorted(zip(table.column("id").to_pylist(), table.column("extra").to_pylist())) == \
         [(0, None), (1, None), (5, "x")]
     refused = lake.ingest("--merge-schema", "--target-format", "parquet", ok=False)
-    assert refused["exit_code"] == 2 and "Delta targets only" in refused["output"]
+    assert refused["exit_code"] == 2 and "Iceberg targets only" in refused["output"]
 
 
 def test_bounded_runs_split_equal_mtimes_without_loss(lake: Lake) -> None:

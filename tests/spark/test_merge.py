@@ -219,7 +219,7 @@ def test_cli_merge_key_worked_example(spark: Any, tmp_path: Path) -> None:
     assert second.exit_code == 0, second.output
     assert json.loads(second.output)["rows"] == 3
     assert rows(target) == {1: ("Ada", "I", 1), 2: ("Robert", "U", 3), 4: ("Dee", "I", 2)}
-    for extra, message in ((["--target-format", "parquet"], "Delta targets only"),
+    for extra, message in ((["--target-format", "parquet"], "Iceberg targets only"),
                            (["--write-mode", "overwrite"], "--write-mode overwrite"),
                            (["--partition-by", "op"], "--partition-by")):
         refused = CliRunner().invoke(cli, [*args, *extra])

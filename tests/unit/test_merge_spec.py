@@ -27,7 +27,7 @@ def test_keys_in_the_frame_give_a_spec_and_missing_ones_are_named(columns: list[
 
 @given(fmt=st.sampled_from(["parquet", "json", "csv", "orc"]))
 def test_merge_needs_delta(fmt: str) -> None:
-    with pytest.raises(ConfigError, match="merge_keys needs format 'delta'"):
+    with pytest.raises(ConfigError, match="merge_keys needs format .delta. or .iceberg."):
         merge_spec(["id"], None, None, format=fmt, mode="append", columns=["id"])
 
 

@@ -98,13 +98,15 @@ def ingest() -> None:
 @click.option("--full-listing-every", type=click.IntRange(min=1), default=24, show_default=True,
               metavar="N", help="With --incremental-listing: list the whole prefix every N runs.")
 @click.option("--merge-schema", is_flag=True,
-              help="Delta target: add new columns of the data to the table (Delta's "
+              help="Delta or Iceberg target: add new columns of the data to the table (Delta's "
               "mergeSchema); table columns the data lacks are written as nulls (with "
-              "--merge-key: the columns are added before the merge, and a table column the "
-              "data lacks keeps its value on update). Without it a schema difference fails the "
-              "run before anything is written.")
+              "--merge-key on Delta: the columns are added before the merge, and a table column "
+              "the data lacks keeps its value on update; an Iceberg merge needs every table "
+              "column). Without it a schema difference fails the run before anything is "
+              "written.")
 @click.option("--merge-key", "merge_keys", multiple=True, metavar="COL",
-              help="Delta target: merge the run's rows into the table by key COL (repeatable "
+              help="Delta or Iceberg target: merge the run's rows into the table by key COL "
+              "(repeatable "
               "for a compound key) instead of appending: a row whose key is in the table "
               "replaces that row, a new key is inserted; exactly once per run. A key twice in "
               "the input fails the run before anything is written, unless --order-by picks the "

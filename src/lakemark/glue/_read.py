@@ -258,6 +258,10 @@ def read_catalog(
 
     if is_delta_table(table):
         return read_delta_catalog(glue_ctx, table, predicate, extra, ctx)
+    from ._iceberg import is_iceberg_table, read_iceberg_catalog
+
+    if is_iceberg_table(table):
+        return read_iceberg_catalog(glue_ctx, table, predicate, extra, ctx)
     if table.is_jdbc or table.location.startswith("jdbc:"):
         return _read_jdbc(glue_ctx, "jdbc", {"catalog_table": table, **extra}, ctx)
     source = s3_source_options({"recurse": True}, extra)

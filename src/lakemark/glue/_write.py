@@ -3,7 +3,8 @@
 S3/file sinks append new files to the path, as Glue does, through lakemark's sinks (so a write
 inside a job is recorded in the run's manifest under ``sink:<transformation_ctx>``). JDBC sinks
 append rows through Spark's JDBC writer. A catalog sink writes to the table's location in its
-format, and ``enableUpdateCatalog`` creates or updates the table (and its partitions).
+format, and ``enableUpdateCatalog`` creates or updates the table (and its partitions); a Delta
+or Iceberg catalog table gets a table commit (``_delta``, ``_iceberg``).
 """
 
 from __future__ import annotations
@@ -132,6 +133,11 @@ def write_catalog(
     partition_keys = extra_keys or [c.name for c in table.partition_keys]
     extra.pop("enableUpdateCatalog", None)
     extra.pop("updateBehavior", None)
+    from ._iceberg import is_iceberg_table, write_iceberg_catalog
+
+    if is_iceberg_table(table):  # the table keeps its own partitioning; its options checked
+        return write_iceberg_catalog(glue_ctx, df, table, {**extra, **txn},
+                                     list(extra_keys or []), transformation_ctx or None)
     if extra:
         raise UnsupportedError(f"additional_options not supported for catalog sinks: "
                                f"{', '.join(sorted(extra))}")

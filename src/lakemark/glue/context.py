@@ -379,6 +379,16 @@ class DataSink:
         options.pop("updateBehavior", None)
         df = _to_df(dynamic_frame)
         fmt = self._format or "parquet"
+        if self._catalog_info is not None:
+            from ._iceberg import iceberg_sink_table, write_iceberg_catalog
+
+            table = iceberg_sink_table(self._glue_context, self._catalog_info)
+            if table is not None:  # an Iceberg table: a table commit, not files at a path
+                keys = list(options.pop("partitionKeys", None) or [])
+                options.pop("path", None)
+                write_iceberg_catalog(self._glue_context, df, table,
+                                      {**options, **self._format_options}, keys, self._ctx)
+                return dynamic_frame
         if update_catalog:  # check before writing, so a refused update writes nothing
             if self._catalog_info is None:
                 raise ConfigError("getSink(enableUpdateCatalog=True) needs setCatalogInfo(...)")

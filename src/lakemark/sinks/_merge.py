@@ -84,9 +84,9 @@ def merge_spec(merge_keys: Sequence[str] | str | None, delete_when: str | None,
     for key in keys:
         if not isinstance(key, str) or not key.strip():
             raise ConfigError(f"merge_keys must name columns, got {key!r}")
-    if format.strip().lower() != "delta":
-        raise ConfigError(f"merge_keys needs format 'delta' (a table to merge into), not "
-                          f"{format!r}")
+    if format.strip().lower() not in ("delta", "iceberg"):
+        raise ConfigError(f"merge_keys needs format 'delta' or 'iceberg' (a table to merge "
+                          f"into), not {format!r}")
     if mode.strip().lower() != "append":
         raise ConfigError(f"merge_keys cannot be combined with mode {mode!r}: a merge updates "
                           "the table in place (leave mode at 'append')")
@@ -142,16 +142,25 @@ def _flagged(df: DataFrame, spec: MergeSpec) -> DataFrame:
     return df
 
 
-def _twice(spec: MergeSpec, target: Target, key: Mapping[str, object]) -> SinkError:
+def _label(target: Target | str) -> tuple[str, str]:
+    """How errors name a merge's table (``Delta table /path``, or the label given) and the
+    target they carry."""
+    if isinstance(target, str):
+        return target, target.split(" ")[-1]
+    return f"Delta table {target.root}", target.root
+
+
+def _twice(spec: MergeSpec, target: Target | str, key: Mapping[str, object]) -> SinkError:
+    label, where = _label(target)
     named = ", ".join(f"{k}={key[k]!r}" for k in spec.keys)
     ordered = ", ".join(spec.order_columns)
     why = (f"has two rows with the same latest {ordered!r}" if spec.order_by
            else "occurs more than once and no order_by says which row wins")
-    return SinkError(f"merge into Delta table {target.root}: key {named} {why} "
-                     "(nothing was written)", target=target.root)
+    return SinkError(f"merge into {label}: key {named} {why} "
+                     "(nothing was written)", target=where)
 
 
-def _latest_spark(df: DataFrame, spec: MergeSpec, target: Target) -> DataFrame:
+def _latest_spark(df: DataFrame, spec: MergeSpec, target: Target | str) -> DataFrame:
     """One row per key (latest wins) computed by Spark: the rows of a merge into a table that
     does not exist yet, written by the Delta sink. SinkError naming a key that occurs twice
     without an order (or ties for the latest)."""
@@ -183,7 +192,7 @@ def _same_as_next(column: pa.ChunkedArray) -> pa.Array:
     return out.combine_chunks() if isinstance(out, pa.ChunkedArray) else out
 
 
-def _latest_arrow(data: pa.Table, spec: MergeSpec, target: Target) -> pa.Table:
+def _latest_arrow(data: pa.Table, spec: MergeSpec, target: Target | str) -> pa.Table:
     """One row per key (latest wins) of the collected input, on the driver with Arrow (no
     shuffle in Spark): rows sorted by key and by ``order_by`` descending (nulls last, as
     Spark's ``max`` skips them), the first row of each key kept. SinkError naming a key that

@@ -9,6 +9,7 @@ from ..errors import ConfigError, FormatError
 from ._delta import write_delta
 from ._files import write_files
 from ._iceberg import check_iceberg_write, write_iceberg
+from ._iceberg_merge import check_iceberg_merge, merge_iceberg
 from ._merge import merge_delta, merge_spec
 from ._location import (check_folder_location, check_new_table_location, check_target,
                         open_delta, resolve_target)
@@ -168,10 +169,10 @@ def write_target(
     ``overwrite_schema`` and ``removes`` (Delta): see :func:`lakemark.sinks._delta.write_delta`
     (``format("delta")``'s ``overwriteSchema`` and ``replaceWhere`` on data columns).
 
-    ``merge_keys`` (Delta, ``append``): merge ``df`` into the table by these key columns
-    instead of appending — update-all/insert-all, rows where ``delete_when`` holds delete,
-    ``order_by`` picks the latest row per key (see :mod:`lakemark.sinks._merge`); the token is
-    committed in the merge's own commit.
+    ``merge_keys`` (Delta or Iceberg, ``append``): merge ``df`` into the table by these key
+    columns instead of appending — update-all/insert-all, rows where ``delete_when`` holds
+    delete, ``order_by`` picks the latest row per key (see :mod:`lakemark.sinks._merge` and
+    :mod:`lakemark.sinks._iceberg_merge`); the token is committed in the merge's own commit.
 
     Raises FormatError for an unknown format (or one this installation cannot write there),
     ConfigError for bad arguments, SinkError when the target cannot be written or is of
@@ -187,6 +188,10 @@ def write_target(
     merge = merge_spec(merge_keys, delete_when, order_by, format=fmt, mode=save_mode,
                        columns=df.columns)
     if fmt == "iceberg":
+        if merge is not None:
+            check_iceberg_merge(target, opts, columns)
+            return merge_iceberg(spark, df, target, merge, token=idempotency, options=opts,
+                                 iceberg_catalog=iceberg_catalog, commit_info=commit_info)
         return write_iceberg(spark, df, target, mode=save_mode, partition_by=columns,
                              token=idempotency, options=opts, iceberg_catalog=iceberg_catalog,
                              commit_info=commit_info)

@@ -110,6 +110,17 @@ def _delete_files_error(table: str, snapshot: int | None, count: int) -> SourceE
         "them; compact the table (rewrite its data files) or read it with an Iceberg engine")
 
 
+def _delete_file_count(table: Table, snapshot_id: int) -> int:
+    """How many delete files the snapshot's delete manifests list."""
+    snapshot = table.snapshot_by_id(snapshot_id)
+    if snapshot is None:
+        return 0
+    from pyiceberg.manifest import ManifestContent
+
+    return sum(len(m.fetch_manifest_entry(table.io, discard_deleted=True))
+               for m in snapshot.manifests(table.io) if m.content == ManifestContent.DELETES)
+
+
 def table_files(table: Table, rng: SnapshotRange) -> list[FileEntry]:
     """The data files the run reads: ``mtime`` is the adding snapshot's time (the whole table
     at ``through`` for a full range). SourceError when delete files would apply."""
@@ -119,7 +130,13 @@ def table_files(table: Table, rng: SnapshotRange) -> list[FileEntry]:
     if rng.through is None:
         return []
     if rng.full:
-        tasks = list(table.scan(snapshot_id=rng.through).plan_files())
+        try:
+            tasks = list(table.scan(snapshot_id=rng.through).plan_files())
+        except ValueError as exc:  # pyiceberg refuses equality delete files when planning
+            if "equality delete" not in str(exc):
+                raise
+            raise _delete_files_error(name, rng.through, _delete_file_count(table, rng.through)
+                                      ) from None
         deletes = sum(len(t.delete_files) for t in tasks)
         if deletes:
             raise _delete_files_error(name, rng.through, deletes)

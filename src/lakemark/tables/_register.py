@@ -22,6 +22,8 @@ DELTA_CLASS = "io.delta.sql.DeltaSparkSessionExtension"
 MARK = "spark.lakemark.delta"
 CATALOG_KEY = "spark.sql.catalog.spark_catalog"
 DELTA_CATALOG = "org.apache.spark.sql.delta.catalog.DeltaCatalog"
+#: Iceberg's session catalog, as Glue's Iceberg jobs may set ``spark_catalog``.
+ICEBERG_SESSION_CATALOG = "org.apache.iceberg.spark.SparkSessionCatalog"
 
 
 def delta_jars_present(spark: SparkSession) -> bool:
@@ -52,6 +54,26 @@ def _drop_delta_catalog(spark: SparkSession) -> None:
                  CATALOG_KEY, value)
 
 
+def _drop_iceberg_session_catalog(spark: SparkSession) -> None:
+    """``spark.sql.catalog.spark_catalog`` = Iceberg's ``SparkSessionCatalog`` cannot load
+    without Iceberg's Spark runtime and would fail every query: unset when the runtime is
+    absent (lakemark serves ``format("iceberg")``). Named catalogs such as
+    ``spark.sql.catalog.glue_catalog`` are left alone: Spark loads them only when a query
+    names them."""
+    try:
+        value = str(spark.conf.get(CATALOG_KEY, "") or "")
+    except Exception:  # a stopped session
+        return
+    if value != ICEBERG_SESSION_CATALOG:
+        return
+    from ._iceberg import iceberg_runtime_present
+
+    if not iceberg_runtime_present(spark):
+        spark.conf.unset(CATALOG_KEY)
+        log.info("%s=%s needs Iceberg's Spark runtime: unset (lakemark serves "
+                 "format('iceberg'))", CATALOG_KEY, value)
+
+
 def _mark(spark: SparkSession) -> str:
     try:
         return str(spark.conf.get(MARK, "") or "")
@@ -67,6 +89,7 @@ def is_registered(spark: SparkSession) -> bool:
 def register(spark: SparkSession) -> bool:
     """Serve ``format("delta")`` in ``spark`` with lakemark's data source; False (and nothing
     changed) when Delta's own jars are present. Cheap and safe to call again."""
+    _drop_iceberg_session_catalog(spark)
     mark = _mark(spark)
     if mark in ("true", "jars"):
         return mark == "true"
