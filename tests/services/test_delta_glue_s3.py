@@ -17,19 +17,27 @@ from lakemark.sinks._spark_writer import has_s3a
 pytestmark = pytest.mark.spark
 
 TABLE = "s3://lake/orders"
+OPTIONS = {"AWS_ALLOW_HTTP": "true"}  # moto_server speaks http; its endpoint is in the env
 
 
 def _ids(df: Any) -> list[int]:
     return sorted(r["id"] for r in df.collect())
 
 
-def _write(spark: Any, rows: list[tuple[int, str, float]], mode: str = "append",
-           **options: str) -> None:
-    writer = spark.createDataFrame(rows, "id long, p string, amount double") \
-        .write.format("delta").mode(mode)
-    for key, value in options.items():
-        writer = writer.option(key, value)
-    writer.partitionBy("p").save(TABLE) if mode == "append" else writer.save(TABLE)
+def _append(rows: list[tuple[int, str, float]]) -> None:
+    """An append by deltalake (no Spark job: the reads are what these tests are about)."""
+    import pyarrow as pa
+    from deltalake import write_deltalake
+
+    write_deltalake(TABLE, pa.table({"id": pa.array([r[0] for r in rows], pa.int64()),
+                                     "p": [r[1] for r in rows],
+                                     "amount": [r[2] for r in rows]}),
+                    mode="append", partition_by=["p"], storage_options=OPTIONS)
+
+
+def _replace(spark: Any, rows: list[tuple[int, str, float]], where: str) -> None:
+    spark.createDataFrame(rows, "id long, p string, amount double").write.format("delta") \
+        .mode("overwrite").option("replaceWhere", where).save(TABLE)
 
 
 def _crawled(client: Any) -> None:
@@ -56,8 +64,8 @@ def test_glue_delta_reads_on_s3_with_and_without_a_ctx(spark, s3, tmp_path, monk
     _crawled(s3.client("glue"))
     monkeypatch.setenv("LAKEMARK_CATALOG", "glue")
     monkeypatch.setenv("LAKEMARK_STATE", f"sqlite:///{tmp_path / 'state.db'}")
-    _write(spark, [(1, "a", 1.0), (2, "b", 2.0)])
-    _write(spark, [(3, "a", 3.0)])
+    _append([(1, "a", 1.0), (2, "b", 2.0)])
+    _append([(3, "a", 3.0)])
 
     def run(new: list[int], whole: bool) -> None:
         glue = GlueContext(spark.sparkContext)
@@ -82,19 +90,19 @@ def test_glue_delta_reads_on_s3_with_and_without_a_ctx(spark, s3, tmp_path, monk
             job.commit()
 
     run([1, 2, 3], whole=True)
-    _write(spark, [(4, "b", 4.0)])
+    _append([(4, "b", 4.0)])
     run([4], whole=False)  # the bookmark took versions 0-1; this run takes version 2 only
 
 
 def test_replace_where_on_s3_without_s3a(spark, s3):  # type: ignore[no-untyped-def]
     s3.client("s3").create_bucket(Bucket="lake")
-    _write(spark, [(1, "a", 1.0), (2, "a", 20.0), (3, "b", 30.0), (4, "b", 4.0)])
+    _append([(1, "a", 1.0), (2, "a", 20.0), (3, "b", 30.0), (4, "b", 4.0)])
     # a data column: the rows it selects are replaced, the other rows of their files kept
-    _write(spark, [(5, "b", 50.0)], mode="overwrite", replaceWhere="amount >= 10")
+    _replace(spark, [(5, "b", 50.0)], "amount >= 10")
     assert sorted((r.id, r.p, r.amount) for r in spark.read.format("delta").load(TABLE)
                   .collect()) == [(1, "a", 1.0), (4, "b", 4.0), (5, "b", 50.0)]
     # a partition column: the partition's files are replaced whole
-    _write(spark, [(6, "a", 6.0)], mode="overwrite", replaceWhere="p = 'a'")
+    _replace(spark, [(6, "a", 6.0)], "p = 'a'")
     assert _ids(spark.read.format("delta").load(TABLE)) == [4, 5, 6]
-    history = DeltaTable(TABLE, storage_options={"AWS_ALLOW_HTTP": "true"}).history()
+    history = DeltaTable(TABLE, storage_options=OPTIONS).history()
     assert len(history) == 3  # one commit per write
