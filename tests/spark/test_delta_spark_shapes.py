@@ -147,7 +147,11 @@ def test_every_version_and_every_commit_time_resolves_to_exactly_its_rows(tables
         assert _read(log) == _want(log.rows_at(log.version))
 
 
-@pytest.mark.parametrize("reader", ["auto", "datasource"])
+@pytest.mark.parametrize("reader", [
+    "auto",
+    # the data source's executor code reads every version above without Spark: here only
+    # its wiring into Spark is added, which other tests cover (./dev test -m long runs it)
+    pytest.param("datasource", marks=pytest.mark.long)])
 def test_spark_reads_the_shapes_on_both_read_paths(spark, tables, reader):  # type: ignore[no-untyped-def]
     classic = spark.read.format("delta").option("lakemark.reader", reader) \
         .load(str(tables["classic"].root))
@@ -176,10 +180,18 @@ def test_every_version_reads_exactly_through_spark(spark, tables, reader):  # ty
 
 
 @pytest.mark.long
-def test_the_table_source_skips_the_update_of_the_classic_shape(spark, tables, tmp_path):  # type: ignore[no-untyped-def]
+def test_the_table_source_skips_the_update_and_reads_past_a_v2_checkpoint(spark, tables, tmp_path):  # type: ignore[no-untyped-def]
     skipped = _run(spark, f"sqlite:///{tmp_path}/c.db", tables["classic"].root,
                    startingVersion="0", skipChangeCommits="true")
     assert sorted(dict(r)["id"] for r in skipped) == list(range(1, 10))
+    v2 = tables["v2"]
+    assert _run(spark, f"sqlite:///{tmp_path}/e.db", v2.root, startingVersion="1") == _want(
+        [r for r in v2.rows_at(v2.version) if r["id"] >= 10])
+    # a first run: the snapshot (from the checkpoint and the commit after it), then nothing
+    classic = tables["classic"]
+    state = f"sqlite:///{tmp_path}/a.db"
+    assert _run(spark, state, classic.root) == _want(classic.rows_at(classic.version))
+    assert _run(spark, state, classic.root) == []
 
 
 def _run(spark: Any, state: str, root: Path, **options: str) -> list[tuple[Any, ...]]:
@@ -191,10 +203,6 @@ def _run(spark: Any, state: str, root: Path, **options: str) -> list[tuple[Any, 
 def test_the_table_source_reads_commit_files_by_version_through_every_shape(
         spark, tables, tmp_path):  # type: ignore[no-untyped-def]
     classic = tables["classic"]
-    state = f"sqlite:///{tmp_path}/a.db"
-    # first run: the snapshot (from the checkpoint and the commit after it)
-    assert _run(spark, state, classic.root) == _want(classic.rows_at(classic.version))
-    assert _run(spark, state, classic.root) == []
     # every commit from version 0, appends only: the UPDATE at version 3 is refused by name
     with pytest.raises(SourceError, match=r"version 3 \(UPDATE\) removes or rewrites data"):
         _run(spark, f"sqlite:///{tmp_path}/b.db", classic.root, startingVersion="0")
@@ -208,9 +216,6 @@ def test_the_table_source_reads_commit_files_by_version_through_every_shape(
                           (7, 14, "insert", 2), (2, 4, "update_preimage", 3),
                           (2, 0, "update_postimage", 3), (8, 16, "insert", 4),
                           (9, 18, "insert", 5)])
-    v2 = tables["v2"]
-    assert _run(spark, f"sqlite:///{tmp_path}/e.db", v2.root, startingVersion="1") == _want(
-        [r for r in v2.rows_at(v2.version) if r["id"] >= 10])
 
 
 def _dv_table(root: Path) -> SparkLog:
