@@ -279,6 +279,12 @@ def _delta_write(spark: SparkSession, fmt: str | None, state: dict[str, Any],
         return False
     given = {k.lower(): str(v) for k, v in [*state["options"].items(), *named.items()]}
     if given.get("lakemark.writer", "").lower() == "datasource":
+        if named.get("partitionBy") or state["partition"]:
+            # Spark would refuse it with "partitioning ... do not match the existing table's":
+            # its Python data source API cannot declare or receive partition columns
+            raise UnsupportedError("format('delta') with lakemark.writer=datasource cannot "
+                                   "take partitionBy (Spark's Python data source writer is "
+                                   "given no partition columns); write without that option")
         return False  # the data source's own writer (lakemark.tables._delta_write)
     if fmt is None:
         keys = {k.lower() for k in [*state["options"], *named]}

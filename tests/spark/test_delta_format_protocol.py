@@ -270,3 +270,17 @@ def test_a_refused_feature_fails_a_spark_read_before_any_row(spark, tmp_path):  
     with pytest.raises(Exception, match="deletion vectors"):
         spark.read.format("delta").load(str(root)).collect()
     shutil.rmtree(root)
+
+
+def test_the_table_source_refuses_the_same_features_by_name(spark, tmp_path):  # type: ignore[no-untyped-def]
+    from lakemark import Job
+
+    for number, case in enumerate(sorted(CASES)):
+        build, feature = CASES[case]
+        root = tmp_path / f"t{number}"
+        build(root)
+        with pytest.raises(UnsupportedError) as error, \
+                Job("j", state=f"sqlite:///{tmp_path}/s{number}.db", spark=spark) as job:
+            job.read_table(str(root), ctx="src")
+        message = str(error.value)
+        assert feature in message and str(root) in message and "\n" not in message, case

@@ -10,6 +10,7 @@ import os
 import pytest
 from deltalake import DeltaTable
 
+from lakemark.errors import UnsupportedError
 from lakemark.tables import register
 
 
@@ -211,3 +212,8 @@ def test_the_data_source_writer_commits_once_and_honours_txn(spark, tmp_path, ca
         write(_frame(spark, [8]), "overwrite", replaceWhere="day = 'd1'")
     assert _ids(path) == [7]
     assert sorted(r.id for r in spark.read.format("delta").load(path).collect()) == [7]
+    # Spark's Python data source writer gets no partition columns: refused by name, unwritten
+    with pytest.raises(UnsupportedError, match="partitionBy"):
+        _frame(spark, [9]).write.format("delta").mode("append") \
+            .option("lakemark.writer", "datasource").partitionBy("day").save(path)
+    assert _ids(path) == [7]

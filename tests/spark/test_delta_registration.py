@@ -42,10 +42,13 @@ def test_sessions_lakemark_makes_are_registered(spark) -> None:  # type: ignore[
     assert is_registered(spark)
 
 
-def test_the_seed_snippet_in_plain_pyspark_after_register(tmp_path: Path) -> None:
+def test_the_seed_snippet_in_plain_pyspark_after_register(tmp_path: Path, s3) -> None:  # type: ignore[no-untyped-def]
+    s3.client("s3").create_bucket(Bucket="plain")
     code = PLAIN_SESSION.format(extra="") + """
 import logging, sys
 import lakemark
+import pyarrow as pa
+from deltalake import DeltaTable
 logging.basicConfig(level=logging.INFO, format="LOG %(message)s")
 assert lakemark.register(spark) is True
 dataFrame = spark.createDataFrame([(1, "a"), (2, "b")], "id long, v string")
@@ -54,10 +57,19 @@ version = 23423
 for attempt in range(2):
     dataFrame.write.option("txnVersion", version).option("txnAppId", app_id).save(sys.argv[1])
 print("ROWS", spark.read.format("delta").load(sys.argv[1]).count())
+for where in (sys.argv[2], "s3://plain/t"):
+    dataFrame.write.format("delta").partitionBy("v").save(where)
+    table = DeltaTable(where, storage_options={"AWS_ALLOW_HTTP": "true"})
+    print("PARTS", where, table.metadata().partition_columns, sorted(
+        (a["partition.v"], a["path"].split("/")[0]) for a in
+        pa.table(table.get_add_actions(flatten=True)).to_pylist()))
 """
-    out = _python(code, tmp_path, str(tmp_path / "t"))
+    out = _python(code, tmp_path, str(tmp_path / "t"), str(tmp_path / "parts"))
     assert "ROWS 2" in out.stdout
     assert "skipped" in out.stderr and "dailyETL" in out.stderr
+    folders = "[('a', 'v=a'), ('b', 'v=b')]"
+    assert f"PARTS {tmp_path / 'parts'} ['v'] {folders}" in out.stdout
+    assert f"PARTS s3://plain/t ['v'] {folders}" in out.stdout
 
 
 @pytest.mark.long  # ./dev test -m long: kept out of the default run's time budget

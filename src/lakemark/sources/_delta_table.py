@@ -113,11 +113,12 @@ def _target(location: str) -> Target:
 
 def _open(target: Target) -> DeltaTable:
     from ..sinks._location import open_delta
+    from ..tables._delta_snapshot import _refusal
 
     try:
         table = open_delta(target)
-    except SinkError as exc:
-        raise SourceError(str(exc)) from exc
+    except SinkError as exc:  # a newer protocol or feature: the reader's one-line refusal
+        raise _refusal(target.root, str(exc)) or SourceError(str(exc)) from exc
     if table is None:
         raise SourceError(f"{target.root} is not a Delta table (no _delta_log)")
     return table

@@ -148,7 +148,8 @@ def _binary_batches(fs: pafs.FileSystem, path: str, uri: str, spec: TaskSpec
         import pyarrow.parquet as pq
 
         with fs.open_input_file(path) as handle:
-            parquet = pq.ParquetFile(handle)
+            # INT96 (Spark's default) as microseconds: no overflow past 2262
+            parquet = pq.ParquetFile(handle, coerce_int96_timestamp_unit="us")
             columns = _wanted(parquet.schema_arrow.names, schema)
             for batch in parquet.iter_batches(batch_size=ROWS_PER_BATCH, columns=columns):
                 yield _conform(batch, schema, uri)

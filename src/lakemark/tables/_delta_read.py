@@ -193,7 +193,9 @@ def read_files(snapshot: Snapshot, task: FileTask, schema: pa.Schema
         partition = dict(ref.partition)
         try:
             with fs.open_input_file(arrow_path(uri)) as handle:
-                parquet = pq.ParquetFile(handle)
+                # INT96 (Spark's default timestamp type) as microseconds, Spark's precision:
+                # as nanoseconds, dates past 2262 or before 1677 would overflow
+                parquet = pq.ParquetFile(handle, coerce_int96_timestamp_unit="us")
                 present = [n for n in parquet.schema_arrow.names if n in names]
                 for batch in parquet.iter_batches(batch_size=BATCH_ROWS, columns=present,
                                                   use_threads=False):

@@ -9,6 +9,10 @@ change how the log is kept (``timestampNtz``, ``v2Checkpoint``, ``vacuumProtocol
 ``deletionVectors`` as long as no live file carries one. Anything else - column mapping, a file
 with a deletion vector, an unknown feature, a newer protocol - is refused with one
 :class:`~lakemark.errors.UnsupportedError` naming the table and the feature: never wrong rows.
+
+``timestampAsOf`` resolves by the commits' ``inCommitTimestamp`` on tables with in-commit
+timestamps on (as Delta does; a copied or restored log has new file times), else by the commit
+files' modification times (deltalake's rule).
 """
 
 from __future__ import annotations
@@ -182,6 +186,53 @@ def _files(table: DeltaTable, root: str, partitions: list[str]) -> tuple[DataFil
     return tuple(out)
 
 
+ICT_PROPERTY = "delta.enableInCommitTimestamps"
+ICT_VERSION = "delta.inCommitTimestampEnablementVersion"
+
+
+def _commit_ict(target: Target, version: int) -> int | None:
+    """The ``inCommitTimestamp`` (ms) of ``version``'s commit, read from its commit file's
+    ``commitInfo`` (the first action when in-commit timestamps are on); None if absent."""
+    try:
+        with target.filesystem().open_input_stream(
+                target.absolute(f"_delta_log/{version:020d}.json")) as handle:
+            text = handle.read().decode("utf-8")
+    except (FileNotFoundError, OSError):
+        return None
+    for line in text.splitlines():
+        if '"commitInfo"' in line:
+            stamp = (json.loads(line).get("commitInfo") or {}).get("inCommitTimestamp")
+            return int(stamp) if stamp is not None else None
+    return None
+
+
+def _version_by_ict(table: DeltaTable, target: Target, when: dt.datetime) -> int | None:
+    """The version ``timestampAsOf`` ``when`` means on a table with in-commit timestamps
+    (Delta's rule: the commits' own ``inCommitTimestamp``, not the files' modification times,
+    which a copy or a restore changes): the last version committed at or before ``when``.
+    None when the table does not have them on, or ``when`` is before they were turned on
+    (then the files' times apply, as deltalake resolves them)."""
+    config = table.metadata().configuration or {}
+    if str(config.get(ICT_PROPERTY, "false")).lower() != "true":
+        return None
+    first = int(config.get(ICT_VERSION, 0) or 0)
+    wanted = int(when.timestamp() * 1000)
+    low, high = first, int(table.version())
+    stamp = _commit_ict(target, low)
+    if stamp is None or stamp > wanted:
+        return None
+    while low < high:  # invariant: ICT(low) <= wanted
+        middle = (low + high + 1) // 2
+        stamp = _commit_ict(target, middle)
+        if stamp is None:
+            return None
+        if stamp <= wanted:
+            low = middle
+        else:
+            high = middle - 1
+    return low
+
+
 def load_snapshot(path: str, options: dict[str, str] | None = None) -> Snapshot:
     """The Delta table at ``path`` (local or ``s3://``), at the version ``options`` ask for
     (``versionAsOf`` / ``timestampAsOf``; default: the latest)."""
@@ -197,7 +248,10 @@ def load_snapshot(path: str, options: dict[str, str] | None = None) -> Snapshot:
         raise SourceError(f"{target.root} is not a Delta table (no _delta_log)")
     wanted = time_travel(dict(options or {}))
     try:
-        if wanted is not None:
+        if isinstance(wanted, dt.datetime):
+            by_ict = _version_by_ict(table, target, wanted)
+            table.load_as_version(wanted if by_ict is None else by_ict)
+        elif wanted is not None:
             table.load_as_version(wanted)
     except Exception as exc:  # deltalake's DeltaError: no such version / too early
         first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]

@@ -1,7 +1,8 @@
 """Delta's ``replaceWhere`` on data columns: the rows a predicate selects are replaced.
 
 The write reads the latest snapshot's files with Spark's Parquet reader (each row tagged with
-its file), finds the files holding at least one row the predicate selects, and writes the
+its file; on S3 without the S3A connector, with lakemark's file-list reader, the file given as
+a constant column), finds the files holding at least one row the predicate selects, and writes the
 DataFrame together with the rows of those files the predicate does *not* select (false or
 null: Delta keeps them). One commit then adds the new files and removes the touched ones, so
 a reader sees the table before or after, never between. Files without a selected row are not
@@ -12,10 +13,11 @@ touched. Predicates over partition columns only take the cheaper path of
 from __future__ import annotations
 
 from collections import defaultdict
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
 
-from ..errors import SinkError, UnsupportedError
+from ..errors import SinkError
 from ._delta_fast import _jvm_path
 from ._delta_snapshot import DataFileRef, Snapshot, load_snapshot
 
@@ -68,6 +70,23 @@ def _files_frame(df: DataFrame, snapshot: Snapshot, refs: list[DataFileRef],
     return out, by_path
 
 
+def _arrow_files_frame(df: DataFrame, snapshot: Snapshot, refs: list[DataFileRef]
+                       ) -> tuple[DataFrame | None, dict[str, DataFileRef]]:
+    """As :func:`_files_frame`, for S3 without S3A: the files read by lakemark's file-list
+    data source (pyarrow on the executors), each file's log path a constant ``_FILE``."""
+    from pyspark.sql.types import StringType, StructField, StructType
+
+    from ._delta_files import read_file_list
+
+    if not refs:
+        return None, {}
+    tagged = tuple(replace(ref, partition=ref.partition + ((_FILE, ref.path),)) for ref in refs)
+    listed = replace(snapshot, files=tagged,
+                     partition_columns=snapshot.partition_columns + (_FILE,))
+    schema = StructType(snapshot.spark_schema().fields + [StructField(_FILE, StringType())])
+    return read_file_list(df.sparkSession, listed, schema), {_same(r.path): r for r in refs}
+
+
 def replace_rows(df: DataFrame, expr: str, path: str,
                  root: str) -> tuple[DataFrame, list[tuple[str, int]]]:
     """``(what to write, (path, size) of the files to remove)`` for ``replaceWhere`` ``expr``
@@ -80,13 +99,15 @@ def replace_rows(df: DataFrame, expr: str, path: str,
     spark = df.sparkSession
     s3 = path.lower().startswith(("s3://", "s3a://", "s3n://"))
     s3a = s3 and has_s3a(spark)
-    if s3 and not s3a:
-        raise UnsupportedError(
-            f"writing Delta table {root}: replaceWhere on data columns needs Spark to read the "
-            "table's files (the S3A connector on S3); a predicate over partition columns only "
-            "works without it")
     snapshot = load_snapshot(path, {})
-    everything, by_path = _files_frame(df, snapshot, list(snapshot.files), s3a)
+
+    def files_frame(refs: list[DataFileRef]) -> tuple[DataFrame | None,
+                                                     dict[str, DataFileRef]]:
+        if s3 and not s3a:
+            return _arrow_files_frame(df, snapshot, refs)
+        return _files_frame(df, snapshot, refs, s3a)
+
+    everything, by_path = files_frame(list(snapshot.files))
     if everything is None:
         return df, []
     selected = F.expr(f"coalesce(({expr}), false)")
@@ -100,7 +121,7 @@ def replace_rows(df: DataFrame, expr: str, path: str,
         touched.append(ref)
     if not touched:
         return df, []
-    kept, _ = _files_frame(df, snapshot, touched, s3a)
+    kept, _ = files_frame(touched)
     assert kept is not None
     kept = kept.where(~selected).drop(_FILE)
     table_columns = [f.name for f in snapshot.spark_schema().fields]
