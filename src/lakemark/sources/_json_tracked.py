@@ -7,9 +7,9 @@ module keeps the plain read and adds only what is needed to lose no value:
 
 1. :func:`scan_keys` — one scan of the records' text finds the top-level keys that are not
    tracked columns. A native regular expression (``rlike``) flags the records that might hold
-   one (a ``"key":`` that is not a known name at any depth); only those are tokenised
-   (``json_object_keys``) to get their exact keys, counted per key with the files they occur in.
-   Records without drift cost one regex scan, not a parse.
+   one (a ``"key":`` after ``{`` or ``,`` that is not a known name at any depth); only those
+   are tokenised (``json_object_keys``) to get their exact keys, counted per key with the
+   files they occur in. Records without drift cost one regex scan, not a parse.
 2. :func:`typed_frame` — Spark's JSON reader with the schema the run decided, every untracked
    key to rescue as a hidden ``string`` column (the reader keeps a value of any shape as its
    JSON text) and a corrupt-record column: a record whose value does not fit its column comes
@@ -18,7 +18,7 @@ module keeps the plain read and adds only what is needed to lose no value:
    fit. The rescued-data column is built natively; a record with nothing to rescue costs a
    null check.
 3. The counts (values rescued per column, corrupt records) are gathered while the frame is
-   written (``DataFrame.observe``), not in a pass of their own.
+   written (``DataFrame.observe`` on the reader's own rows), not in a pass of their own.
 
 Keys that differ from a column only in case or whitespace cannot be read by name next to their
 column (Spark resolves names case-insensitively), so the files holding them are read by the
