@@ -306,8 +306,9 @@ FINDINGS_12 = (
     "the JSON reader's), so it was not taken.\n"
     "- An earlier run of this benchmark at 1 GiB (2 samples per read, load average 18 "
     "falling to 8 during it) gave 1.33x wall / 1.09x JVM CPU for the column's overhead "
-    "and 0.86x wall / 1.18x JVM CPU against the inferring read: the committed run (lower, "
-    "steadier load, 3 samples) replaced it.\n"
+    "and 0.86x wall / 1.18x JVM CPU against the inferring read; a second one (3 samples, "
+    "load about 5) 1.10x / 1.12x and 1.04x / 1.13x. The committed run (load about 2) "
+    "replaced them.\n"
     "- One pass cannot serve `addNewColumns` or `failOnNewColumns`: the new columns must be "
     "known before the frame's schema is fixed (and before anything is written), so a run "
     "reads its text twice: the cheap scan, then the typed frame.\n")
