@@ -92,6 +92,24 @@ def findings(d: dict[str, dict[str, Any]]) -> list[str]:
     if inc and inc.get("status") == "ok":
         for size in inc["sizes"]:
             out.extend(_incremental_findings(size))
+    rs = d.get("schema_rescue")
+    if rs and "rescue_overhead" in rs and not (rs["tracked_over_inferred"] <= 1.0
+                                               and rs["tracked_cpu_over_inferred"] <= 1.0):
+        out.append(
+            f"**12: the tracked JSON read is {rs['tracked_over_inferred']:.2f}× the wall and "
+            f"{rs['tracked_cpu_over_inferred']:.2f}× the JVM CPU of today's read with "
+            "inference** (wanted: no slower, to make `addNewColumns` the default). A later "
+            "run reads its text twice — the scan for new keys, then the typed frame. "
+            + _parts_12(rs) + "The default was not changed.")
+    if rs and "rescue_overhead" in rs and not (rs["rescue_overhead"] <= 1.10
+                                               and rs["rescue_cpu_overhead"] <= 1.10):
+        out.append(
+            f"**12: the rescued-data column costs {rs['rescue_overhead']:.2f}× wall, "
+            f"{rs['rescue_cpu_overhead']:.2f}× JVM CPU** over the same tracked read with "
+            "`--no-rescued-data` (goal ≤ 1.10×): the column is a null check per record, so "
+            "what remains is mostly the noise of the shared machine "
+            f"(samples of one read differ by up to {_spread(rs['cpu_seconds']):.2f}× in JVM "
+            "CPU).")
     tp = d.get("throughput")
     if tp and tp.get("status") == "ok" and not tp["meets_target"]:
         r = tp["ratio_lakemark_to_plain_throughput"]
@@ -264,6 +282,66 @@ def plot_commit(doc: dict[str, Any], out: Path) -> str:
 
 
 # -- README ------------------------------------------------------------------------------
+FINDINGS_12 = (
+    "What was tried (the designs below were measured at 64-256 MiB on the same shared VM, "
+    "JVM CPU against the plain read, load average 15-24, so single figures vary by "
+    "20-30 %):\n\n"
+    "- *Before* (the earlier commit): the key scan tried a regular expression at every "
+    "quote (1.13-1.5x the plain read), and the frame observed its counts after the record's "
+    "file had been added to every row (1.64-1.74x); 2.9x in all at 64 MiB.\n"
+    "- *Key scan, anchored* (taken): the pattern is tried only after `{` or `,` (where a "
+    "key can start), escapes allowed inside the key: 0.5-0.8x (reading the text alone is "
+    "0.2-0.25x; the rest is the regular expression on a Java string per record). "
+    "Tokenising every record instead (`json_object_keys` on all rows): 1.2-1.5x. Removing "
+    "the known keys with `replace` and looking for any key left: 1.3-1.5x.\n"
+    "- *Counts observed on the reader's rows* (taken): `observe` is not whole-stage "
+    "generated code; placed before anything else is computed, and with the record's file "
+    "looked up only for rows that have something to rescue, the frame measured 1.05-1.35x "
+    "against about 1.0x without any counts (one counted metric alone: about 1.16x).\n"
+    "- *One parse into VARIANT* (`singleVariantColumn`, then `try_variant_get` per column "
+    "and `variant_delete` of the known keys to find new ones): the parse alone is about "
+    "the plain read, but the typed columns and the key check made it 2.6-3.3x; it would "
+    "also need its own rules for what fits (a variant is cast by SQL's cast rules, not by "
+    "the JSON reader's), so it was not taken.\n"
+    "- An earlier run of this benchmark at 1 GiB (2 samples per read, load average 18 "
+    "falling to 8 during it) gave 1.33x wall / 1.09x JVM CPU for the column's overhead "
+    "and 0.86x wall / 1.18x JVM CPU against the inferring read; a second one (3 samples, "
+    "load about 5) 1.10x / 1.12x and 1.04x / 1.13x. The committed run (load about 2) "
+    "replaced them.\n"
+    "- One pass cannot serve `addNewColumns` or `failOnNewColumns`: the new columns must be "
+    "known before the frame's schema is fixed (and before anything is written), so a run "
+    "reads its text twice: the cheap scan, then the typed frame.\n")
+
+
+def _parts_12(rs: dict[str, Any]) -> str:
+    """Where the tracked read's time goes, against the plain read and inference (medians)."""
+    tp = rs.get("tracked_parts_seconds") or {}
+    if not tp.get("scan"):
+        return ""
+    med = rs["median_seconds"]
+    plain = med["schema_given"]
+    scan = statistics.median(tp["scan"]) / plain
+    frame = statistics.median(tp["frame"]) / plain
+    infer = (med["inferred"] - plain) / plain
+    return (f"The scan ({scan:.2f}× the plain read's wall) is cheaper than inference (the "
+            f"inferring read minus the plain read: {infer:.2f}×), but the typed frame with "
+            f"its observed counts costs {frame:.2f}× the plain read (`observe` is not "
+            "generated code, and the reader keeps a corrupt-record column), which takes "
+            "back what the scan saves. ")
+
+
+def _spread(samples: dict[str, list[float]]) -> float:
+    """The largest max/min ratio among the samples of each read."""
+    return max(max(v) / min(v) for v in samples.values() if v and min(v) > 0)
+
+
+def _both(wall: bool, cpu: bool) -> Any:
+    """A target judged on wall time and on JVM CPU time: met only when both say so."""
+    if wall == cpu:
+        return wall
+    return f"wall {'yes' if wall else '**no**'}, CPU {'yes' if cpu else '**no**'}"
+
+
 def summary_rows(d: dict[str, dict[str, Any]]) -> list[list[Any]]:
     rows: list[list[Any]] = []
     inc = d.get("incremental")
@@ -402,6 +480,23 @@ def summary_rows(d: dict[str, dict[str, Any]]) -> list[list[Any]]:
         rows.append([f"11. commit_run with retention at run {sr['checkpoints'][-1]:,}, p99",
                      "≤ 100 ms", f"{_fmt(last['commit_ms']['p99'])} ms",
                      last["commit_ms"]["p99"] <= 100])
+    rs = d.get("schema_rescue")
+    if rs and "rescue_overhead" in rs:
+        med = rs["median_seconds"]
+        rows.append([f"12. tracked JSON read of {rs['mib']:,.0f} MiB: with `_rescued_data` / "
+                     "without (`--no-rescued-data`), median wall (JVM CPU)", "≤ 1.10×",
+                     f"{_fmt(rs['rescue_overhead'])}× ({_fmt(rs['rescue_cpu_overhead'])}×)",
+                     _both(rs["rescue_overhead"] <= 1.10, rs["rescue_cpu_overhead"] <= 1.10)])
+        saved = med["inferred"] - med["tracked"]
+        rows.append([f"12. the tracked read / today's default read with inference, median wall "
+                     f"(JVM CPU); wall saved per run {saved:.1f} s", "≤ 1× (no slower)",
+                     f"{_fmt(rs['tracked_over_inferred'])}× "
+                     f"({_fmt(rs['tracked_cpu_over_inferred'])}×)",
+                     _both(rs["tracked_over_inferred"] <= 1.0,
+                           rs["tracked_cpu_over_inferred"] <= 1.0)])
+        rows.append(["12. the tracked read / a plain read with a given schema, median wall "
+                     "(JVM CPU)", "–", f"{_fmt(rs['tracked_over_schema_given'])}× "
+                     f"({_fmt(rs['tracked_cpu_over_schema_given'])}×)", "–"])
     ic = d.get("iceberg_incremental")
     if ic and ic.get("status") == "ok":
         share = 100 * ic["new_snapshots"] / ic["snapshots"]
@@ -710,36 +805,52 @@ def render(d: dict[str, dict[str, Any]], out: Path) -> str:
     if sr:
         med = sr["median_seconds"]
         cpu = sr.get("median_cpu_seconds", {})
+        names = [n for n in ("schema_given", "inferred", "tracked", "tracked_no_rescue")
+                 if n in med]
         add(_table(["read", "median s", "runs s", "median JVM CPU s"],
                    [[name, med[name], ", ".join(f"{x:.2f}" for x in sr["seconds"][name]),
                      cpu.get(name, "")]
-                    for name in ("schema_given", "inferred", "tracked")]) + "\n")
+                    for name in names]) + "\n")
         ratio = sr["tracked_over_schema_given"]
         add(f"{sr['mib']} MiB of local JSON Lines in {sr['files']} files (0.1 % of `code` "
             f"values do not fit), warm session, `noop` sink, median of {sr['repeat']}, the "
-            f"three reads interleaved; load average at start {sr['load']}. Tracked read / "
-            f"plain read with a given schema: **{ratio:.2f}x** wall"
-            + (f", **{sr['tracked_cpu_over_schema_given']:.2f}x** JVM CPU"
-               if "tracked_cpu_over_schema_given" in sr else "")
-            + f" (goal <= 1.10x); / today's untracked read with inference: "
-            f"{sr['tracked_over_inferred']:.2f}x. "
-            "Command: `PYTHONPATH=src python bench/schema_rescue.py --mib N`.\n")
+            f"reads interleaved; load average at start {sr['load']}"
+            + (f", at the end {sr['load_at_end']}" if "load_at_end" in sr else "")
+            + ". *schema_given*: `spark.read.schema(S).json(files)`; *inferred*: today's "
+            "default read (`spark.read.json(files)`: infers from every record, then reads); "
+            "*tracked*: a later run of a tracked source (the key scan, then the typed frame "
+            "with `_rescued_data` and its observed counts); *tracked_no_rescue*: the same "
+            "with `--no-rescued-data`. Command: `PYTHONPATH=src python "
+            "bench/schema_rescue.py --mib N [--data DIR]`.\n")
+        if "rescue_overhead" in sr:
+            add(f"- The rescued-data column's overhead (tracked / tracked_no_rescue): "
+                f"**{sr['rescue_overhead']:.2f}x** wall, {sr['rescue_cpu_overhead']:.2f}x JVM "
+                "CPU (goal <= 1.10x): "
+                + ("wall **met**" if sr["rescue_overhead"] <= 1.10 else "wall **not met**")
+                + (", CPU **met**" if sr["rescue_cpu_overhead"] <= 1.10
+                   else ", CPU **not met**")
+                + f". Samples of one read differ by up to {_spread(sr['seconds']):.2f}x in "
+                f"wall time and {_spread(sr['cpu_seconds']):.2f}x in JVM CPU time (the load "
+                "of the other work on the machine), so a difference of 10 % is within the "
+                "noise of this run.\n")
+            add(f"- Against today's default read with inference: **"
+                f"{sr['tracked_over_inferred']:.2f}x** wall, "
+                f"{sr['tracked_cpu_over_inferred']:.2f}x JVM CPU; time saved per run "
+                f"{med['inferred'] - med['tracked']:.1f} s of {med['inferred']:.1f} s "
+                "(negative: the tracked read is slower).\n")
+        add(f"- Against a plain read with a given schema (which silently nulls what does not "
+            f"fit and drops new keys): {ratio:.2f}x wall"
+            + (f", {sr['tracked_cpu_over_schema_given']:.2f}x JVM CPU"
+               if "tracked_cpu_over_schema_given" in sr else "") + ".\n")
         tp = sr.get("tracked_parts_seconds")
         if tp and tp.get("scan"):
             scan = statistics.median(tp["scan"])
             frame = statistics.median(tp["frame"])
             add(f"The tracked read is two parts (medians): the scan of the text for untracked "
-                f"keys {scan:.2f} s and the typed frame with `_rescued_data` and the observed "
-                f"counts {frame:.2f} s — the frame alone is {frame / med['schema_given']:.2f}x "
-                f"the plain read's median, the scan {scan / med['schema_given']:.2f}x. The "
-                "earlier design (every record parsed into a map in an expression, plus a "
-                "counting pass) measured 9.87x at 128 MiB. Not yet profiled: how much of the "
-                "frame's extra cost is the `observe` operator (it is not whole-stage "
-                "generated) and how much the rescued-data expression; the scan reads the "
-                "text a second time and runs one regex per record, so on its own it keeps "
-                "the tracked read above the goal. The 2-core machine was shared with other "
-                "test runs (load average above), so single runs vary up to 3x.\n")
-        add("Goal " + ("**met**" if ratio <= 1.10 else "**not met**") + ".\n")
+                f"keys {scan:.2f} s ({scan / med['schema_given']:.2f}x the plain read) and the "
+                f"typed frame with `_rescued_data` and the observed counts {frame:.2f} s "
+                f"({frame / med['schema_given']:.2f}x).\n")
+        add(FINDINGS_12)
     else:
         add("not measured\n")
     di = d.get("delta_incremental")

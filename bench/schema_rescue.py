@@ -9,13 +9,18 @@ each timed on a warm session, materialised with the ``noop`` sink, median of ``-
 * ``inferred``: ``spark.read.json(files)`` — today's untracked read (infers, then reads);
 * ``tracked``: lakemark's tracked read of a later run (``sources/_json_tracked.py``): the scan
   of the text for untracked keys (``scan``) + Spark's JSON reader with the tracked schema, a
-  corrupt-record column, the ``_rescued_data`` column and the observed counts (``frame``).
+  corrupt-record column, the ``_rescued_data`` column and the observed counts (``frame``);
+* ``tracked_no_rescue``: the same tracked read with ``--no-rescued-data`` (no rescued-data
+  column; the corrupt-record column and the counts stay): the peer for the column's overhead.
 
 Wall time is noisy on a shared machine, so the JVM's CPU time (user + system, from
 ``/proc/<pid>/stat``) is reported per read as well.
 
+The warm-up reads one file. ``--data DIR`` reuses the files of an earlier run (generated into
+DIR when it is empty), so a large size is generated once.
+
 Writes ``bench/results/schema_rescue.json``. Usage:
-``PYTHONPATH=src python bench/schema_rescue.py [--mib N] [--repeat R]``
+``PYTHONPATH=src python bench/schema_rescue.py [--mib N] [--repeat R] [--data DIR]``
 """
 
 from __future__ import annotations
@@ -65,6 +70,7 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--mib", type=int, default=256)
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--data", type=Path, default=None)
     args = parser.parse_args()
     from lakemark.planning.files import FileEntry
     from lakemark.sources._options import make_request
@@ -75,8 +81,9 @@ def main() -> None:
 
     spark = get_spark("local[2]", {"spark.sql.shuffle.partitions": "4"})
     with tempfile.TemporaryDirectory(prefix="lakemark-bench-rescue-") as tmp:
-        root = Path(tmp)
-        files = generate(root, args.mib)
+        root = args.data or Path(tmp)
+        root.mkdir(parents=True, exist_ok=True)
+        files = sorted(root.glob("part-*.json")) or generate(root, args.mib)
         paths = [str(p) for p in files]
         entries = [FileEntry(int(p.stat().st_mtime * 1000), str(p), p.stat().st_size)
                    for p in files]
@@ -87,7 +94,7 @@ def main() -> None:
                                     "ok boolean, tags array<string>")
         request = make_request("json", "PERMISSIVE", {}, None, str(root))
 
-        def schema_given() -> None:
+        def schema_given(paths: list[str] = paths) -> None:
             spark.read.schema(schema).json(paths).write.format("noop").mode("overwrite").save()
 
         def inferred() -> None:
@@ -95,18 +102,24 @@ def main() -> None:
 
         parts: dict[str, list[float]] = {"scan": [], "frame": []}
 
-        def tracked() -> None:
+        def tracked(rescued: str | None = "_rescued_data",
+                    entries: list[FileEntry] = entries) -> None:
             start = time.perf_counter()
             scan_keys(spark, request, entries, str(root), schema)
-            parts["scan"].append(time.perf_counter() - start)
+            if rescued:
+                parts["scan"].append(time.perf_counter() - start)
             start = time.perf_counter()
-            observation = Observation("bench")
+            observation = Observation(f"bench{time.perf_counter_ns()}")
             frame, _ = typed_frame(spark, request, entries, str(root), schema, [],
-                                   rescued_column="_rescued_data", file_key="_file_path",
+                                   rescued_column=rescued, file_key="_file_path",
                                    corrupt_key="_corrupt_record", observation=observation)
             frame.write.format("noop").mode("overwrite").save()
             assert observation.get["v:code"] > 0
-            parts["frame"].append(time.perf_counter() - start)
+            if rescued:
+                parts["frame"].append(time.perf_counter() - start)
+
+        def tracked_no_rescue() -> None:
+            tracked(None)
 
         pid = int(spark._jvm.java.lang.ProcessHandle.current().pid())  # noqa: SLF001
 
@@ -114,14 +127,18 @@ def main() -> None:
             fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
             return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
-        schema_given()  # warm-up
-        tracked()
-        parts = {"scan": [], "frame": []}
-        times: dict[str, list[float]] = {"schema_given": [], "inferred": [], "tracked": []}
+        schema_given(paths[:1])  # warm-up, on one file
+        tracked(entries=entries[:1])
+        tracked(None, entries[:1])
+        parts["scan"].clear()
+        parts["frame"].clear()
+        load = list(os.getloadavg())
+        reads = (("schema_given", schema_given), ("inferred", inferred), ("tracked", tracked),
+                 ("tracked_no_rescue", tracked_no_rescue))
+        times: dict[str, list[float]] = {name: [] for name, _ in reads}
         cpus: dict[str, list[float]] = {k: [] for k in times}
         for _ in range(args.repeat):
-            for name, action in (("schema_given", schema_given), ("inferred", inferred),
-                                 ("tracked", tracked)):
+            for name, action in reads:
                 before = cpu()
                 times[name].append(timed(action))
                 cpus[name].append(cpu() - before)
@@ -130,12 +147,16 @@ def main() -> None:
         bytes_read = sum(p.stat().st_size for p in files)
     result = {
         "scenario": "schema_rescue", "mib": round(bytes_read / 2**20, 1), "files": len(files),
-        "repeat": args.repeat, "load": list(os.getloadavg()), "seconds": times,
+        "repeat": args.repeat, "load": load, "load_at_end": list(os.getloadavg()),
+        "seconds": times,
         "median_seconds": medians, "cpu_seconds": cpus, "median_cpu_seconds": cpu_medians,
         "tracked_parts_seconds": parts,
         "tracked_cpu_over_schema_given": cpu_medians["tracked"] / cpu_medians["schema_given"],
         "tracked_over_schema_given": medians["tracked"] / medians["schema_given"],
         "tracked_over_inferred": medians["tracked"] / medians["inferred"],
+        "tracked_cpu_over_inferred": cpu_medians["tracked"] / cpu_medians["inferred"],
+        "rescue_overhead": medians["tracked"] / medians["tracked_no_rescue"],
+        "rescue_cpu_overhead": cpu_medians["tracked"] / cpu_medians["tracked_no_rescue"],
         "measured_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
     }
     out = Path(__file__).parent / "results" / "schema_rescue.json"

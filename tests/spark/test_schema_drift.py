@@ -258,3 +258,40 @@ def test_a_wider_value_is_rescued_and_never_blocks_the_job(spark: Any, tmp_path:
     assert json.loads(rows[1]["_rescued_data"])["n"] == str(2**40)
     lake.put("c.json", [{"id": 4, "n": 8}])
     assert out(lake.ingest(*opts))["rows"] == 1
+
+
+def test_the_key_scan_misses_no_untracked_key(spark: Any, tmp_path: Path) -> None:
+    # The scan tries its pattern only where a key can start (after "{" or ","): a rare key
+    # in one record of thousands, keys after whitespace or line breaks, a key holding an
+    # escaped quote right before a known name, and a new key inside a tracked struct's
+    # object (not a top-level column: not reported) must all come out right.
+    from pyspark.sql.types import StructType
+
+    from lakemark.planning.files import FileEntry
+    from lakemark.sources._json_tracked import scan_keys
+    from lakemark.sources._options import make_request
+
+    lines = [json.dumps({"id": i, "code": i, "s": {"x": i}}) for i in range(3000)]
+    lines[1234] = '{"id": 1, "code": 2, "rare": 3}'
+    lines[2000] = '{ "id" : 1 ,\t"spaced"  : 2 }'
+    lines[2500] = '{"id": 1, "a\\"code": 2}'
+    lines[2600] = '{"id": 1, "code": "text with \\"fake\\": 1 inside"}'
+    lines[2999] = '{"id": 1, "s": {"x": 1, "inner": 2}}'
+    path = tmp_path / "a.json"
+    path.write_text("\n".join(lines) + "\n")
+    schema = StructType.fromJson({"type": "struct", "fields": [
+        {"name": n, "type": t, "nullable": True, "metadata": {}} for n, t in
+        (("code", "long"), ("id", "long"),
+         ("s", {"type": "struct", "fields": [{"name": "x", "type": "long", "nullable": True,
+                                               "metadata": {}}]}))]})
+    request = make_request("json", "PERMISSIVE", {}, None, str(tmp_path))
+    entry = FileEntry(0, str(path), path.stat().st_size)
+    scan = scan_keys(spark, request, [entry], str(tmp_path), schema)
+    assert scan.keys == {"rare": 1, "spaced": 1, 'a"code': 1}
+    # A whole file as one record (multiLine): keys after line breaks are found as well.
+    multi = tmp_path / "m"
+    multi.mkdir()
+    (multi / "b.json").write_text('{\n  "id": 1,\n  "code": 2,\n  "late"\n  : 3\n}\n')
+    entry = FileEntry(0, str(multi / "b.json"), (multi / "b.json").stat().st_size)
+    request = make_request("json", "PERMISSIVE", {"multiLine": "true"}, None, str(multi))
+    assert scan_keys(spark, request, [entry], str(multi), schema).keys == {"late": 1}
