@@ -295,3 +295,25 @@ def test_the_key_scan_misses_no_untracked_key(spark: Any, tmp_path: Path) -> Non
     entry = FileEntry(0, str(multi / "b.json"), (multi / "b.json").stat().st_size)
     request = make_request("json", "PERMISSIVE", {"multiLine": "true"}, None, str(multi))
     assert scan_keys(spark, request, [entry], str(multi), schema).keys == {"late": 1}
+
+
+def test_keys_differing_only_in_case_in_one_record_do_not_stick_the_job(spark: Any,
+                                                                        tmp_path: Path) -> None:
+    # Spark cannot infer a schema from a record holding both `code` and `Code` while the
+    # session is case-insensitive; the first run must still go through, keep one `code`
+    # column and rescue the other spelling, and the next run must too.
+    lake = Drift(tmp_path)
+    lake.put("a.json", [{"id": 1, "Code": 9, "code": 5}, {"id": 2, "code": 6}])
+    first = out(lake.ingest("--schema-evolution", "addNewColumns"))
+    assert first["status"] == "SUCCEEDED" and first["rows"] == 2
+    assert {f.name for f in DeltaTable(str(lake.target)).schema().fields} == \
+        {"id", "code", "_rescued_data"}
+    by_id = {r["id"]: r for r in lake.rows()}
+    assert by_id[1]["code"] == 5 and json.loads(by_id[1]["_rescued_data"])["Code"] == "9"
+    assert by_id[2]["code"] == 6 and by_id[2]["_rescued_data"] is None
+    lake.put("b.json", [{"id": 3, "code": 7, "CODE": 1}])
+    second = out(lake.ingest("--schema-evolution", "addNewColumns"))
+    assert second["status"] == "SUCCEEDED" and second["rows"] == 1
+    row = {r["id"]: r for r in lake.rows()}[3]
+    assert row["code"] == 7 and json.loads(row["_rescued_data"])["CODE"] == "1"
+    assert spark.conf.get("spark.sql.caseSensitive") == "false"

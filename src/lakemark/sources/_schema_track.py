@@ -216,6 +216,35 @@ def _pending(decision: SchemaDecision, tracked: Sequence[Field] | None, version:
                          "inferred" if tracked is None else "evolved")
 
 
+def _inferred_fields(spark: SparkSession, files: Sequence[FileEntry], *, root: str,
+                     format: str, options: Mapping[str, str] | None, mode: str) -> list[Field]:
+    """The columns Spark infers from ``files``, one per name up to case.
+
+    Spark refuses to infer a schema from JSON records holding keys that differ only in case
+    (``code`` and ``Code``: COLUMN_ALREADY_EXISTS) unless the session is case-sensitive, which
+    would leave a source's first run failing forever. So inference runs case-sensitively and
+    keeps one column per case-insensitive name: the all-lowercase spelling when the files have
+    it, else the first in Spark's order. The other spellings are case variants, rescued.
+    """
+    from ._read import read_files
+
+    conf = spark.conf
+    before = conf.get("spark.sql.caseSensitive", "false")
+    conf.set("spark.sql.caseSensitive", "true")
+    try:
+        fields = _fields(read_files(spark, files, root=root, format=format, options=options,
+                                    mode=mode).schema)
+    finally:
+        conf.set("spark.sql.caseSensitive", before)
+    chosen: dict[str, Field] = {}
+    for f in fields:
+        key = name_key(f.name)
+        if key not in chosen or (f.name == f.name.lower() != chosen[key].name):
+            chosen[key] = f
+    keep = {id(f) for f in chosen.values()}
+    return [f for f in fields if id(f) in keep]
+
+
 def _read_json(spark: SparkSession, request: ReadRequest, files: Sequence[FileEntry], root: str,
                tracking: SchemaTracking, tracked: list[Field] | None, hints: list[Field],
                reserved: list[str], record: dict[str, Any], version: int | None, *,
@@ -227,13 +256,13 @@ def _read_json(spark: SparkSession, request: ReadRequest, files: Sequence[FileEn
 
     from ._json_tracked import files_named, scan_keys
     from ._json_tracked import typed_frame as fast_frame
-    from ._read import read_files
 
     inferred = False
     if tracked is None:
-        first = read_files(spark, files, root=root, format=format, options=options, mode=mode)
         partitions = set(_partition_names(spark, files, root))
-        base = [f for f in _fields(first.schema) if f.name not in partitions]
+        base = [f for f in _inferred_fields(spark, files, root=root, format=format,
+                                            options=options, mode=mode)
+                if f.name not in partitions]
         inferred = True
     else:
         partitions = set(_partition_names(spark, files, root))
@@ -250,9 +279,9 @@ def _read_json(spark: SparkSession, request: ReadRequest, files: Sequence[FileEn
         fresh = new_columns(tracked, sorted(keys), reserved)
         if fresh and tracking.mode == "addNewColumns":
             holding = files_named(files, sorted({p for n in fresh for p in scan.files[n]}))
-            types = {f.name: f.type for f in _fields(read_files(
+            types = {f.name: f.type for f in _inferred_fields(
                 spark, holding if holding else files, root=root, format=format,
-                options=options, mode=mode).schema)}
+                options=options, mode=mode)}
             inferred = True
             observed += [Field(n, types.get(n, "string")) for n in fresh]
         else:
