@@ -94,6 +94,11 @@ def _fit(target: Target, table: DeltaTable, frame: DeltaSchema,
     differences = schema_differences(table.schema(), frame, merge=merge)
     if differences:
         hint = "" if merge else "; to add new columns to the table, write with mergeSchema=true"
+        if any(": table has " in d for d in differences):
+            hint += ("; a column whose type changed cannot be merged: read the source with a "
+                     "tracked schema (lakemark ingest files --schema-evolution addNewColumns, "
+                     "or schema_evolution= in read_files) so values that do not fit are kept "
+                     "in _rescued_data instead")
         raise SinkError(
             f"the DataFrame does not match the schema of Delta table {target.root} "
             f"(nothing was written): " + "; ".join(differences) + hint
