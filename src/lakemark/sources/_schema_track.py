@@ -229,7 +229,7 @@ def _inferred_fields(spark: SparkSession, files: Sequence[FileEntry], *, root: s
     from ._read import read_files
 
     conf = spark.conf
-    before = conf.get("spark.sql.caseSensitive", "false")
+    before = conf.get("spark.sql.caseSensitive", "false") or "false"
     conf.set("spark.sql.caseSensitive", "true")
     try:
         fields = _fields(read_files(spark, files, root=root, format=format, options=options,
