@@ -5,8 +5,8 @@ The SQLite catalog lives in tmp_path, ``LAKEMARK_ICEBERG_WAREHOUSE`` is ``s3://l
 sink writes the Parquet files to S3 with pyarrow on the executors (the Delta sink's S3 path)
 and pyiceberg commits them through its PyArrow FileIO on moto's endpoint. A run that fails
 after its sink committed is retried without appending twice; an incremental source takes only
-the next run's rows; ``spark.read.format("iceberg")`` reads the table; pyiceberg on its own
-reads back exactly the rows written.
+the next run's rows; ``spark.read.format("iceberg")`` reads the table, and writes an
+identity-partitioned one; pyiceberg on its own reads back exactly the rows written.
 """
 
 from __future__ import annotations
@@ -81,6 +81,15 @@ def test_iceberg_table_on_an_s3_warehouse(spark: Any, s3: Any, tmp_path: Path,
     assert sorted((r.id, r.name) for r in whole.collect()) == [
         (i, f"n{i}") for i in range(5)]
 
+    days = spark.createDataFrame([(1, "2024-01-01"), (2, "2024-01-02"), (3, "2024-01-01")],
+                                 "id long, d string")
+    days.write.format("iceberg").mode("append").partitionBy("d").save("db.days")
+    assert sorted(tuple(r) for r in spark.read.format("iceberg").load("db.days").collect()) \
+        == [(1, "2024-01-01"), (2, "2024-01-02"), (3, "2024-01-01")]
+    folders = {k.split("/")[4] for k in (o["Key"] for o in client.list_objects_v2(
+        Bucket="lake", Prefix="wh/db.db/days/data/")["Contents"])}
+    assert folders == {"d_part=2024-01-01", "d_part=2024-01-02"}
+
     alone = SqlCatalog("lakemark", uri=catalog, warehouse="s3://lake/wh",
                        **{"s3.endpoint": s3.endpoint, "s3.region": "us-east-1"})
     table = alone.load_table("db.events")
@@ -89,3 +98,7 @@ def test_iceberg_table_on_an_s3_warehouse(spark: Any, s3: Any, tmp_path: Path,
     tokens = [(s.summary[APP_ID_KEY], s.summary[APP_VERSION_KEY]) for s in table.snapshots()
               if s.summary is not None]
     assert tokens == [("load/events", "1"), ("load/events", "2")]
+    days_table = alone.load_table("db.days")
+    assert [f.name for f in days_table.spec().fields] == ["d"]
+    assert sorted(days_table.scan(row_filter="d = '2024-01-01'").to_arrow()
+                  .column("id").to_pylist()) == [1, 3]
