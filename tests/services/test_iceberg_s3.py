@@ -20,6 +20,8 @@ from pyiceberg.catalog.sql import SqlCatalog
 
 from lakemark import Job
 from lakemark.catalog._iceberg import CATALOG_ENV, WAREHOUSE_ENV
+from lakemark.errors import SinkError
+from lakemark.sinks import write_target
 from lakemark.sinks._iceberg import APP_ID_KEY, APP_VERSION_KEY
 from lakemark.sinks._spark_writer import has_s3a
 
@@ -38,6 +40,10 @@ def test_iceberg_table_on_an_s3_warehouse(spark: Any, s3: Any, tmp_path: Path,
     catalog = f"sqlite:///{tmp_path / 'catalog.db'}"
     monkeypatch.setenv("PYICEBERG_HOME", str(tmp_path))  # no user configuration
     monkeypatch.setenv(CATALOG_ENV, catalog)
+    monkeypatch.setenv(WAREHOUSE_ENV, "s3://nowhere/wh")
+    with pytest.raises(SinkError, match="bucket 'nowhere'"):  # before Spark computes anything
+        write_target(spark, spark.createDataFrame([(1,)], "id long"), "db.lost",
+                     format="iceberg")
     monkeypatch.setenv(WAREHOUSE_ENV, "s3://lake/wh")
     state = f"sqlite:///{tmp_path / 'state.db'}"
     source = tmp_path / "in"

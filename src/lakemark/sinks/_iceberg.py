@@ -61,7 +61,7 @@ from ..catalog._iceberg import (
 )
 from ..errors import ConfigError, SinkError
 from ._arrow_writer import ArrowWriteSpec, check_compression, run_arrow_write
-from ._location import Target, delete_files, resolve_target, sweep_write
+from ._location import Target, check_target, delete_files, resolve_target, sweep_write
 from ._model import IdempotencyToken, WriteResult
 from ._schema import arrow_schema, delta_schema, kinds_of
 from ._spark_writer import spark_errors, spark_failure, write_delta_files
@@ -273,6 +273,8 @@ def write_iceberg(spark: SparkSession, df: DataFrame, table: str, *, mode: str,
     data = resolve_target(_table_root(location, str(name)).rstrip("/") + "/data")
     fs = data.filesystem()
     codec = _arrow_codec(table, options) if data.is_s3 else ""
+    if data.is_s3 and current is None:
+        check_target(data, fs)  # a missing bucket named before Spark computes anything
     write_id = uuid.uuid4().hex
     placed: list[str] = []
     committed = False
