@@ -120,3 +120,22 @@ def test_glue_resolves_to_the_glue_data_catalog_with_the_environment_endpoint(
         "glue.endpoint": "http://127.0.0.1:5000", "glue.region": "eu-west-1"})
     with pytest.raises(ConfigError, match="LAKEMARK_ICEBERG_WAREHOUSE"):
         resolve_iceberg_catalog("glue", env={})
+
+
+def test_an_s3_warehouse_gives_the_file_io_the_environment_endpoint_and_region(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """pyarrow does not read AWS_ENDPOINT_URL, and without a region pyiceberg asks AWS where
+    the bucket is: both are passed to pyiceberg's FileIO for an S3 warehouse, and only then."""
+    monkeypatch.setenv("PYICEBERG_HOME", str(tmp_path))
+    env = {"AWS_ENDPOINT_URL": "http://127.0.0.1:5000", "AWS_DEFAULT_REGION": "eu-west-1",
+           "LAKEMARK_ICEBERG_WAREHOUSE": "s3://lake/wh"}
+    for catalog in (f"sqlite:///{tmp_path / 'c.db'}", "glue"):
+        spec = resolve_iceberg_catalog(catalog, env=env)
+        assert spec.warehouse == "s3://lake/wh"
+        assert (spec.properties["s3.endpoint"], spec.properties["s3.region"]) == (
+            "http://127.0.0.1:5000", "eu-west-1")
+    spec = resolve_iceberg_catalog("sqlite:///c.db",
+                                   env={**env, "AWS_ENDPOINT_URL_S3": "http://s3.local:9000"})
+    assert spec.properties["s3.endpoint"] == "http://s3.local:9000"  # botocore's order
+    local = resolve_iceberg_catalog("sqlite:///c.db", env={**env, WAREHOUSE_ENV: str(tmp_path)})
+    assert "s3.endpoint" not in local.properties and "s3.region" not in local.properties

@@ -17,6 +17,9 @@ default. Each may be:
   ``AWS_ENDPOINT_URL_GLUE``/``AWS_ENDPOINT_URL`` when set), warehouse from
   ``LAKEMARK_ICEBERG_WAREHOUSE``.
 
+A warehouse may be a local folder or an ``s3://`` prefix; for S3 the catalog's FileIO gets the
+environment's endpoint and region (``s3.endpoint``, ``s3.region``) unless the catalog sets them.
+
 Table names are ``db.table`` or ``catalog.db.table``; in the second form the first part must
 be the resolved catalog's name (``lakemark`` for the default and URI catalogs) or a catalog of
 the pyiceberg configuration. Everything here is checked before any I/O, so a bad name or
@@ -126,8 +129,29 @@ def _sql_spec(uri: str, source: str, env: Mapping[str, str]) -> IcebergCatalogSp
         uri = "postgresql+psycopg" + uri[len("postgresql"):]
     if "://" not in warehouse:
         warehouse = Path(warehouse).expanduser().resolve().as_uri()
-    return IcebergCatalogSpec(DEFAULT_NAME, {"type": "sql", "uri": uri, "warehouse": warehouse},
-                              source=source)
+    properties = {"type": "sql", "uri": uri, "warehouse": warehouse}
+    return IcebergCatalogSpec(DEFAULT_NAME, _with_s3(properties, env), source=source)
+
+
+def _with_s3(properties: Mapping[str, str], env: Mapping[str, str]) -> dict[str, str]:
+    """``properties`` with the S3 settings pyiceberg's PyArrow FileIO needs for a warehouse on
+    S3, where the catalog does not give them: ``s3.endpoint`` from ``AWS_ENDPOINT_URL_S3`` /
+    ``AWS_ENDPOINT_URL`` (botocore's order; pyarrow itself does not read them) and
+    ``s3.region`` from ``AWS_REGION`` / ``AWS_DEFAULT_REGION`` (without a region pyiceberg asks
+    AWS where the bucket is, which an emulator's endpoint never answers). Unchanged for other
+    warehouses."""
+    out = dict(properties)
+    if not out.get("warehouse", "").lower().startswith(("s3://", "s3a://", "s3n://")):
+        return out
+    ignore = env.get("AWS_IGNORE_CONFIGURED_ENDPOINT_URLS", "").strip().lower() == "true"
+    endpoint = "" if ignore else (env.get("AWS_ENDPOINT_URL_S3") or env.get("AWS_ENDPOINT_URL")
+                                  or "").strip()
+    if endpoint and "s3.endpoint" not in out:
+        out["s3.endpoint"] = endpoint
+    region = (env.get("AWS_REGION") or env.get("AWS_DEFAULT_REGION") or "").strip()
+    if region and "s3.region" not in out and "client.region" not in out:
+        out["s3.region"] = region
+    return out
 
 
 def _display(uri: str) -> str:
@@ -158,7 +182,8 @@ def _configured(name: str, source: str,
     # Read now and passed on: pyiceberg's own load_catalog(name) would use the configuration
     # it read once at import time.
     properties = {str(k): str(v) for k, v in found.items() if isinstance(v, str | int | float)}
-    return IcebergCatalogSpec(name, properties, configured=True, source=source)
+    return IcebergCatalogSpec(name, _with_s3(properties, os.environ if env is None else env),
+                              configured=True, source=source)
 
 
 def _glue_spec(source: str, env: Mapping[str, str]) -> IcebergCatalogSpec:
@@ -179,7 +204,8 @@ def _glue_spec(source: str, env: Mapping[str, str]) -> IcebergCatalogSpec:
     region = (env.get("AWS_REGION") or env.get("AWS_DEFAULT_REGION") or "").strip()
     if region:
         properties["glue.region"] = region
-    return IcebergCatalogSpec(GLUE_NAME, properties, configured=True, source=source)
+    return IcebergCatalogSpec(GLUE_NAME, _with_s3(properties, env), configured=True,
+                              source=source)
 
 
 def resolve_iceberg_catalog(catalog: str | None = None, *,

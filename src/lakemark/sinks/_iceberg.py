@@ -34,7 +34,12 @@ and an append snapshot, committed together; the token is in both summaries). ``p
 gives a new table identity partitions (Spark writes one folder per value, each file holding
 the partition column); an existing table keeps its own. ``mergeSchema=true`` adds the
 DataFrame's new columns to the table's schema in the same commit (columns it lacks read as
-null). Local warehouses only for now (``file://``).
+null). Tables live on local disk (``file://``) or on S3 (``s3://``): there the files are
+written as the Delta sink writes them to S3, by pyarrow on the executors
+(:mod:`lakemark.sinks._arrow_writer`, no S3A connector needed), straight into
+``<location>/data`` (no staging: files no snapshot lists are invisible), and pyiceberg's
+PyArrow FileIO reads their footers and writes the metadata (endpoint and region from the
+catalog, :func:`lakemark.catalog._iceberg.load_iceberg_catalog`).
 """
 
 from __future__ import annotations
@@ -55,10 +60,11 @@ from ..catalog._iceberg import (
     spec_for_table,
 )
 from ..errors import ConfigError, SinkError
-from ._location import delete_files, resolve_target
+from ._arrow_writer import ArrowWriteSpec, check_compression, run_arrow_write
+from ._location import Target, check_target, delete_files, resolve_target, sweep_write
 from ._model import IdempotencyToken, WriteResult
 from ._schema import arrow_schema, delta_schema, kinds_of
-from ._spark_writer import write_delta_files
+from ._spark_writer import spark_errors, spark_failure, write_delta_files
 from ._values import zone
 
 if TYPE_CHECKING:
@@ -221,16 +227,20 @@ def iceberg_table_root(table: str, *, mode: str, partition_by: Sequence[str],
     name, spec = check_iceberg_write(table, mode=mode, partition_by=partition_by,
                                      options=options, iceberg_catalog=iceberg_catalog)
     catalog = load_iceberg_catalog(spec)
-    return _local_root(_table_location(catalog, name, _open(catalog, name)), str(name))
+    return _table_root(_table_location(catalog, name, _open(catalog, name)), str(name))
 
 
-def _local_root(location: str, table: str) -> str:
-    if location.startswith("file://"):
-        return location[len("file://"):]
-    if "://" not in location:
+def _table_root(location: str, table: str) -> str:
+    """The table's folder as lakemark's storage names it: a local path or ``s3://…``."""
+    scheme, sep, rest = location.partition("://")
+    if not sep:
         return location
-    raise SinkError(f"Iceberg table {table} is at {location}: only local (file://) warehouses "
-                    "are supported yet")
+    if scheme.lower() == "file":
+        return rest
+    if scheme.lower() in ("s3", "s3a", "s3n"):
+        return "s3://" + rest
+    raise SinkError(f"Iceberg table {table} is at {location}: lakemark writes tables on local "
+                    "disk (file://) or S3 (s3://) only", target=table)
 
 
 def write_iceberg(spark: SparkSession, df: DataFrame, table: str, *, mode: str,
@@ -260,7 +270,11 @@ def write_iceberg(spark: SparkSession, df: DataFrame, table: str, *, mode: str,
             raise SinkError(f"the DataFrame does not match the schema of Iceberg table {name} "
                             "(nothing was written): " + "; ".join(differences), target=table)
     location = _table_location(catalog, name, current)
-    data = resolve_target(os.path.join(_local_root(location, str(name)), "data"))
+    data = resolve_target(_table_root(location, str(name)).rstrip("/") + "/data")
+    fs = data.filesystem()
+    codec = _arrow_codec(table, options) if data.is_s3 else ""
+    if data.is_s3 and current is None:
+        check_target(data, fs)  # a missing bucket named before Spark computes anything
     write_id = uuid.uuid4().hex
     placed: list[str] = []
     committed = False
@@ -268,25 +282,55 @@ def write_iceberg(spark: SparkSession, df: DataFrame, table: str, *, mode: str,
     if token is not None:
         properties.update({APP_ID_KEY: token.app_id, APP_VERSION_KEY: str(token.version)})
     try:
-        tz = zone(spark.conf.get("spark.sql.session.timeZone") or "UTC")
+        tz_name = spark.conf.get("spark.sql.session.timeZone") or "UTC"
+        tz = zone(tz_name)
         written, folders = _with_partition_folders(df, parts)
-        files = write_delta_files(spark, written, data, write_id=write_id,
-                                  partition_cols=folders,
-                                  kinds=kinds_of(delta_schema(written.schema, target=table)),
-                                  tz=tz, options=options, placed=placed)
+        kinds = kinds_of(delta_schema(written.schema, target=table))
+        if data.is_s3:  # the Delta sink's path to S3: pyarrow on the executors, no S3A
+            spec = ArrowWriteSpec(fs_config=data.fs_config, root=data.fs_path,
+                                  write_id=write_id, format="parquet",
+                                  partition_cols=tuple(folders), kinds=tuple(kinds.items()),
+                                  session_tz=tz_name, compression=codec)
+            try:
+                files = run_arrow_write(written, spec)
+            except spark_errors() as exc:
+                sweep_write(data, fs, write_id)  # files of tasks that did finish
+                raise spark_failure(data, exc) from exc
+            placed.extend(f.path for f in files)
+        else:
+            files = write_delta_files(spark, written, data, write_id=write_id,
+                                      partition_cols=folders, kinds=kinds, tz=tz,
+                                      options=options, placed=placed)
         fault_point("mid-write")
-        paths = ["file://" + os.path.join(data.root, f.path) for f in files]
+        paths = [_file_uri(data, f.path) for f in files]
         snapshot, skipped = _commit(catalog, name, current, frame, location, paths,
                                     properties, token, write_id,
                                     _Change(mode == "overwrite", merge, tuple(parts)))
         committed = not skipped
     finally:
         if not committed:
-            delete_files(data, data.filesystem(), placed)
+            delete_files(data, fs, placed)
     if skipped:
         return WriteResult(str(name), "iceberg", 0, 0, 0, skipped=True, table_version=snapshot)
     return WriteResult(str(name), "iceberg", rows=sum(f.rows for f in files), files=len(files),
                        bytes=sum(f.size for f in files), skipped=False, table_version=snapshot)
+
+
+def _file_uri(data: Target, relative: str) -> str:
+    """A written file as the table lists it: ``file:///…`` or ``s3://bucket/…``."""
+    if data.is_s3:
+        return f"{data.root.rstrip('/')}/{relative}"
+    return "file://" + os.path.join(data.root, relative)
+
+
+def _arrow_codec(table: str, options: Mapping[str, str]) -> str:
+    """The Parquet codec of a write to S3 (pyarrow writes it: ``compression`` is the only
+    writer option, as for Delta tables on S3)."""
+    codec = next((v for k, v in options.items() if k.lower() == "compression"), "snappy")
+    if not check_compression("parquet", codec):
+        raise ConfigError(f"option compression of Iceberg target {table}: unsupported Parquet "
+                          f"codec {codec!r}")
+    return codec.lower()
 
 
 def _with_partition_folders(df: DataFrame, parts: Sequence[str]) -> tuple[DataFrame, list[str]]:

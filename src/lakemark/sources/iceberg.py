@@ -14,8 +14,10 @@
    (``kind="table"``, ``format="iceberg"``) *before* reading; the state element commits with
    the run;
 4. reads the data files with Spark's own Parquet reader on the file list (distributed,
-   column pruning, no Python on the executors), with the table's schema as of the pinned
-   snapshot (columns an older file lacks read as null). Delete files (row-level deletes of
+   column pruning, no Python on the executors) — for files on S3 without the S3A connector,
+   lakemark's file-list data source (pyarrow on the executors), as the Delta table source
+   does — with the table's schema as of the pinned snapshot (columns an older file lacks
+   read as null). Delete files (row-level deletes of
    format version 2) are refused with an error naming the table and the snapshot: the files'
    rows would be read without their deletes.
 
@@ -27,7 +29,7 @@ and no state is kept; with ``pause`` the range is read but the bookmark does not
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from .._fault import fault_point
@@ -174,29 +176,48 @@ def spark_schema(table: Table, snapshot_id: int | None) -> Any:
     return from_arrow_schema(schema.as_arrow())
 
 
-def _jvm_paths(spark: SparkSession, table: str, paths: Iterable[str]) -> list[str]:
-    from ..sinks._spark_writer import has_s3a
-
-    out = []
-    s3a: bool | None = None
-    for path in paths:
-        if path.lower().startswith(("s3://", "s3a://", "s3n://")):
-            s3a = has_s3a(spark) if s3a is None else s3a
-            if not s3a:
-                raise SourceError(f"Iceberg table {table} has data files on S3 ({path}); "
-                                  "reading them needs the S3A connector in the Spark session")
-            out.append("s3a://" + path.split("://", 1)[1])
-        else:
-            out.append(path)
-    return out
+def _is_s3(path: str) -> bool:
+    return path.lower().startswith(("s3://", "s3a://", "s3n://"))
 
 
 def read_files_of(spark: SparkSession, table: str, schema: Any,
                   files: Sequence[FileEntry]) -> DataFrame:
-    """The rows of ``files`` by Spark's Parquet reader with ``schema`` (empty: no files)."""
+    """The rows of ``files`` with ``schema`` (empty: no files), read as the Delta table source
+    reads its file lists: Spark's own Parquet reader where the JVM can open the files (local
+    files; ``s3a://`` when the S3A connector is in the session), else lakemark's file-list
+    data source (pyarrow on the executors, :mod:`lakemark.tables._delta_files`) for data
+    files on S3. Columns are matched by name; a column a file lacks reads as null."""
+    from ..sinks._spark_writer import has_s3a
+
     if not files:
         return spark.createDataFrame([], schema)
-    return spark.read.schema(schema).parquet(*_jvm_paths(spark, table, (f.path for f in files)))
+    on_s3 = [f.path for f in files if _is_s3(f.path)]
+    if not on_s3:
+        return spark.read.schema(schema).parquet(*(f.path for f in files))
+    if has_s3a(spark):
+        return spark.read.schema(schema).parquet(*(
+            "s3a://" + f.path.split("://", 1)[1] if _is_s3(f.path) else f.path for f in files))
+    if len(on_s3) != len(files):
+        local = next(f.path for f in files if not _is_s3(f.path))
+        raise SourceError(f"Iceberg table {table} has data files both on S3 ({on_s3[0]}) and "
+                          f"elsewhere ({local}); without the S3A connector lakemark reads "
+                          "them only when all are on S3")
+    return _read_s3_files(spark, table, schema, files)
+
+
+def _read_s3_files(spark: SparkSession, table: str, schema: Any,
+                   files: Sequence[FileEntry]) -> DataFrame:
+    from ..storage import arrow_fs_config
+    from ..tables._delta_files import read_file_list
+    from ..tables._delta_snapshot import DataFileRef, Snapshot
+
+    bucket = files[0].path.split("://", 1)[1].split("/", 1)[0]
+    snapshot = Snapshot(
+        root=f"s3://{bucket}", version=0, schema_json=schema.json(), partition_columns=(),
+        files=tuple(DataFileRef(path=f.path, size=f.size, rows=None, partition=())
+                    for f in files),
+        fs_config=arrow_fs_config(f"s3://{bucket}"))
+    return read_file_list(spark, snapshot, schema)
 
 
 def _from_to_range(job: Job, ctx: str, table: str) -> tuple[int | None, int | None]:
