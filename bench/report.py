@@ -506,6 +506,11 @@ def summary_rows(d: dict[str, dict[str, Any]]) -> list[list[Any]]:
         rows.append([f"14. Iceberg sink commit after {ic['snapshots']:,} appends, median of the "
                      "last 100", "≤ 200 ms", f"{_fmt(ic['commit_ms']['last_100_median'])} ms",
                      ic["meets_commit_target"]])
+    it = d.get("iceberg_throughput")
+    if it and it.get("status") == "ok":
+        rows.append([f"16. {it['input_mib']:.0f} MiB JSON: lakemark→Iceberg / lakemark→Delta "
+                     "throughput (median of pairs)", f"≥ {it['target_ratio']}×",
+                     f"{_fmt(it['ratio_iceberg_to_delta_throughput'])}×", it["meets_target"]])
     return rows
 
 
@@ -903,6 +908,7 @@ def render(d: dict[str, dict[str, Any]], out: Path) -> str:
         add("not measured\n")
     _render_iceberg(add, d.get("iceberg_incremental"))
     render_merge(d.get("merge"), add)
+    render_iceberg_throughput(d.get("iceberg_throughput"), add)
     return "\n".join(parts) + "\n"
 
 
@@ -993,6 +999,40 @@ def render_merge(mg: dict[str, Any] | None, add: Any) -> None:
             "the changes, the key checks, collecting them (the same collection repeated after "
             f"the merge, warm, took {again} s). Rewriting the whole table reads and writes all "
             f"{t['files']} files instead of {cases['lakemark']['files_removed']}.\n")
+
+
+def render_iceberg_throughput(it: dict[str, Any] | None, add: Any) -> None:
+    """Section 16: ``bench/run.py iceberg_throughput`` (issue 22)."""
+    add("## 16. Iceberg target throughput vs the Delta target (issue 22)\n")
+    if not it or it.get("status") != "ok":
+        add("not measured\n")
+        return
+    add(f"{it['input_files']} flat JSON files, {it['input_mib']:.0f} MiB, {it['rows']:,} rows, "
+        "read by the same job code (`Job.read_files(format='json')` with a given schema) and "
+        "written by lakemark's Delta target (a new Delta table per run, `deltalake` commits) or "
+        "its Iceberg target (a new table of a SQLite SQL catalog per run, pyiceberg commits "
+        "the files Spark wrote); one warm session, one unmeasured run of each first, then "
+        f"{it['repeat']} back-to-back pairs (order alternating). Ratio = median over pairs of "
+        f"Delta time / Iceberg time (pairs: {', '.join(map(str, it.get('pair_ratios', [])))}); "
+        f"best run against best run: {_fmt(it.get('ratio_best_iceberg_to_best_delta'))}×.\n")
+    add(_table(["", "runs (s)", "best MiB/s"], [
+        ["lakemark `read_files → write(format='delta')`",
+         ", ".join(map(str, it["lakemark_json_to_delta_s"])), it["delta_mib_per_s"]],
+        ["lakemark `read_files → write(format='iceberg')`",
+         ", ".join(map(str, it["lakemark_json_to_iceberg_s"])), it["iceberg_mib_per_s"]],
+    ]) + "\n")
+    loads = it.get("loadavg_before_each_pair") or []
+    runs = {"delta": it["lakemark_json_to_delta_s"], "iceberg": it["lakemark_json_to_iceberg_s"]}
+    add(f"Ratio {_fmt(it['ratio_iceberg_to_delta_throughput'])}× (target ≥ "
+        f"{it['target_ratio']}×). Load average (1/5/15 min) before each pair: "
+        + ("; ".join(str(x) for x in loads) or "–")
+        + f" ({it['machine']['cpus']} cores shared with other builds). Command: "
+        "`python bench/run.py iceberg_throughput`"
+        + (" --quick" if it.get("quick") else "" if it["input_mib"] > 900 else
+           f" with `LAKEMARK_BENCH_MIB={it['input_mib']:.0f}`") + ". Runs of one target "
+        f"differ by up to {_spread(runs):.2f}× "
+        "under this load, so the pairs, not single runs, carry the claim; where the "
+        "difference between the targets comes from was not profiled.\n")
 
 
 def main() -> None:

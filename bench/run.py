@@ -12,6 +12,8 @@ Scenarios (one JSON file each, ``<out>/<name>.json``):
   commit       5. job.commit() + Delta commit latency and table-open time over 1,000 runs
   events       6. S3 events stage 1 and put-to-commit latency (bench/s3_events.py)
   lineage      7. lineage analyzer: scripts analysed per second
+  iceberg_throughput  16. JSON → lakemark's Iceberg target vs its Delta target, interleaved
+                  (LAKEMARK_BENCH_MIB sets the input size, 1024 by default)
 
 ``--quick`` shrinks every scenario to a smoke test (CI runs it; no timing claims). ``--big``
 adds M=100,000 to scenario 1. ``python bench/report.py`` turns the JSON into bench/README.md
@@ -36,7 +38,8 @@ from collections.abc import Callable
 BENCH = Path(__file__).parent
 sys.path.insert(0, str(BENCH))
 
-SCENARIOS = ("incremental", "throughput", "s3_listing", "scale", "commit", "events", "lineage")
+SCENARIOS = ("incremental", "throughput", "s3_listing", "scale", "commit", "events", "lineage",
+             "iceberg_throughput")
 
 
 def _machine() -> dict[str, Any]:
@@ -81,6 +84,16 @@ def run_throughput(tmp: Path, quick: bool, big: bool) -> dict[str, Any]:
     return throughput.scenario(tmp, total_mib=1024, file_mib=8, repeat=5, spark=_spark())
 
 
+def run_iceberg_throughput(tmp: Path, quick: bool, big: bool) -> dict[str, Any]:
+    import iceberg_throughput
+
+    if quick:
+        return iceberg_throughput.scenario(tmp, total_mib=2, file_mib=0.25, repeat=1,
+                                           spark=_spark(), warmup=False)
+    mib = int(os.environ.get("LAKEMARK_BENCH_MIB", "1024"))
+    return iceberg_throughput.scenario(tmp, total_mib=mib, file_mib=8, repeat=5, spark=_spark())
+
+
 def run_s3_listing(tmp: Path, quick: bool, big: bool) -> dict[str, Any]:
     import s3_listing
 
@@ -120,7 +133,8 @@ def run_lineage(tmp: Path, quick: bool, big: bool) -> dict[str, Any]:
 
 
 RUNNERS: dict[str, Callable[[Path, bool, bool], dict[str, Any]]] = {
-    "incremental": run_incremental, "throughput": run_throughput, "s3_listing": run_s3_listing,
+    "incremental": run_incremental, "throughput": run_throughput,
+    "iceberg_throughput": run_iceberg_throughput, "s3_listing": run_s3_listing,
     "scale": run_scale, "commit": run_commit, "events": run_events, "lineage": run_lineage,
 }
 

@@ -27,7 +27,7 @@ from lakemark._fault import FAULT_ENV, FAULT_POINTS, FAULT_WAIT_ENV  # noqa: E40
 from lakemark.state import open_store  # noqa: E402
 
 __all__ = ["FAULT_POINTS", "KILLED", "FOLDER_FORMATS", "Check", "run_ingest", "start_held",
-           "target_ids", "covered_files", "check_exactly_once"]
+           "target_ids", "iceberg_ids", "covered_files", "check_exactly_once"]
 
 #: The return code of a process that SIGKILLed itself.
 KILLED = -9
@@ -46,7 +46,9 @@ def _ingest_command(source: str, target: str, job: str, state: str, target_forma
         child[FAULT_ENV] = fault
     if wait:
         child[FAULT_WAIT_ENV] = f"{wait[0]}={wait[1]}"
-    cmd = [sys.executable, "-m", "lakemark", "ingest", "files", source, target, "--job", job,
+    # an Iceberg target is a catalog table, named by --table (its catalog: ``extra``)
+    where = ["--table", target] if target_format == "iceberg" else [target]
+    cmd = [sys.executable, "-m", "lakemark", "ingest", "files", source, *where, "--job", job,
            "--state", state, "--json", "--master", "local[1]", "--target-format", target_format]
     return cmd + (["--force"] if force else []) + list(extra), child
 
@@ -99,9 +101,36 @@ def _visible_files(target: Path, target_format: str) -> list[str]:
     return sorted(os.path.normpath(f) for f in dataset.files)
 
 
-def target_ids(target: Path, target_format: str) -> list[int]:
+def iceberg_ids(table: str, catalog: str) -> list[int]:
+    """The ``id`` of every row pyiceberg's own scan sees in Iceberg table ``table`` (``db.t``)
+    of the SQLite SQL catalog ``catalog`` (``sqlite:///…/catalog.db``; lakemark names that
+    catalog ``lakemark``), opened with pyiceberg alone. A table not created yet holds no row."""
+    from pyiceberg.catalog.sql import SqlCatalog
+    from pyiceberg.exceptions import NoSuchNamespaceError, NoSuchTableError
+
+    path = Path(catalog.removeprefix("sqlite:///"))
+    reader = SqlCatalog("lakemark", uri=catalog, warehouse=(path.parent / "warehouse").as_uri())
+    try:
+        table_ = reader.load_table(table)
+    except (NoSuchTableError, NoSuchNamespaceError):
+        return []
+    finally:
+        reader.engine.dispose()
+    return [int(i) for i in table_.scan(selected_fields=("id",)).to_arrow()
+            .column("id").to_pylist()]
+
+
+def target_ids(target: Path | str, target_format: str,
+               iceberg_catalog: str | None = None) -> list[int]:
     """The ``id`` of every row a reader sees in the target: ``deltalake`` for a Delta table,
-    pyarrow's dataset reader for a folder. A target not written yet holds no row."""
+    pyiceberg for an Iceberg table (``target`` its name, in the SQLite catalog
+    ``iceberg_catalog``), pyarrow's dataset reader for a folder. A target not written yet holds
+    no row."""
+    if target_format == "iceberg":
+        if iceberg_catalog is None:
+            raise ValueError("an Iceberg target needs its catalog")
+        return iceberg_ids(str(target), iceberg_catalog)
+    target = Path(target)
     if not target.exists():
         return []
     if target_format == "delta":
@@ -149,9 +178,9 @@ class Check:
         return not self.problems
 
 
-def check_exactly_once(target: Path, target_format: str, *, state: str, job: str,
+def check_exactly_once(target: Path | str, target_format: str, *, state: str, job: str,
                        files: Mapping[str, Sequence[int]], all_taken: bool = False,
-                       ctx: str = "source") -> Check:
+                       ctx: str = "source", iceberg_catalog: str | None = None) -> Check:
     """Check the target against the bookmark.
 
     ``files`` maps each file that arrived in the source to the ids of its rows. The target
@@ -169,7 +198,7 @@ def check_exactly_once(target: Path, target_format: str, *, state: str, job: str
         missing = sorted(set(files) - covered)
         result.problems.append(f"{len(missing)} arrived file(s) not taken, e.g. {missing[:5]}")
     want = Counter(i for name in covered & set(files) for i in files[name])
-    have = Counter(target_ids(target, target_format))
+    have = Counter(target_ids(target, target_format, iceberg_catalog))
     duplicated = sorted(i for i, n in have.items() if n > 1)
     lost = sorted(i for i in want if i not in have)
     extra = sorted(i for i in have if i not in want)
@@ -183,6 +212,7 @@ def check_exactly_once(target: Path, target_format: str, *, state: str, job: str
         result.problems.append(f"{len(extra)} row id(s) of files the bookmark does not cover, "
                                f"e.g. {extra[:5]}")
     if target_format in FOLDER_FORMATS:
+        target = Path(target)
         visible = set(_visible_files(target, target_format))
         committed = ({os.path.normpath(f) for f in committed_files(str(target))}
                      if target.exists() else set())

@@ -27,6 +27,8 @@ EXPECTED = {
     "commit": ["at_run", "per_run_job_commit_ms", "per_run_delta_commit_ms", "meets_target"],
     "events": ["stage1_events_per_second", "sqs_calls_per_1000_events", "ratio_to_floor"],
     "lineage": ["outcome"],
+    "iceberg_throughput": ["delta_mib_per_s", "iceberg_mib_per_s",
+                           "ratio_iceberg_to_delta_throughput", "meets_target"],
 }
 TOOLS = ("lakemark", "spark_stream", "full_reread", "floor")
 
