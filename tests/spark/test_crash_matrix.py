@@ -226,9 +226,10 @@ def test_postgres_state_killed_during_the_commit_keeps_the_old_version(tmp_path:
 _ICEBERG_COMMITTED = ("after-sink-commit", "before-job-commit", "during-job-commit")
 
 
-@pytest.mark.parametrize("fault", [
-    p if p == "after-sink-commit" else pytest.param(p, marks=pytest.mark.long)
-    for p in FAULT_POINTS])
+# All long: a whole-process kill sequence costs ~40 s, and the default suite already holds the
+# Iceberg sink's retry-after-commit (tests/spark/test_iceberg_sink.py) and the Delta matrix.
+@pytest.mark.long
+@pytest.mark.parametrize("fault", FAULT_POINTS)
 def test_iceberg_target_killed_at_each_point_then_rerun(tmp_path: Path, fault: str) -> None:
     """The first write to a new table of a SQLite SQL catalog (created and given its snapshot
     in one catalog commit) killed at ``fault``; the reruns leave every row once, as pyiceberg
