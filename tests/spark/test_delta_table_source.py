@@ -76,7 +76,9 @@ def test_runs_take_only_new_commits_and_rewind_and_reset_work(spark, tmp_path): 
                                                      "mode": "commits"}
     assert _manifest(state, "j", "sink:copy")["status"] == "nothing-to-write"
     assert "snapshot at version 0" in _cli("runs", "show", first, "--state", state)
-    assert "versions 1 to 2" in _cli("runs", "show", second, "--state", state)
+    assert "versions 1 to 2 (table state carried from the bookmark)" in \
+        _cli("runs", "show", second, "--state", state)
+    assert "(table opened with deltalake)" in _cli("runs", "show", first, "--state", state)
     assert "no new version" in _cli("runs", "show", third, "--state", state)
     details = json.loads(_cli("runs", "show", second, "--state", state, "--json"))
     assert details["sources"]["src"]["range"]["to_version"] == 2

@@ -73,8 +73,12 @@ def _versions(src: Mapping[str, Any]) -> str:
     else:
         text = f"versions {first} to {last}"
     skipped = src.get("skipped_commits") or []
-    return text + (f", skipped change commit(s) {', '.join(map(str, skipped))}" if skipped
-                   else "")
+    if skipped:
+        text += f", skipped change commit(s) {', '.join(map(str, skipped))}"
+    # How the run knew the table: from its bookmark (no snapshot loaded) or by opening it.
+    how = {"carried": "table state carried from the bookmark",
+           "loaded": "table opened with deltalake"}.get(src.get("table_state") or "")
+    return text + (f" ({how})" if how else "")
 
 
 def _instants(src: Mapping[str, Any]) -> str:
@@ -125,7 +129,8 @@ def run_details(store: StateStore, run_id: str) -> dict[str, Any]:
                                        range=plan.get("range"))
         if plan.get("kind") == "delta-table":  # a table source took a range of versions
             sources[inputs.ctx].update(kind="delta-table", range=plan.get("range"),
-                                       skipped_commits=plan.get("skipped_commits"))
+                                       skipped_commits=plan.get("skipped_commits"),
+                                       table_state=plan.get("table_state"))
         if plan.get("kind") == "hudi-table":  # a Hudi source took a range of instants
             sources[inputs.ctx].update(kind="hudi-table", range=plan.get("range"))
     out["sources"] = sources
