@@ -63,6 +63,7 @@ from ..planning.delta_table_state import (
     plan_table_range,
 )
 from ..state.manifest import SourceManifest
+from ._replay import failed_attempt_plan, recorded_plan
 from ..storage import FileSystem, filesystem_for
 from ..tables._delta_snapshot import DataFileRef
 
@@ -165,11 +166,7 @@ def _read_commits(fs: FileSystem, root: str, first: int, last: int
 # ------------------------------------------------------------------------- the range
 
 def _recorded(inputs: Any, ctx: str) -> SourceManifest | None:
-    plan = inputs.manifest
-    if inputs.ctx == ctx and isinstance(plan, SourceManifest) and plan.kind == STATE_KIND \
-            and plan.range:
-        return plan
-    return None
+    return recorded_plan(inputs, ctx, STATE_KIND)
 
 
 def _retry_range(job: Job, ctx: str, previous: Mapping[str, Any] | None) -> VersionRange | None:
@@ -181,20 +178,8 @@ def _retry_range(job: Job, ctx: str, previous: Mapping[str, Any] | None) -> Vers
         committed = pinned.manifest
         assert isinstance(committed, SourceManifest) and committed.range
         return VersionRange.from_json(committed.range)
-    record = job.run
-    if record.attempt == 0 or not job.tracking:
-        return None
-    for earlier in reversed(job.store.list_runs(job.name)):
-        if earlier.run != record.run or earlier.run_id == record.run_id \
-                or earlier.status != "FAILED":
-            continue
-        for inputs in job.store.run_inputs(earlier.run_id):
-            plan = _recorded(inputs, ctx)
-            if plan is not None and plan.previous_state == (dict(previous) if previous else None):
-                assert plan.range is not None
-                return VersionRange.from_json(plan.range)
-        return None  # only the latest failed attempt counts
-    return None
+    plan = failed_attempt_plan(job, ctx, STATE_KIND, previous)
+    return VersionRange.from_json(plan.range) if plan is not None and plan.range else None
 
 
 def _between_range(job: Job, ctx: str) -> VersionRange | None:

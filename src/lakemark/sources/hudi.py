@@ -56,6 +56,7 @@ from ..planning.hudi import (
     timeline_of,
 )
 from ..state.manifest import SourceManifest
+from ._replay import failed_attempt_plan, recorded_plan
 from ._host import SourceHost
 
 if TYPE_CHECKING:
@@ -259,11 +260,7 @@ def _read(job: SourceHost, target: Target, schema: StructType, rng: InstantRange
 # ------------------------------------------------------------------------- the range
 
 def _recorded(inputs: Any, ctx: str) -> SourceManifest | None:
-    plan = inputs.manifest
-    if inputs.ctx == ctx and isinstance(plan, SourceManifest) \
-            and plan.kind == HUDI_STATE_KIND and plan.range:
-        return plan
-    return None
+    return recorded_plan(inputs, ctx, HUDI_STATE_KIND)
 
 
 def _retry_range(job: SourceHost, ctx: str, previous: Mapping[str, Any] | None
@@ -274,21 +271,8 @@ def _retry_range(job: SourceHost, ctx: str, previous: Mapping[str, Any] | None
     if pinned is not None and isinstance(pinned.manifest, SourceManifest) \
             and pinned.manifest.range:
         return dict(pinned.manifest.range)
-    record = job.run
-    if record.attempt == 0 or job.bookmark_option != "enable":
-        return None
-    for earlier in reversed(job.store.list_runs(job.name)):
-        if earlier.run != record.run or earlier.run_id == record.run_id \
-                or earlier.status != "FAILED":
-            continue
-        for inputs in job.store.run_inputs(earlier.run_id):
-            plan = _recorded(inputs, ctx)
-            if plan is not None and plan.previous_state == (dict(previous) if previous
-                                                            else None):
-                assert plan.range is not None
-                return dict(plan.range)
-        return None  # only the latest failed attempt counts
-    return None
+    plan = failed_attempt_plan(job, ctx, HUDI_STATE_KIND, previous)
+    return dict(plan.range) if plan is not None and plan.range else None
 
 
 def _between_range(job: SourceHost, ctx: str, root: str) -> dict[str, Any]:
