@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from .errors import ConfigError
 from .job import Job, JobEvent
 from .planning import DEFAULT_MAX_BAND_MS, FileOptions
+from .planning.schema import EVOLUTION_OFF
 
 if TYPE_CHECKING:
     from .planning import FilePlan
@@ -82,6 +83,19 @@ class IngestOptions:
     clean_source_retention: str | None = None
     verbose: bool = False
 
+    def evolution_mode(self) -> str | None:
+        """The schema evolution mode the source is read with (None: not tracked):
+        ``--schema-evolution`` as given, or by default ``addNewColumns`` for a json, csv, xml
+        or avro source in PERMISSIVE mode (an upsert, ``--merge-key``, reads untracked unless
+        a mode is given)."""
+        from .planning.schema import effective_evolution_mode
+
+        if self.schema_evolution is None and self.merge_keys:
+            return None
+        return effective_evolution_mode(self.schema_evolution, format=self.format,
+                                        ctx=SOURCE_CTX, schema_given=False,
+                                        read_mode=self.mode)
+
     def file_options(self) -> FileOptions:
         """The planner's options (ConfigError for a bad band or bound)."""
         return FileOptions(max_band_ms=self.max_band_ms, max_files_in_band=self.max_files_in_band,
@@ -108,7 +122,7 @@ class IngestOptions:
                 raise IngestOptionError(f"--merge-schema applies to Delta and Iceberg targets "
                                         f"only, not --target-format {self.target_format}")
             writer["mergeSchema"] = "true"
-        if self.schema_evolution is not None and self.target_format == "delta":
+        if self.evolution_mode() is not None and self.target_format in ("delta", "iceberg"):
             writer["mergeSchema"] = "true"  # the tracked schema decides the columns written
         return writer
 
@@ -117,17 +131,25 @@ class IngestOptions:
         options together, the source, the reader and the writer); the writer options."""
         self.file_options()
         writer = self.writer_options()
-        if self.schema_evolution is not None:
-            from .sources._schema_track import TRACKED_FORMATS, tracking_of
+        if self.schema_evolution is not None and self.evolution_mode() is not None:
+            from .sources._schema_track import TRACKED_FORMATS
 
             if self.format not in TRACKED_FORMATS:
                 raise IngestOptionError(f"--schema-evolution applies to "
                                         f"{', '.join(TRACKED_FORMATS)} sources, not --format "
                                         f"{self.format}")
-            tracking_of(self.schema_evolution, self.rescued_data_column, self.schema_hints)
+        if self.evolution_mode() is not None:
+            from .sources._schema_track import tracking_of
+
+            tracking_of(self.evolution_mode(), self.rescued_data_column, self.schema_hints)
         elif self.rescued_data_column is None or self.schema_hints is not None:
+            reason = ("--schema-evolution off" if self.schema_evolution is not None
+                      else "--merge-key" if self.merge_keys
+                      else f"--mode {self.mode}" if self.mode.upper() != "PERMISSIVE"
+                      else f"--format {self.format}")
             raise IngestOptionError(
-                "--no-rescued-data and --schema-hints go with --schema-evolution")
+                f"--no-rescued-data and --schema-hints apply to a tracked schema (json, csv, "
+                f"xml and avro sources); this source is not tracked ({reason})")
         self._check_merge()
         from .sinks import check_write
         from .sources import check_read_options
@@ -168,7 +190,7 @@ class IngestOptions:
         conflicts = [name for name, given in (
             ("--write-mode overwrite", self.write_mode != "append"),
             ("--partition-by", bool(self.partition_by)),
-            ("--schema-evolution", self.schema_evolution is not None)) if given]
+            ("--schema-evolution", self.evolution_mode() is not None)) if given]
         if conflicts:
             raise IngestOptionError(
                 f"--merge-key cannot be combined with {', '.join(conflicts)}")
@@ -276,7 +298,8 @@ def ingest_files(options: IngestOptions, store: StateStore, *,
             get_spark(opts.master, verbose=opts.verbose)  # the session the job picks up
             df = job.read_planned(
                 SOURCE_CTX, format=opts.format, options=dict(opts.reader_options),
-                mode=opts.mode.upper(), schema_evolution=opts.schema_evolution,
+                mode=opts.mode.upper(),
+                schema_evolution=opts.evolution_mode() or EVOLUTION_OFF,
                 rescued_data_column=opts.rescued_data_column, schema_hints=opts.schema_hints)
             result = job.write(
                 df, opts.target, format=opts.target_format, mode=opts.write_mode,

@@ -413,11 +413,13 @@ class Job:
         ``StartAfter``), with a full listing every ``full_listing_every`` runs; a key that sorts
         before it is only seen by that full listing (docs/bookmarks.md).
 
-        ``schema_evolution`` (``addNewColumns``, ``rescue``, ``failOnNewColumns`` or ``none``;
-        json or csv sources with a ``ctx``) tracks the source's schema in the state store:
-        inferred on the first run, then reused and evolved; values that do not fit go to the
-        ``rescued_data_column`` (None: none); ``schema_hints`` (DDL, "id bigint, ts timestamp")
-        fix the types of columns as they enter the tracked schema. See docs/schema.md.
+        A json, csv, xml or avro source read with a ``ctx`` and no ``schema`` tracks its schema
+        in the state store: inferred on the first run, then reused and evolved under
+        ``schema_evolution`` (``addNewColumns``, the default; ``rescue``, ``failOnNewColumns``
+        or ``none``; ``"off"``: not tracked, Spark infers every run); values that do not fit
+        go to the ``rescued_data_column`` (None: none); ``schema_hints`` (DDL, "id bigint, ts
+        timestamp") fix the types of columns as they enter the tracked schema. See
+        docs/schema.md.
 
         ``clean_source`` (``off``, ``delete`` or ``archive``; needs a ``ctx``) removes the files
         this run took once the run has committed — deleted, or moved under ``archive_to`` (a
@@ -427,11 +429,14 @@ class Job:
         "7d"): leave the files that long after the commit; a later run's commit cleans them.
         See docs/clean-source.md.
         """
+        from .planning.schema import effective_evolution_mode
         from .sources import check_read_options
         from .sources._schema_track import tracking_of
 
         check_read_options(format, mode)
-        tracking = tracking_of(schema_evolution, rescued_data_column, schema_hints)
+        tracking = tracking_of(effective_evolution_mode(
+            schema_evolution, format=format, ctx=ctx, schema_given=schema is not None,
+            read_mode=mode), rescued_data_column, schema_hints)
         clean = self._clean_spec(path, ctx, clean_source, archive_to, clean_source_retention)
         file_options = FileOptions(
             max_band_ms=max_band_ms,
@@ -467,11 +472,14 @@ class Job:
         altogether for a run with nothing new (``lakemark ingest files`` does).
         ``schema_evolution``/``rescued_data_column``/``schema_hints``: as for :meth:`read_files`.
         """
+        from .planning.schema import effective_evolution_mode
         from .sources import check_read_options
         from .sources._schema_track import tracking_of
 
         check_read_options(format, mode)
-        tracking = tracking_of(schema_evolution, rescued_data_column, schema_hints)
+        tracking = tracking_of(effective_evolution_mode(
+            schema_evolution, format=format, ctx=ctx, schema_given=schema is not None,
+            read_mode=mode), rescued_data_column, schema_hints)
         if ctx not in self.plans or ctx not in self._roots:
             raise ConfigError(f"transformation_ctx {ctx!r} has no plan in this run: call "
                               "plan_files(..., ctx=...) first")

@@ -1,5 +1,8 @@
 """One bad line must not stick a job: corrupt records are kept aside, never a table column, and
-a batch without an optional field writes nulls (issue: hardening, "one bad line")."""
+a batch without an optional field writes nulls (issue: hardening, "one bad line").
+
+Most tests read untracked (``--schema-evolution off``), where the sink sets such lines aside;
+the last one shows the default, a tracked schema, keeping them in ``_rescued_data``."""
 
 from __future__ import annotations
 
@@ -31,8 +34,10 @@ class Landing:
         return path
 
     def ingest(self, *extra: str) -> Any:
+        tracking = [] if "--schema-evolution" in extra else ["--schema-evolution", "off"]
         result = CliRunner().invoke(cli, ["ingest", "files", str(self.source), str(self.target),
-                                          "--job", "j", "--state", self.state, "--json", *extra],
+                                          "--job", "j", "--state", self.state, "--json",
+                                          *tracking, *extra],
                                     catch_exceptions=False)
         return result
 
@@ -79,3 +84,18 @@ def test_failfast_names_the_file_and_leaves_it_unprocessed(spark: Any, tmp_path:
     fixed = land.ingest()  # PERMISSIVE: the same files go in, the bad line kept aside
     assert fixed.exit_code == 0, fixed.output
     assert json.loads(fixed.stdout)["corrupt_records"] == 1
+
+
+def test_by_default_a_malformed_line_is_kept_in_the_rescued_data(spark: Any,
+                                                                 tmp_path: Path) -> None:
+    land = Landing(tmp_path)
+    bad_file = land.arrive('{"id": 1, "name": "a"}\n{"id":3, bad\n')
+    run = land.ingest("--schema-evolution", "addNewColumns")  # what ingest does by default
+    assert run.exit_code == 0, run.output
+    out = json.loads(run.stdout)
+    assert (out["rows"], out["corrupt_records"], out["schema"]["corrupt_records"]) == (2, 0, 1)
+    rows = sorted(land.table().to_pyarrow_table().to_pylist(), key=lambda r: r["id"] or 0)
+    kept = json.loads(rows[0]["_rescued_data"])
+    assert rows[0]["id"] is None and kept["_corrupt_record"] == '{"id":3, bad'
+    assert kept["_file_path"].endswith(bad_file.name)
+    assert rows[1]["id"] == 1 and rows[1]["_rescued_data"] is None

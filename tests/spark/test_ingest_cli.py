@@ -116,21 +116,33 @@ def test_modified_file_is_processed_again(lake: Lake) -> None:
     assert r2["files"] == 1 and lake.ids() == [0, 1, 10]
 
 
-def test_a_new_column_fails_the_run_unless_merge_schema_is_asked_for(lake: Lake) -> None:
+def test_untracked_a_new_column_fails_the_run_unless_merge_schema_is_asked_for(
+        lake: Lake) -> None:
     write_json(lake.src / "a.json", rows(0, 2), time.time() - 3600)
-    lake.ingest()
+    lake.ingest("--schema-evolution", "off")
     write_json(lake.src / "b.json", [{"id": 5, "extra": "x"}])
-    refused = lake.ingest(ok=False)
+    refused = lake.ingest("--schema-evolution", "off", ok=False)
     assert refused["exit_code"] == 1
     assert "extra" in refused["output"] and "mergeSchema" in refused["output"]
     assert lake.ids() == [0, 1]
-    merged = lake.ingest("--merge-schema")
+    merged = lake.ingest("--merge-schema", "--schema-evolution", "off")
     assert (merged["files"], merged["rows"]) == (1, 1)  # the refused file was not lost
     table = DeltaTable(str(lake.target)).to_pyarrow_table()
     assert sorted(zip(table.column("id").to_pylist(), table.column("extra").to_pylist())) == \
         [(0, None), (1, None), (5, "x")]
     refused = lake.ingest("--merge-schema", "--target-format", "parquet", ok=False)
     assert refused["exit_code"] == 2 and "Iceberg targets only" in refused["output"]
+
+
+def test_by_default_a_new_column_reaches_the_table_in_the_same_run(lake: Lake) -> None:
+    write_json(lake.src / "a.json", rows(0, 2), time.time() - 3600)
+    lake.ingest()
+    write_json(lake.src / "b.json", [{"id": 5, "extra": "x"}])
+    run = lake.ingest()
+    assert (run["files"], run["rows"], run["schema"]["added_columns"]) == (1, 1, ["extra"])
+    table = DeltaTable(str(lake.target)).to_pyarrow_table()
+    assert sorted(zip(table.column("id").to_pylist(), table.column("extra").to_pylist())) == \
+        [(0, None), (1, None), (5, "x")]
 
 
 def test_bounded_runs_split_equal_mtimes_without_loss(lake: Lake) -> None:

@@ -231,8 +231,8 @@ def test_schema_hints_fix_types_over_inference(spark: Any, tmp_path: Path) -> No
     assert rows[0]["ts"] == datetime.datetime(2026, 11, 25, 10, tzinfo=datetime.UTC)
     assert rows[1]["amount"] == decimal.Decimal("3.00")
     assert rows[1]["ts"] is None and json.loads(rows[1]["_rescued_data"])["ts"] == "nope"
-    bad = lake.ingest("--schema-hints", "ts timestamp", ok=False)
-    assert bad.exit_code == 2 and "--schema-evolution" in bad.output
+    bad = lake.ingest("--schema-evolution", "off", "--schema-hints", "ts timestamp", ok=False)
+    assert bad.exit_code == 2 and "not tracked (--schema-evolution off)" in bad.output
     lake.put("b.json", [{"id": 3}])  # hints are parsed when the run reads (Spark parses DDL)
     wrong = lake.ingest("--schema-evolution", "rescue", "--schema-hints", "ts nosuchtype",
                         ok=False)

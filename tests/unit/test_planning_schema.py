@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from lakemark.errors import ConfigError
-from lakemark.planning.schema import (EVOLUTION_MODES, Field, changes_between, decide, name_key,
+from lakemark.planning.schema import (EVOLUTION_MODES, Field, effective_evolution_mode, changes_between, decide, name_key,
                                       new_columns, normalize_evolution_mode)
 
 RESERVED = ("_rescued_data", "_corrupt_record")
@@ -149,3 +149,28 @@ def test_a_hint_types_a_column_over_inference() -> None:
                hints=[Field("ts", "timestamp"), Field("amount", "decimal(12,2)")])
     assert list(d.schema) == [Field("id", "long"), Field("ts", "timestamp"),
                               Field("amount", "decimal(12,2)")]
+
+
+@pytest.mark.parametrize(("mode", "kwargs", "expected"), [
+    (None, {"format": "json", "ctx": "src", "schema_given": False}, "addNewColumns"),
+    (None, {"format": "CSV", "ctx": "src", "schema_given": False}, "addNewColumns"),
+    (None, {"format": "avro", "ctx": "src", "schema_given": False}, "addNewColumns"),
+    (None, {"format": "xml", "ctx": "src", "schema_given": False}, "addNewColumns"),
+    (None, {"format": "json", "ctx": None, "schema_given": False}, None),
+    (None, {"format": "json", "ctx": "src", "schema_given": True}, None),
+    (None, {"format": "parquet", "ctx": "src", "schema_given": False}, None),
+    (None, {"format": "json", "ctx": "src", "schema_given": False, "read_mode": "FAILFAST"}, None),
+    ("off", {"format": "json", "ctx": "src", "schema_given": False}, None),
+    ("OFF", {"format": "json", "ctx": "src", "schema_given": False}, None),
+    ("rescue", {"format": "json", "ctx": "src", "schema_given": False}, "rescue"),
+    ("failonnewcolumns", {"format": "parquet", "ctx": None, "schema_given": True},
+     "failOnNewColumns"),
+])
+def test_the_default_tracks_what_can_be_tracked(mode: str | None, kwargs: dict[str, object],
+                                                expected: str | None) -> None:
+    assert effective_evolution_mode(mode, **kwargs) == expected
+
+
+def test_an_unknown_mode_names_the_choices_and_off() -> None:
+    with pytest.raises(ConfigError, match=r"'sometimes'.*addNewColumns.*\(or off\)"):
+        effective_evolution_mode("sometimes", format="json", ctx="c", schema_given=False)

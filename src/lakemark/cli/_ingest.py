@@ -11,7 +11,7 @@ from rich.table import Table
 from ..job import JobEvent
 from ..planning import DEFAULT_MAX_BAND_MS
 from ..planning.cleanup import CLEAN_MODES
-from ..planning.schema import EVOLUTION_MODES
+from ..planning.schema import EVOLUTION_MODES, EVOLUTION_OFF
 from ._common import json_option, open_state, parse_key_values, state_option, verbose_option
 from ._output import console, handle_errors, human_bytes, print_json, setup_logging, print_table
 
@@ -118,22 +118,24 @@ def ingest() -> None:
               help="With --merge-key: of several input rows with one key, the one with the "
               "greatest COL wins (latest wins); repeatable: later columns break ties of "
               "earlier ones.")
-@click.option("--schema-evolution", type=click.Choice(EVOLUTION_MODES, case_sensitive=False),
-              help="Track the source's schema in the state store (json, csv, xml and avro "
-                   "sources): "
-                   "inferred on "
-              "the first run, then reused. New columns are added to it and to a Delta target "
-              "(addNewColumns), go to the rescued data (rescue), fail the run (failOnNewColumns) "
-              "or are ignored and counted (none). Values that do not fit their column go to the "
-              "rescued data. See docs/schema.md.")
+@click.option("--schema-evolution",
+              type=click.Choice((*EVOLUTION_MODES, EVOLUTION_OFF), case_sensitive=False),
+              help="How the source's tracked schema evolves. A json, csv, xml or avro source "
+              "keeps its schema in the state store by default: inferred on the first run, then "
+              "reused. New columns are added to it and to a Delta or Iceberg target "
+              "(addNewColumns, the default), go to the rescued data (rescue), fail the run "
+              "(failOnNewColumns) or are ignored and counted (none); values that do not fit "
+              "their column go to the rescued data. off: no tracking, Spark infers the schema "
+              "every run. An upsert (--merge-key) is not tracked unless a mode is given. See "
+              "docs/schema.md.")
 @click.option("--rescued-data-column", default="_rescued_data", show_default=True,
-              metavar="NAME", help="With --schema-evolution: the column holding, per row, a "
+              metavar="NAME", help="With a tracked schema: the column holding, per row, a "
               "JSON object of the values that did not fit and the source file (_file_path).")
 @click.option("--schema-hints", metavar="DDL",
-              help="With --schema-evolution: types that win over inference when a column enters "
+              help="With a tracked schema: types that win over inference when a column enters "
               "the tracked schema, e.g. \"id bigint, ts timestamp, amount decimal(12,2)\".")
 @click.option("--no-rescued-data", is_flag=True,
-              help="With --schema-evolution: no rescued-data column (values that do not fit "
+              help="With a tracked schema: no rescued-data column (values that do not fit "
               "become null; unparseable records are set aside as without tracking).")
 @click.option("--clean-source", type=click.Choice(CLEAN_MODES, case_sensitive=False),
               default="off", show_default=True,

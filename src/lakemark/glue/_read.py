@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError, UnsupportedError
+from ..planning.schema import EVOLUTION_OFF
 from ._formats import read_format, s3_source_options
 
 if TYPE_CHECKING:
@@ -73,7 +74,7 @@ def _read_file_source(
         return _read_json_records(glue_ctx, paths, spark_options, planner, ctx, mode)
     if job is not None:
         df = job.read_files(paths, format=fmt, ctx=ctx, options=spark_options, schema=schema,
-                            mode=mode, **planner)
+                            mode=mode, schema_evolution=EVOLUTION_OFF, **planner)
     else:
         df = _read_untracked(glue_ctx, paths, fmt, spark_options, planner, schema, mode)
     return _glue_column_names(df, fmt, spark_options)
@@ -120,7 +121,7 @@ def _read_json_records(glue_ctx: GlueContext, paths: list[str], spark_options: d
 
         def read(schema: Any) -> DataFrame:
             return job.read_planned(ctx, format="json", options=spark_options, schema=schema,
-                                    mode=mode, base_path=base)
+                                    mode=mode, base_path=base, schema_evolution=EVOLUTION_OFF)
     else:
         def read(schema: Any) -> DataFrame:
             if job is not None:  # untracked inside a job: recorded once, read again below

@@ -30,13 +30,37 @@ from typing import Any
 
 from ..errors import ConfigError
 
-__all__ = ["apply_hints", "EVOLUTION_MODES", "DEFAULT_EVOLUTION_MODE", "Field", "SchemaDecision",
-           "decide",
+__all__ = ["apply_hints", "EVOLUTION_MODES", "EVOLUTION_OFF", "DEFAULT_EVOLUTION_MODE", "Field",
+           "SchemaDecision", "TRACKABLE_FORMATS", "decide", "effective_evolution_mode",
            "new_columns", "normalize_evolution_mode", "name_key", "changes_between"]
 
 #: Auto Loader's schema evolution modes, in its spelling.
 EVOLUTION_MODES: tuple[str, ...] = ("addNewColumns", "rescue", "failOnNewColumns", "none")
 DEFAULT_EVOLUTION_MODE = "addNewColumns"
+#: The value that turns tracking off (the read infers its schema every run, as Spark does).
+EVOLUTION_OFF = "off"
+#: File formats whose sources can track their schema.
+TRACKABLE_FORMATS: tuple[str, ...] = ("json", "csv", "xml", "avro")
+
+
+def effective_evolution_mode(mode: str | None, *, format: str, ctx: str | None,
+                             schema_given: bool, read_mode: str = "PERMISSIVE") -> str | None:
+    """The evolution mode a file read runs with (None: not tracked).
+
+    ``mode`` None is the default: a source that can track its schema — a json, csv, xml or
+    avro source read with a ``transformation_ctx``, no schema of the caller's, in PERMISSIVE
+    mode — tracks it under ``addNewColumns``, as Auto Loader does when it infers; any other
+    read is not tracked. ``"off"`` turns tracking off. Any other value is an evolution mode,
+    asked for explicitly (the read then fails if it cannot track, naming why).
+    """
+    if mode is None:
+        trackable = (ctx is not None and not schema_given
+                     and format.strip().lower() in TRACKABLE_FORMATS
+                     and read_mode.strip().upper() == "PERMISSIVE")
+        return DEFAULT_EVOLUTION_MODE if trackable else None
+    if isinstance(mode, str) and mode.strip().lower() == EVOLUTION_OFF:
+        return None
+    return normalize_evolution_mode(mode)
 
 
 def normalize_evolution_mode(mode: str) -> str:
@@ -47,7 +71,7 @@ def normalize_evolution_mode(mode: str) -> str:
         if known.lower() == text:
             return known
     raise ConfigError(f"unknown schema evolution mode {mode!r}; expected one of: "
-                      f"{', '.join(EVOLUTION_MODES)}")
+                      f"{', '.join(EVOLUTION_MODES)} (or {EVOLUTION_OFF})")
 
 
 @dataclass(frozen=True)

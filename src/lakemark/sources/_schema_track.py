@@ -73,8 +73,9 @@ def tracking_of(mode: str | None, rescued_data_column: str | None | bool = RESCU
                           f"'id bigint, ts timestamp', not {hints!r}")
     if mode is None:
         if hints is not None:
-            raise ConfigError("schema hints apply to a tracked schema: give schema_evolution "
-                              "(--schema-evolution) too")
+            raise ConfigError("schema hints apply to a tracked schema: a json, csv, xml or "
+                              "avro source read with a transformation_ctx, no schema and "
+                              "schema evolution not 'off'")
         return None
     chosen = normalize_evolution_mode(mode)
     if rescued_data_column is True:
