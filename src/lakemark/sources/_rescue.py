@@ -27,9 +27,11 @@ CSV records come in the same shape: every field read as a string under the heade
 the run's first file), a line Spark cannot split into that many fields (ragged) as its text.
 
 Known limits: the files of one CSV run must share a header (Spark reads one); a JSON string holding
-a number (``"5"``) fits a ``long`` column (its text casts);
-a mismatch inside a nested value (a struct field of the wrong type) makes that inner field
-``null`` without rescuing it; a key named ``_file_path`` that is not a column is not rescued.
+a number (``"5"``) fits a ``long`` column (its text casts); a mismatch inside a nested value
+(a struct field of the wrong type, text where a struct belongs) rescues the whole value's
+text under its column's name (a struct keeps the fields that fit); a string whose text is a
+JSON object or array is read as one; a key named ``_file_path`` that is not a column is not
+rescued.
 """
 
 from __future__ import annotations
@@ -136,19 +138,45 @@ def _quoted(name: str) -> str:
     return "`" + name.replace("`", "``") + "`"
 
 
-def _typed(raw: Column, data_type: Any) -> Column:
-    """``raw`` (a value's JSON text) as ``data_type``; null when it does not fit."""
+_NESTED_CORRUPT = "__lm_nested_corrupt"
+
+
+def _nested(raw: Column, data_type: Any) -> Column:
+    """``raw`` parsed as ``{"v": <raw>}`` into ``v`` of ``data_type``, with a corrupt-record
+    field set when anything inside did not fit (``from_json`` alone nulls a misfit inside a
+    struct or array, and makes a struct of nulls of text that is no JSON at all)."""
     from pyspark.sql import functions as F
-    from pyspark.sql.types import ArrayType, MapType, StringType, StructType
+    from pyspark.sql.types import StringType, StructField, StructType
+
+    wrapper = StructType([StructField("v", data_type), StructField(_NESTED_CORRUPT, StringType())])
+    return F.from_json(F.concat(F.lit('{"v":'), raw, F.lit("}")), wrapper,
+                       {"columnNameOfCorruptRecord": _NESTED_CORRUPT})
+
+
+def _is_nested(data_type: Any) -> bool:
+    from pyspark.sql.types import ArrayType, MapType, StructType
+
+    return isinstance(data_type, (StructType, ArrayType, MapType))
+
+
+def _typed(raw: Column, data_type: Any) -> Column:
+    """``raw`` (a value's JSON text) as ``data_type``; null when it does not fit (a struct
+    keeps the fields that fit, as Spark's JSON reader does)."""
+    from pyspark.sql.types import StringType
 
     if isinstance(data_type, StringType):
         return raw
-    if isinstance(data_type, (StructType, ArrayType, MapType)):
-        return F.from_json(raw, data_type)
+    if _is_nested(data_type):
+        return _nested(raw, data_type).getField("v")
     return raw.try_cast(data_type)
 
 
 def _mismatch(raw: Column, data_type: Any) -> Column:
+    """Whether a present value did not fit its column's type, anywhere inside it."""
+    if _is_nested(data_type):
+        parsed = _nested(raw, data_type)
+        return raw.isNotNull() & (parsed.getField("v").isNull()
+                                  | parsed.getField(_NESTED_CORRUPT).isNotNull())
     return raw.isNotNull() & _typed(raw, data_type).isNull()
 
 
