@@ -1,0 +1,111 @@
+"""Issue 23, item 4 on real Spark and Delta: schema hints on nested fields (``a.b type``,
+``tags.element``, ``m.value``), for JSON, XML and Avro sources; refused on CSV and for paths
+through a column that has no fields, before anything is written."""
+
+from __future__ import annotations
+
+import decimal
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner, Result
+from deltalake import DeltaTable
+
+from lakemark.cli import cli
+
+pytestmark = pytest.mark.spark
+
+
+class Lake:
+    def __init__(self, tmp: Path, format: str) -> None:
+        self.src = tmp / "in"
+        self.src.mkdir()
+        self.target = tmp / "table"
+        self.state = f"sqlite:///{tmp / 'state.db'}"
+        self.format = format
+        self.runner = CliRunner()
+
+    def ingest(self, *extra: str, ok: bool = True) -> Result:
+        result = self.runner.invoke(cli, [
+            "ingest", "files", str(self.src), str(self.target), "--job", "j", "--state",
+            self.state, "--json", "--format", self.format, *extra], catch_exceptions=False)
+        if ok:
+            assert result.exit_code == 0, result.output
+        return result
+
+    def rows(self) -> dict[Any, dict[str, Any]]:
+        return {r["id"]: r for r in DeltaTable(str(self.target)).to_pyarrow_table().to_pylist()}
+
+
+def out(result: Result) -> dict[str, Any]:
+    return json.loads(result.output[result.output.index("{"):])
+
+
+def test_json_nested_hints_type_fields_rescue_misfits_and_reach_new_columns(
+        spark: Any, tmp_path: Path) -> None:
+    lake = Lake(tmp_path, "json")
+    a = lake.src / "a.json"
+    a.write_text(json.dumps({"id": 1, "payload": {"amount": 12.5, "note": "n"},
+                             "tags": [1, 2], "d": {"e": {"at": "2026-01-02T03:04:05Z"}}})
+                 + "\n" +
+                 json.dumps({"id": 2, "payload": {"amount": "abc", "note": "m"},
+                             "tags": [3], "d": {"e": {"at": "never"}}}) + "\n")
+    hints = ("--schema-evolution", "addNewColumns", "--schema-hints",
+             "payload.amount decimal(12,2), tags.element string, D.e.at timestamp, "
+             "meta.`src host` string, later.n int")
+    first = out(lake.ingest(*hints))
+    assert first["rows"] == 2
+    rows = lake.rows()
+    assert rows[1]["payload"] == {"amount": decimal.Decimal("12.50"), "note": "n"}
+    assert rows[1]["tags"] == ["1", "2"] and rows[1]["meta"] is None
+    assert rows[1]["d"]["e"]["at"].isoformat() == "2026-01-02T03:04:05+00:00"
+    # A value that does not fit a hinted nested type: the field is null, and the text of its
+    # struct is rescued under its column's name (Spark keeps the struct's other fields).
+    assert rows[2]["payload"] == {"amount": None, "note": "m"}
+    assert rows[2]["d"] == {"e": {"at": None}}
+    rescued = json.loads(rows[2]["_rescued_data"])
+    assert json.loads(rescued["payload"]) == {"amount": "abc", "note": "m"}
+    assert json.loads(rescued["d"]) == {"e": {"at": "never"}}
+    assert rescued["_file_path"].endswith(str(a))
+    assert first["schema"]["rescued_values"] == {"payload": 1, "d": 1}
+    # The tracked schema has the hinted types, and the fields the files did not have yet.
+    fields = {f.name: f.type for f in DeltaTable(str(lake.target)).schema().fields}
+    assert str(fields["payload"].fields[0].type) == "PrimitiveType(\"decimal(12,2)\")"
+    assert [f.name for f in fields["meta"].fields] == ["src host"]
+    assert str(fields["later"].fields[0].type) == "PrimitiveType(\"integer\")"
+    # A later run: an already tracked field keeps its type; a new column takes its hints.
+    (lake.src / "b.json").write_text(json.dumps(
+        {"id": 3, "payload": {"amount": 7}, "tags": [], "extra": {"n": 5, "s": "x"}}) + "\n")
+    second = out(lake.ingest("--schema-evolution", "addNewColumns", "--schema-hints",
+                             "payload.amount double, extra.n decimal(5,1)"))
+    assert second["schema"]["added_columns"] == ["extra"]
+    row = lake.rows()[3]
+    assert row["payload"]["amount"] == decimal.Decimal("7.00")
+    assert row["extra"] == {"n": decimal.Decimal("5.0"), "s": "x"}
+
+
+def test_bad_nested_hints_fail_before_anything_is_written(spark: Any, tmp_path: Path) -> None:
+    lake = Lake(tmp_path, "json")
+    (lake.src / "a.json").write_text(json.dumps({"id": 1, "p": {"x": 1}}) + "\n")
+    evolve = ("--schema-evolution", "addNewColumns", "--schema-hints")
+    for hint, says in [("id.x int", "schema hint 'id.x int': id is long, not a struct"),
+                       ("p.x int, P.X string", "conflict"),
+                       ("p.x.y int", "p.x is long"),
+                       ("p..x int", "expected a column name"),
+                       ("p.x nosuchtype", "schema hint 'p.x nosuchtype'")]:
+        failed = lake.ingest(*evolve, hint, ok=False)
+        assert failed.exit_code != 0 and says in failed.output, (hint, failed.output)
+    assert not lake.target.exists()
+    assert out(lake.ingest(*evolve, "p.x int"))["files"] == 1  # a.json waited
+    assert lake.rows()[1]["p"] == {"x": 1}
+    (lake.src / "b.json").write_text(json.dumps({"id": 2}) + "\n")
+    failed = lake.ingest(*evolve, "id.x int", ok=False)  # a later run refuses it too
+    assert "id is long" in failed.output and len(lake.rows()) == 1
+    (tmp_path / "c").mkdir()
+    csv = Lake(tmp_path / "c", "csv")
+    (csv.src / "a.csv").write_text("id,p\n1,2\n")
+    failed = csv.ingest("--option", "header=true", *evolve, "p.x int", ok=False)
+    assert "a CSV source has no nested fields" in failed.output
+    assert not csv.target.exists()
