@@ -109,3 +109,44 @@ def test_bad_nested_hints_fail_before_anything_is_written(spark: Any, tmp_path: 
     failed = csv.ingest("--option", "header=true", *evolve, "p.x int", ok=False)
     assert "a CSV source has no nested fields" in failed.output
     assert not csv.target.exists()
+
+
+@pytest.mark.long  # ./dev test -m long: kept out of the default run's time budget
+def test_xml_and_avro_nested_hints_type_fields_and_rescue_misfits(spark: Any,
+                                                                  tmp_path: Path) -> None:
+    import fastavro
+
+    (tmp_path / "x").mkdir()
+    xml = Lake(tmp_path / "x", "xml")
+    a = xml.src / "a.xml"
+    a.write_text("<rows><row id='1'><p><amount>12.5</amount><note>n</note></p></row>"
+                 "<row id='2'><p><amount>abc</amount><note>m</note></p></row></rows>")
+    hints = ("--schema-evolution", "addNewColumns", "--schema-hints",
+             "p.amount decimal(12,2), p.at timestamp")
+    run = out(xml.ingest("--option", "rowTag=row", *hints))
+    assert run["rows"] == 2 and run["schema"]["rescued_values"] == {"p": 1}
+    rows = {r["_id"]: r for r in DeltaTable(str(xml.target)).to_pyarrow_table().to_pylist()}
+    assert rows[1]["p"] == {"amount": decimal.Decimal("12.50"), "note": "n", "at": None}
+    assert rows[2]["p"] is None  # XML: the whole element is rescued, as XML
+    assert json.loads(rows[2]["_rescued_data"])["p"] == \
+        "<p><amount>abc</amount><note>m</note></p>"
+
+    (tmp_path / "v").mkdir()
+    avro = Lake(tmp_path / "v", "avro")
+    def record(name: str) -> dict[str, Any]:
+        return {"type": "record", "name": name, "fields": [{"name": "n", "type": "int"}]}
+
+    schema = {"type": "record", "name": "r", "fields": [
+        {"name": "id", "type": "long"}, {"name": "p", "type": record("p")},
+        {"name": "q", "type": record("q")}]}
+    with (avro.src / "a.avro").open("wb") as f:
+        fastavro.writer(f, fastavro.parse_schema(schema), [{"id": 1, "p": {"n": 5},
+                                                            "q": {"n": 6}}])
+    run = out(avro.ingest("--schema-evolution", "addNewColumns", "--schema-hints",
+                          "p.n decimal(12,2), p.extra string, q.n string"))
+    assert run["schema"]["rescued_values"] == {"q": 1}
+    [row] = DeltaTable(str(avro.target)).to_pyarrow_table().to_pylist()
+    # An int fits decimal(12,2) and a field the writer lacks is null; an int is not a
+    # string, so q (its file's every value) is rescued as JSON under its column's name.
+    assert row["p"] == {"n": decimal.Decimal("5.00"), "extra": None} and row["q"] is None
+    assert json.loads(json.loads(row["_rescued_data"])["q"]) == {"n": 6}
