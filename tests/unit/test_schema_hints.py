@@ -108,7 +108,7 @@ def containers(inner: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
     return st.one_of(
         st.lists(st.tuples(field_names, inner), min_size=1, max_size=3,
                  unique_by=lambda f: f[0].lower()).map(lambda fs: struct(*fs)),
-        inner.map(array), st.tuples(atoms, inner).map(lambda kv: mapping(*kv)))
+        inner.map(array), inner.map(lambda value: mapping("string", value)))
 
 
 #: A struct, array or map, nested up to three levels deep.
@@ -144,6 +144,8 @@ def type_and_path(draw: st.DrawFn) -> tuple[Any, list[str]]:
 def test_a_nested_hint_types_its_field_and_nothing_else(case: tuple[Any, list[str]],
                                                         hinted: str) -> None:
     type_, path = case
+    if path[-1] == "key":
+        hinted = "string"  # a map's keys are text (a struct field named key: no matter)
     hint = Hint("col", hinted, tuple(path), (False,) * len(path))
     out = hinted_type(type_, [hint])
     assert at(out, path) == hinted
@@ -165,10 +167,12 @@ def test_a_nested_hint_types_its_field_and_nothing_else(case: tuple[Any, list[st
 
 
 @settings(max_examples=100, deadline=None)
-@given(path=st.lists(st.sampled_from(["a", "element", "key", "value", "b"]), min_size=1,
-                     max_size=4), hinted=atoms)
+@given(path=st.lists(st.sampled_from(["a", "element", "value", "b"]), min_size=1,
+                     max_size=4), hinted=atoms, key=st.booleans())
 def test_a_hint_on_an_absent_column_makes_what_its_path_needs(path: list[str],
-                                                             hinted: str) -> None:
+                                                             hinted: str, key: bool) -> None:
+    if key:  # the keys of a map (text) at the end
+        path, hinted = [*path, "key"], "string"
     out = hinted_type(None, [Hint("col", hinted, tuple(path), (False,) * len(path))])
     assert at(out, path) == hinted
     here = out
@@ -188,6 +192,8 @@ def test_a_backquoted_element_is_a_struct_field_when_made_up() -> None:
     ("p.q.r int", struct(("q", "string")), "p.q is string"),
     ("tags.x int", array("string"), "tags is an array; name its elements tags.element"),
     ("m.x int", mapping("string", "long"), "m is a map; name its keys m.key"),
+    ("m.key int", mapping("string", "long"), "map keys are text"),
+    ("m.key int", None, "map keys are text"),
 ])
 def test_a_path_through_a_field_that_has_none_is_refused(text: str, type_: Any,
                                                          message: str) -> None:

@@ -11,7 +11,8 @@ doubled). An optional ``:`` may follow the path (``a: int``), as Spark's DDL all
 the source layer does, see ``sources/_schema_track.py``); :func:`resolve_hints` pairs each
 entry with its parsed type and refuses conflicting hints; :func:`hinted_type` gives a column's
 type with its hints applied (creating the structs, arrays and maps a path needs when the
-column or a field on the way is absent). Every error is a ConfigError naming the hint.
+column or a field on the way is absent; a map's keys stay strings, as every tracked format
+writes them). Every error is a ConfigError naming the hint.
 """
 
 from __future__ import annotations
@@ -247,4 +248,19 @@ def hinted_type(type_: Any, hints: Sequence[Hint]) -> Any:
     or adds the field it names. ConfigError naming the hint whose path cannot go through."""
     for hint in hints:
         type_ = _apply(type_, hint, 0)
+        if _keyed_by_other_than_text(type_):
+            raise ConfigError(f"schema hint {hint.label()!r}: map keys are text in JSON, XML "
+                              f"and Avro files, so a map's key type must be string")
     return type_
+
+
+def _keyed_by_other_than_text(type_: Any) -> bool:
+    """Whether ``type_`` holds a map whose keys are not strings (no tracked format has such)."""
+    kind = _kind(type_)
+    if kind == "map":
+        return (type_["keyType"] != "string" or _keyed_by_other_than_text(type_["valueType"]))
+    if kind == "array":
+        return _keyed_by_other_than_text(type_["elementType"])
+    if kind == "struct":
+        return any(_keyed_by_other_than_text(f["type"]) for f in type_.get("fields", []))
+    return False
