@@ -34,7 +34,7 @@ from ..planning.schema import (DEFAULT_EVOLUTION_MODE, Field, SchemaDecision, de
                                name_key, new_columns, normalize_evolution_mode)
 from ..planning.schema_hints import parse_hints, resolve_hints
 from ..state import PendingSchema
-from ._options import ReadRequest, make_request, parse_schema
+from ._options import ReadRequest, make_request
 from ._rescue import (CORRUPT_KEY, FILE_PATH_KEY, RESCUE_FORMATS, RESCUED_DATA, observe,
                       read_records, typed_frame)
 
@@ -101,6 +101,8 @@ def resolved_hints(text: str | None, format: str) -> list[Field]:
     """The hints of ``text`` (:mod:`lakemark.planning.schema_hints`) with their types parsed
     by Spark (needs a session); ConfigError naming the hint whose type is not one, and for a
     nested hint on a ``csv`` source (CSV has no nesting)."""
+    from pyspark.sql.types import DataType, StructType
+
     if text is None:
         return []
     entries = parse_hints(text)
@@ -110,12 +112,13 @@ def resolved_hints(text: str | None, format: str) -> list[Field]:
             raise ConfigError(f"schema hint {entry.text!r}: a CSV source has no nested fields "
                               f"(hint a column by its name; backquote a name holding a dot)")
         try:
-            parsed = parse_schema(f"`_` {entry.type_text}")
-        except ConfigError as exc:
-            reason = str(exc).partition(": ")[2] or str(exc)
+            parsed = DataType.fromDDL(f"`_` {entry.type_text}")
+        except Exception as exc:  # Spark's ParseException (a PySparkException) or a Py4J error
+            lines = str(exc).strip().splitlines()
             raise ConfigError(f"schema hint {entry.text!r}: {entry.type_text!r} is not a "
-                              f"Spark type ({reason})") from None
-        if parsed is None or len(parsed.fields) != 1:
+                              f"Spark type ({lines[0] if lines else type(exc).__name__})"
+                              ) from None
+        if not isinstance(parsed, StructType) or len(parsed.fields) != 1:
             raise ConfigError(f"schema hint {entry.text!r}: {entry.type_text!r} is not one "
                               f"Spark type")
         types.append(parsed.fields[0].dataType.jsonValue())
