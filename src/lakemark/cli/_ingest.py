@@ -131,9 +131,10 @@ def ingest() -> None:
 @click.option("--rescued-data-column", default="_rescued_data", show_default=True,
               metavar="NAME", help="With a tracked schema: the column holding, per row, a "
               "JSON object of the values that did not fit and the source file (_file_path).")
-@click.option("--schema-hints", metavar="DDL",
+@click.option("--schema-hints", metavar="HINTS",
               help="With a tracked schema: types that win over inference when a column enters "
-              "the tracked schema, e.g. \"id bigint, ts timestamp, amount decimal(12,2)\".")
+              "the tracked schema, e.g. \"id bigint, ts timestamp, payload.amount "
+              "decimal(12,2), tags.element string\" (nested fields by dotted path; not on CSV).")
 @click.option("--no-rescued-data", is_flag=True,
               help="With a tracked schema: no rescued-data column (values that do not fit "
               "become null; unparseable records are set aside as without tracking).")

@@ -29,10 +29,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import ConfigError
+from .schema_field import Field, name_key
+from .schema_hints import Hint, as_hint, hinted_type
 
-__all__ = ["apply_hints", "EVOLUTION_MODES", "EVOLUTION_OFF", "DEFAULT_EVOLUTION_MODE", "Field",
-           "SchemaDecision", "TRACKABLE_FORMATS", "decide", "effective_evolution_mode",
-           "new_columns", "normalize_evolution_mode", "name_key", "changes_between"]
+__all__ = ["apply_hints", "check_hints", "EVOLUTION_MODES", "EVOLUTION_OFF",
+           "DEFAULT_EVOLUTION_MODE", "Field", "Hint", "SchemaDecision", "TRACKABLE_FORMATS",
+           "decide", "effective_evolution_mode", "new_columns", "normalize_evolution_mode",
+           "name_key", "changes_between"]
 
 #: Auto Loader's schema evolution modes, in its spelling.
 EVOLUTION_MODES: tuple[str, ...] = ("addNewColumns", "rescue", "failOnNewColumns", "none")
@@ -72,26 +75,6 @@ def normalize_evolution_mode(mode: str) -> str:
             return known
     raise ConfigError(f"unknown schema evolution mode {mode!r}; expected one of: "
                       f"{', '.join(EVOLUTION_MODES)} (or {EVOLUTION_OFF})")
-
-
-@dataclass(frozen=True)
-class Field:
-    """One top-level column: its name and Spark's JSON form of its type (None: unknown)."""
-
-    name: str
-    type: Any = None
-
-    def to_json(self) -> dict[str, Any]:
-        return {"name": self.name, "type": self.type}
-
-    @staticmethod
-    def from_json(value: Any) -> Field:
-        return Field(str(value["name"]), value.get("type"))
-
-
-def name_key(name: str) -> str:
-    """What two names must share to be the same column up to case and whitespace."""
-    return name.strip().lower()
 
 
 @dataclass(frozen=True)
@@ -142,17 +125,36 @@ def changes_between(old: Sequence[Field] | None, new: Sequence[Field]) -> list[d
     return out
 
 
+def _by_column(hints: Sequence[Field]) -> dict[str, list[Hint]]:
+    """``hints`` grouped by the column they are in (up to case and whitespace), in order."""
+    out: dict[str, list[Hint]] = {}
+    for h in hints:
+        out.setdefault(name_key(h.name), []).append(as_hint(h))
+    return out
+
+
 def apply_hints(fields: Sequence[Field], hints: Sequence[Field], *,
                 add_missing: bool = False) -> list[Field]:
     """``fields`` with the types that ``hints`` give (Auto Loader's ``schemaHints``), matched
-    by name up to case and whitespace; ``add_missing`` appends hinted columns not among them."""
-    by_key = {name_key(h.name): h for h in hints}
-    out = [Field(f.name, by_key[name_key(f.name)].type) if name_key(f.name) in by_key else f
-           for f in fields]
+    by name up to case and whitespace: a hint on a column replaces its type, a hint on a
+    nested field (:class:`.schema_hints.Hint` with a path) replaces or adds that field inside
+    it. ``add_missing`` appends the hinted columns not among ``fields`` (made up of their
+    hints: a struct for ``a.b int``). ConfigError naming a hint whose path cannot go through
+    its column's type (``id.x int`` with ``id bigint``)."""
+    grouped = _by_column(hints)
+    out = [Field(f.name, hinted_type(f.type, grouped[name_key(f.name)]))
+           if name_key(f.name) in grouped else f for f in fields]
     if add_missing:
         present = {name_key(f.name) for f in fields}
-        out += [h for h in hints if name_key(h.name) not in present]
+        out += [Field(column[0].name, hinted_type(None, column))
+                for key, column in grouped.items() if key not in present]
     return out
+
+
+def check_hints(fields: Sequence[Field], hints: Sequence[Field]) -> None:
+    """Refuse (ConfigError naming the hint) a nested hint whose path cannot go through its
+    column's type in ``fields`` (tracked columns keep their types: nothing is applied)."""
+    apply_hints([f for f in fields if f.type is not None], hints)
 
 
 def decide(tracked: Sequence[Field] | None, observed: Sequence[Field], mode: str,
@@ -163,15 +165,16 @@ def decide(tracked: Sequence[Field] | None, observed: Sequence[Field], mode: str
     The first run takes the observed columns (minus reserved names and case-variants of an
     earlier column, which are rescued). Later runs keep every tracked column with its type, in
     order; new columns are appended (``addNewColumns``), rescued (``rescue``), make an error
-    (``failOnNewColumns``) or are ignored (``none``). ``hints`` fix the type of a column when
-    it enters the schema (first run: hinted columns not observed are added too); a tracked
-    column keeps its type.
+    (``failOnNewColumns``) or are ignored (``none``). ``hints`` fix the type of a column, or
+    of a field nested in it (:class:`.schema_hints.Hint`), when the column enters the schema
+    (first run: hinted columns and fields not observed are added too); a tracked column keeps
+    its type, nested fields included, but a nested hint whose path cannot go through it
+    (``id.x int`` with ``id bigint``) is refused all the same (ConfigError naming the hint).
     """
     mode = normalize_evolution_mode(mode)
     skip = {name_key(r) for r in reserved}
     hints = [h for h in hints if name_key(h.name) not in skip]
     if tracked is None:
-        observed = apply_hints(observed, hints, add_missing=True)
         schema: list[Field] = []
         seen: set[str] = set()
         rescued: list[str] = []
@@ -184,9 +187,11 @@ def decide(tracked: Sequence[Field] | None, observed: Sequence[Field], mode: str
                 continue
             seen.add(key)
             schema.append(f)
+        schema = apply_hints(schema, hints, add_missing=True)
         return SchemaDecision(tuple(schema), added=tuple(schema),
                               rescued_columns=tuple(rescued),
                               changes=tuple(changes_between(None, schema)))
+    check_hints(tracked, hints)
     exact = {f.name: f for f in tracked}
     keys = {name_key(f.name) for f in tracked}
     variants = [f.name for f in observed

@@ -32,8 +32,9 @@ from typing import TYPE_CHECKING, Any
 from ..errors import ConfigError, FormatError
 from ..planning.schema import (DEFAULT_EVOLUTION_MODE, Field, SchemaDecision, decide,
                                name_key, new_columns, normalize_evolution_mode)
+from ..planning.schema_hints import parse_hints, resolve_hints
 from ..state import PendingSchema
-from ._options import ReadRequest, make_request, parse_schema
+from ._options import ReadRequest, make_request
 from ._rescue import (CORRUPT_KEY, FILE_PATH_KEY, RESCUE_FORMATS, RESCUED_DATA, observe,
                       read_records, typed_frame)
 
@@ -58,7 +59,7 @@ class SchemaTracking:
 
     mode: str = DEFAULT_EVOLUTION_MODE
     rescued_data_column: str | None = RESCUED_DATA
-    hints: str | None = None  # DDL ("id bigint, ts timestamp"): types over inference
+    hints: str | None = None  # "id bigint, payload.ts timestamp": types over inference
 
 
 def tracking_of(mode: str | None, rescued_data_column: str | None | bool = RESCUED_DATA,
@@ -66,11 +67,11 @@ def tracking_of(mode: str | None, rescued_data_column: str | None | bool = RESCU
     """Validate the arguments of a tracked read (None: the source does not track its schema).
 
     ``rescued_data_column``: a column name, or None/False/"" for no rescued-data column.
-    ``hints``: a DDL list of columns whose types win over inference (checked when read).
+    ``hints``: ``path type`` entries whose types win over inference
+    (:mod:`lakemark.planning.schema_hints`; the syntax is checked here, the types when read).
     """
-    if hints is not None and (not isinstance(hints, str) or not hints.strip()):
-        raise ConfigError(f"schema hints must be a non-empty DDL string such as "
-                          f"'id bigint, ts timestamp', not {hints!r}")
+    if hints is not None:
+        parse_hints(hints)  # the syntax, before anything runs (the types: when read)
     if mode is None:
         if hints is not None:
             raise ConfigError("schema hints apply to a tracked schema: a json, csv, xml or "
@@ -95,6 +96,34 @@ class TrackedRead:
     record: dict[str, Any] = field(default_factory=dict)  # for the run's manifest
     error: str | None = None
     observation: Any = None  # counts gathered when the frame is written (add_observed)
+
+
+def resolved_hints(text: str | None, format: str) -> list[Field]:
+    """The hints of ``text`` (:mod:`lakemark.planning.schema_hints`) with their types parsed
+    by Spark (needs a session); ConfigError naming the hint whose type is not one, and for a
+    nested hint on a ``csv`` source (CSV has no nesting)."""
+    from pyspark.sql.types import DataType, StructType
+
+    if text is None:
+        return []
+    entries = parse_hints(text)
+    types = []
+    for entry in entries:
+        if format == "csv" and len(entry.path) > 1:
+            raise ConfigError(f"schema hint {entry.text!r}: a CSV source has no nested fields "
+                              f"(hint a column by its name; backquote a name holding a dot)")
+        try:
+            parsed = DataType.fromDDL(f"`_` {entry.type_text}")
+        except Exception as exc:  # Spark's ParseException (a PySparkException) or a Py4J error
+            lines = str(exc).strip().splitlines()
+            raise ConfigError(f"schema hint {entry.text!r}: {entry.type_text!r} is not a "
+                              f"Spark type ({lines[0] if lines else type(exc).__name__})"
+                              ) from None
+        if not isinstance(parsed, StructType) or len(parsed.fields) != 1:
+            raise ConfigError(f"schema hint {entry.text!r}: {entry.type_text!r} is not one "
+                              f"Spark type")
+        types.append(parsed.fields[0].dataType.jsonValue())
+    return list(resolve_hints(entries, types))
 
 
 def _fields(struct: StructType) -> list[Field]:
@@ -122,10 +151,7 @@ def read_tracked(spark: SparkSession, store: StateStore, job_name: str, ctx: str
     if request.mode != "PERMISSIVE":
         raise ConfigError(f"schema tracking keeps malformed records in the rescued data; read "
                           f"mode {request.mode} does not apply (use PERMISSIVE)")
-    hints: list[Field] = []
-    if tracking.hints is not None:
-        parsed = parse_schema(tracking.hints)
-        hints = _fields(parsed) if parsed is not None else []
+    hints = resolved_hints(tracking.hints, request.format)
     reserved = [CORRUPT_KEY] + ([tracking.rescued_data_column]
                                 if tracking.rescued_data_column else [])
     current = store.get_source_schema(job_name, ctx)
