@@ -47,7 +47,9 @@ def ingest() -> None:
     "--write-mode", type=click.Choice(["append", "overwrite"]), default="append",
     show_default=True, help="How the run's rows go into the target.",
 )
-@click.option("--partition-by", multiple=True, metavar="COL", help="Partition the target by COL.")
+@click.option("--partition-by", multiple=True, metavar="COL",
+              help="Partition the target by COL (Iceberg: also a transform such as "
+                   "'days(ts)', 'hours(ts)', 'truncate(4, name)').")
 @click.option(
     "--max-band", type=int, default=DEFAULT_MAX_BAND_MS, show_default=True, metavar="MS",
     help="MaxBand window in milliseconds: files modified this close to a run's high watermark "

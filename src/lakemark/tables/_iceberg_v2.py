@@ -11,12 +11,13 @@ is ``db.events`` of lakemark's Iceberg catalog — option ``iceberg_catalog``, e
 other ``writeTo`` is Spark's own.
 
 * ``append()``: the table must exist (Spark's rule); an append.
-* ``create()``: the table must not exist; created from the frame, ``partitionedBy`` columns as
-  identity partitions.
+* ``create()``: the table must not exist; created from the frame with the ``partitionedBy``
+  fields: column names (identity) and ``years``/``months``/``days``/``hours`` of
+  ``pyspark.sql.functions.partitioning`` (:mod:`lakemark.planning.partition_transforms`).
 * ``createOrReplace()`` / ``replace()``: the rows are replaced (an overwrite, the table's
   schema must fit the frame); ``replace`` needs the table, ``createOrReplace`` creates it.
-* ``overwrite(condition)``, ``overwritePartitions()``, partition transforms (``days(ts)`` …)
-  and table properties are refused naming them.
+* ``overwrite(condition)``, ``overwritePartitions()``, ``bucket`` partitions and table
+  properties are refused naming them.
 
 Options: ``mergeSchema``, ``compression``, ``txnAppId``/``txnVersion``, ``iceberg_catalog``.
 """
@@ -89,12 +90,7 @@ def _write(writer: Any, how: str, original: Any, args: tuple[Any, ...],
     if state["properties"]:
         raise UnsupportedError(f"writeTo({table!r}).tableProperty(…) is not supported on Iceberg "
                                "tables without the Iceberg runtime")
-    parts = [_column_name(c) for c in state["partition"]]
-    bad = [p for p in parts if "(" in p]
-    if bad:
-        raise UnsupportedError(f"writeTo({table!r}).partitionedBy: partition transforms "
-                               f"({', '.join(bad)}) are not supported yet; identity partitions "
-                               "(column names) are")
+    parts = [_column_name(c) for c in state["partition"]]  # "d", "days(ts)", "bucket(4, id)"
     options = dict(state["options"])
     catalog = next((v for k, v in options.items() if k.lower() == "iceberg_catalog"), None)
     options = {k: v for k, v in options.items() if k.lower() != "iceberg_catalog"}
