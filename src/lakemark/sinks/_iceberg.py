@@ -35,8 +35,9 @@ gives a new table its partition spec: columns (identity) and ``days(ts)``-style 
 truncate transforms (:mod:`lakemark.sinks._iceberg_partition`; Spark writes one folder per
 partition value, each file holding the source columns); an existing table keeps its own.
 ``mergeSchema=true`` adds the DataFrame's new columns to the table's schema in the same commit
-(columns it lacks read as null). Tables live on local disk (``file://``) or on S3 (``s3://``): there the files are
-written as the Delta sink writes them to S3, by pyarrow on the executors
+(columns it lacks read as null). Tables live on local disk (``file://``) or on S3
+(``s3://``): there the files are written as the Delta sink writes them to S3, by pyarrow on the
+executors
 (:mod:`lakemark.sinks._arrow_writer`, no S3A connector needed), straight into
 ``<location>/data`` (no staging: files no snapshot lists are invisible), and pyiceberg's
 PyArrow FileIO reads their footers and writes the metadata (endpoint and region from the
