@@ -173,3 +173,25 @@ def test_bad_transforms_are_refused_by_name_before_anything_is_written(
     with pytest.raises(ConfigError, match=r"partitioned by d, not days\(d\)"):
         df.write.format("iceberg").mode("append").partitionBy("days(d)").save("db.bad")
     assert len(catalog.load_table("db.bad").snapshots()) == 1
+
+
+def test_merge_into_a_time_partitioned_table(spark: Any, catalog: SqlCatalog) -> None:
+    """pyiceberg splits a merge's rows by a time transform only with ``pyiceberg-core``:
+    without it the merge is refused by name and the table is unchanged; with it, it merges."""
+    import importlib.util
+
+    from lakemark.errors import SinkError
+    from lakemark.sinks import write_target
+
+    schema = "id long, ts timestamp"
+    write_target(spark, spark.createDataFrame([(1, dt.datetime(2024, 1, 1, tzinfo=UTC))],
+                                              schema),
+                 "db.m", format="iceberg", partition_by=["months(ts)"])
+    change = spark.createDataFrame([(1, dt.datetime(2024, 2, 1, tzinfo=UTC))], schema)
+    if importlib.util.find_spec("pyiceberg_core") is None:
+        with pytest.raises(SinkError, match=r"partitioned by month\(ts\) needs pyiceberg"):
+            write_target(spark, change, "db.m", format="iceberg", merge_keys=["id"])
+        assert len(catalog.load_table("db.m").snapshots()) == 1
+    else:
+        write_target(spark, change, "db.m", format="iceberg", merge_keys=["id"])
+        assert partitions_match_rows(catalog.load_table("db.m")) == {(649,)}  # 2024-02
