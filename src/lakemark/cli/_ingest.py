@@ -40,8 +40,9 @@ def ingest() -> None:
               help="With --target-format iceberg: the Iceberg table to append to (created on "
               "the first run), given instead of TARGET. See docs/iceberg.md.")
 @click.option("--iceberg-catalog", metavar="URI|NAME",
-              help="With --target-format iceberg: the catalog (sqlite:///PATH, postgresql://… or "
-              "a catalog of your pyiceberg configuration) [env LAKEMARK_ICEBERG_CATALOG; "
+              help="With --target-format iceberg: the catalog (sqlite:///PATH, postgresql://…, "
+              "http(s)://… for a REST catalog, glue, or a catalog of your pyiceberg "
+              "configuration) [env LAKEMARK_ICEBERG_CATALOG; "
               "SQLite under ~/.lakemark/iceberg].")
 @click.option(
     "--write-mode", type=click.Choice(["append", "overwrite"]), default="append",

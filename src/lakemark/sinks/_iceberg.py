@@ -218,6 +218,10 @@ def _table_location(catalog: Catalog, name: IcebergTableName, current: Table | N
     if not warehouse:
         raise ConfigError(f"Iceberg catalog {catalog.name!r} has no warehouse for new table "
                           f"{name}")
+    if "://" not in warehouse and not warehouse.startswith("/"):
+        raise ConfigError(f"Iceberg catalog {catalog.name!r} has warehouse {warehouse!r}, not a "
+                          f"location (a path or s3:// prefix), for new table {name}: lakemark "
+                          "writes the data files before the table is created")
     return f"{warehouse.rstrip('/')}/{name.namespace}.db/{name.table}"
 
 
