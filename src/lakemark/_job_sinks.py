@@ -56,15 +56,22 @@ def write_frame(
     merge = merge_spec(merge_keys, delete_when, order_by, format=format, mode=mode,
                        columns=df.columns)
     fmt = format.strip().lower()
+    from .sinks._write import check_partition_by
+
+    parts = check_partition_by(partition_by, df.columns, fmt)  # a str is one column
     kept_at = target  # where corrupt records are kept: the folder of the target
     if fmt == "iceberg":  # name, catalog, mode and options checked before any record
         from .sinks._iceberg import iceberg_table_root
 
         kept_at = iceberg_table_root(
-            target, mode=mode.strip().lower(), partition_by=partition_by,
+            target, mode=mode.strip().lower(), partition_by=parts,
             options={k: v for k, v in (options or {}).items()
                      if k not in ("txnAppId", "txnVersion")},
             iceberg_catalog=iceberg_catalog)
+        from .sinks._iceberg_partition import check_partition_schema
+
+        # a transform on a column of the wrong type is named before anything is recorded
+        check_partition_schema(parts, df.schema, target)
         if merge is not None:  # a merge's options checked before any record too
             from .sinks._iceberg_merge import check_iceberg_merge
 

@@ -34,6 +34,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from .errors import ConfigError, UnsupportedError
+from ._recorded import Record, option_text, record_option, record_options, recording
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -71,12 +72,6 @@ def _s3_uri(path: str) -> str:
     """``s3a://b/k`` and ``s3n://b/k`` as the ``s3://b/k`` lakemark's storage layer takes."""
     scheme, _, rest = path.partition("://")
     return "s3://" + rest
-
-
-def _text(value: Any) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    return str(value)
 
 
 def _state(obj: Any) -> dict[str, Any]:
@@ -140,7 +135,7 @@ def _delta_load(reader: Any, original: Callable[..., DataFrame], path: str,
 
     state = _state(reader)
     options = {k: v for k, v in state["options"].items()}
-    options.update({k: _text(v) for k, v in kwargs.items()
+    options.update({k: option_text(v) for k, v in kwargs.items()
                     if k not in ("path", "format", "schema") and v is not None})
     forced = {k.lower(): v for k, v in options.items()}.get(READER_OPTION.lower(), "")
     if forced.lower() not in ("", "auto", "datasource", "parquet"):
@@ -167,7 +162,7 @@ def _iceberg_load(reader: Any, table: str, named: dict[str, Any]) -> DataFrame:
 
     state = _state(reader)
     options = dict(state["options"])
-    options.update({k: _text(v) for k, v in named.items()
+    options.update({k: option_text(v) for k, v in named.items()
                     if k not in ("path", "format", "schema") and v is not None})
     return load_iceberg(reader._spark, table, options, named.get("schema") or state["schema"])
 
@@ -211,7 +206,7 @@ def _reader_call(fmt_of: Callable[[dict[str, Any], tuple[Any, ...], dict[str, An
         schema = named.get("schema") or state["schema"]
         for key, value in named.items():
             if key not in ("path", "paths", "schema", "format") and value is not None:
-                options[key] = _text(value)
+                options[key] = option_text(value)
         paths = [path] if isinstance(path, str) else list(path)
         return _read(self._spark, paths, fmt.lower(), options, schema)
     method.__name__ = original.__name__
@@ -228,7 +223,7 @@ def _parquet_call(original: Callable[..., DataFrame]) -> Callable[..., DataFrame
         if not is_s3_path(list(paths)) or not _no_s3a(self._spark):
             return original(self, *paths, **options)
         merged = dict(_state(self)["options"])
-        merged.update({k: _text(v) for k, v in options.items() if v is not None})
+        merged.update({k: option_text(v) for k, v in options.items() if v is not None})
         return _read(self._spark, list(paths), "parquet", merged, _state(self)["schema"])
     method.__name__ = original.__name__
     method.__doc__ = original.__doc__
@@ -308,7 +303,7 @@ def _save_arguments(state: dict[str, Any], named: dict[str, Any]
     if isinstance(parts, str):
         parts = [parts]
     options = dict(state["options"])
-    options.update({k: _text(v) for k, v in named.items()
+    options.update({k: option_text(v) for k, v in named.items()
                     if k not in ("path", "mode", "partitionBy", "format") and v is not None})
     return named.get("mode") or state["mode"], list(parts or ()), options
 
@@ -343,7 +338,7 @@ def _writer_call(fmt_of: Callable[[dict[str, Any], dict[str, Any]], str | None],
         options = dict(state["options"])
         for key, value in named.items():
             if key not in ("path", "mode", "partitionBy", "format") and value is not None:
-                options[key] = _text(value)
+                options[key] = option_text(value)
         if fmt.lower() not in ("parquet", "json", "csv", "orc", "delta"):
             raise UnsupportedError(f"writing {path}: format {fmt!r} cannot be written to S3 "
                                    "without the S3A connector (lakemark writes parquet, json, "
@@ -357,19 +352,8 @@ def _writer_call(fmt_of: Callable[[dict[str, Any], dict[str, Any]], str | None],
 
 # ------------------------------------------------------------------------------ installation
 
-def _recording(original: Callable[..., Any], record: Callable[[dict[str, Any], tuple[Any, ...],
-                                                             dict[str, Any]], None]) -> Any:
-    def method(self: Any, *args: Any, **kwargs: Any) -> Any:
-        result = original(self, *args, **kwargs)
-        record(_state(self), args, kwargs)
-        if result is not None and result is not self:
-            _state(result).update({k: (dict(v) if isinstance(v, dict) else
-                                       list(v) if isinstance(v, list) else v)
-                                   for k, v in _state(self).items()})
-        return result
-    method.__name__ = original.__name__
-    method.__doc__ = original.__doc__
-    return method
+def _recording(original: Callable[..., Any], record: Record) -> Any:
+    return recording(original, record, _state)
 
 
 def _set(key: str) -> Callable[[dict[str, Any], tuple[Any, ...], dict[str, Any]], None]:
@@ -377,19 +361,6 @@ def _set(key: str) -> Callable[[dict[str, Any], tuple[Any, ...], dict[str, Any]]
         value = args[0] if args else next(iter(kwargs.values()), None)
         state[key] = value
     return record
-
-
-def _option(state: dict[str, Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
-    key = args[0] if args else kwargs.get("key")
-    value = args[1] if len(args) > 1 else kwargs.get("value")
-    if key is not None and value is not None:
-        state["options"][str(key)] = _text(value)
-
-
-def _options(state: dict[str, Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
-    for key, value in kwargs.items():
-        if value is not None:
-            state["options"][key] = _text(value)
 
 
 def _partition(state: dict[str, Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
@@ -411,8 +382,8 @@ def install() -> None:
     R, W = DataFrameReader, DataFrameWriter
     R.format = _recording(R.format, _set("format"))  # type: ignore[method-assign]
     R.schema = _recording(R.schema, _set("schema"))  # type: ignore[method-assign]
-    R.option = _recording(R.option, _option)  # type: ignore[method-assign]
-    R.options = _recording(R.options, _options)  # type: ignore[method-assign]
+    R.option = _recording(R.option, record_option)  # type: ignore[method-assign]
+    R.options = _recording(R.options, record_options)  # type: ignore[method-assign]
 
     def given(kind: str) -> Callable[[dict[str, Any], tuple[Any, ...], dict[str, Any]], str]:
         return lambda _state, _args, _named: kind
@@ -430,8 +401,8 @@ def install() -> None:
 
     W.format = _recording(W.format, _set("format"))  # type: ignore[method-assign]
     W.mode = _recording(W.mode, _set("mode"))  # type: ignore[method-assign]
-    W.option = _recording(W.option, _option)  # type: ignore[method-assign]
-    W.options = _recording(W.options, _options)  # type: ignore[method-assign]
+    W.option = _recording(W.option, record_option)  # type: ignore[method-assign]
+    W.options = _recording(W.options, record_options)  # type: ignore[method-assign]
     W.partitionBy = _recording(W.partitionBy, _partition)  # type: ignore[method-assign]
 
     def wgiven(kind: str) -> Callable[[dict[str, Any], dict[str, Any]], str]:

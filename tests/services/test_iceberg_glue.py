@@ -86,3 +86,55 @@ def test_glue_script_calls_on_an_iceberg_table_of_the_glue_api(
     assert taken == [[1, 2], [3, 4]]
     whole = glue.create_dynamic_frame.from_catalog(database="shop", table_name="orders")
     assert sorted(r.id for r in whole.toDF().collect()) == [1, 2, 3, 4]
+
+
+def test_write_to_glue_catalog_with_an_s3_warehouse(spark: Any, s3: Any, tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """``LAKEMARK_ICEBERG_CATALOG=glue`` with an ``s3://`` warehouse, as a Glue Iceberg job
+    runs: ``df.writeTo("glue_catalog.db.t")`` (Iceberg's Spark catalog plugin configured, no
+    jar) creates a ``days(ts)``-partitioned table registered in moto's Glue API with its
+    metadata and data on moto's S3 and appends to it; an incremental source reads it back; a
+    job merges by key into another table of the same catalog (copy-on-write on S3)."""
+    import datetime as dt
+
+    from pyspark.sql.functions import partitioning
+
+    from lakemark.catalog._iceberg import CATALOG_ENV
+
+    s3.client("s3").create_bucket(Bucket="gluelake")
+    monkeypatch.setenv("PYICEBERG_HOME", str(tmp_path))
+    monkeypatch.setenv(CATALOG_ENV, "glue")
+    monkeypatch.setenv(WAREHOUSE_ENV, "s3://gluelake/wh")
+    state = f"sqlite:///{tmp_path / 'state.db'}"
+    schema = "id long, name string, ts timestamp"
+    when = dt.datetime(2024, 6, 1, 12, tzinfo=dt.UTC)
+    spark.conf.set("spark.sql.catalog.glue_catalog", "org.apache.iceberg.spark.SparkCatalog")
+    try:
+        spark.createDataFrame([(1, "a", when), (2, "b", when + dt.timedelta(days=1))],
+                              schema).writeTo("glue_catalog.web.clicks") \
+            .partitionedBy(partitioning.days("ts")).create()
+        spark.createDataFrame([(3, "c", when)], schema).writeTo(
+            "glue_catalog.web.clicks").append()
+    finally:
+        spark.conf.unset("spark.sql.catalog.glue_catalog")
+    table = s3.client("glue").get_table(DatabaseName="web", Name="clicks")["Table"]
+    assert table["Parameters"]["table_type"] == "ICEBERG"
+    assert table["Parameters"]["metadata_location"].startswith("s3://gluelake/wh/web.db/clicks/")
+    keys = [o["Key"] for o in s3.client("s3").list_objects_v2(
+        Bucket="gluelake", Prefix="wh/web.db/clicks/data/")["Contents"]]
+    assert {k.split("/")[4] for k in keys} == {"ts_day=2024-06-01", "ts_day=2024-06-02"}
+    with Job("read", state=state) as job:
+        read = job.read_table("web.clicks", format="iceberg", ctx="src")
+        assert sorted(r.id for r in read.collect()) == [1, 2, 3]
+
+    users = "id long, name string"
+    for rows in ([(1, "a"), (2, "b")], [(2, "B"), (3, "c")]):
+        with Job("users", state=state) as job:
+            result = job.write(spark.createDataFrame(rows, users), "web.users",
+                               format="iceberg", ctx="users", merge_keys=["id"])
+            assert (result.rows, result.skipped) == (2, False)
+    merged = spark.read.format("iceberg").load("web.users").collect()
+    assert sorted((r.id, r.name) for r in merged) == [(1, "a"), (2, "B"), (3, "c")]
+    location = s3.client("glue").get_table(DatabaseName="web", Name="users")["Table"][
+        "Parameters"]["metadata_location"]
+    assert location.startswith("s3://gluelake/wh/web.db/users/metadata/")

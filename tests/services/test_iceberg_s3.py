@@ -108,3 +108,60 @@ def test_iceberg_table_on_an_s3_warehouse(spark: Any, s3: Any, tmp_path: Path,
     assert [f.name for f in days_table.spec().fields] == ["d"]
     assert sorted(days_table.scan(row_filter="d = '2024-01-01'").to_arrow()
                   .column("id").to_pylist()) == [1, 3]
+
+
+def test_iceberg_upsert_and_time_partitions_on_an_s3_warehouse(
+        spark: Any, s3: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """On an ``s3://`` warehouse: a merge by key (``merge_keys``; pyiceberg rewrites the
+    matched files copy-on-write through its FileIO on S3) applied by a run that failed after
+    its commit is not applied again by the retry; a ``days(ts)`` table is written per
+    partition by pyarrow on the executors (folders ``ts_day=…``, partition values in the
+    manifests, scans pruned by them)."""
+    import datetime as dt
+
+    from pyiceberg.transforms import DayTransform
+
+    client = s3.client("s3")
+    client.create_bucket(Bucket="cow")
+    catalog = f"sqlite:///{tmp_path / 'catalog.db'}"
+    monkeypatch.setenv("PYICEBERG_HOME", str(tmp_path))
+    monkeypatch.setenv(CATALOG_ENV, catalog)
+    monkeypatch.setenv(WAREHOUSE_ENV, "s3://cow/wh")
+    state = f"sqlite:///{tmp_path / 'state.db'}"
+    schema = "id long, name string, op string"
+    write_target(spark, spark.createDataFrame(
+        [(1, "Ada", "I"), (2, "Bob", "I"), (3, "Cy", "I")], schema), "db.people",
+        format="iceberg")
+    changes = spark.createDataFrame([(2, "Robert", "U"), (3, None, "D"), (4, "Dee", "I")],
+                                    schema)
+    for attempt in range(2):
+        with Job("upsert", state=state) as job:
+            result = job.write(changes, "db.people", format="iceberg", ctx="people",
+                               merge_keys=["id"], delete_when="op = 'D'")
+            if attempt == 0:
+                assert (result.skipped, result.rows) == (False, 3)
+                job.fail("after its commit")  # the run fails; its sink committed
+    assert result.skipped  # the retry found its token in the table
+    alone = SqlCatalog("lakemark", uri=catalog, warehouse="s3://cow/wh",
+                       **{"s3.endpoint": s3.endpoint, "s3.region": "us-east-1"})
+    rows = alone.load_table("db.people").scan().to_arrow()
+    assert sorted(zip(rows.column("id").to_pylist(), rows.column("name").to_pylist())) == [
+        (1, "Ada"), (2, "Robert"), (4, "Dee")]
+
+    def at(day: int) -> dt.datetime:
+        return dt.datetime(2024, 6, day, 12, tzinfo=dt.UTC)
+
+    events = spark.createDataFrame([(1, at(1)), (2, at(3)), (3, at(1))], "id long, ts timestamp")
+    write_target(spark, events, "db.events", format="iceberg", partition_by=["days(ts)"])
+    table = alone.load_table("db.events")
+    assert isinstance(table.spec().fields[0].transform, DayTransform)
+    june1 = (dt.date(2024, 6, 1) - dt.date(1970, 1, 1)).days
+    by_file = {t.file.file_path: t.file.partition[0] for t in table.scan().plan_files()}
+    assert set(by_file.values()) == {june1, june1 + 2}
+    for path, day in by_file.items():
+        assert f"/ts_day=2024-06-0{1 + day - june1}/" in path
+    june3 = table.scan(row_filter="ts >= '2024-06-03T00:00:00+00:00'")
+    assert {t.file.partition[0] for t in june3.plan_files()} == {june1 + 2}
+    assert sorted(june3.to_arrow().column("id").to_pylist()) == [2]
+    assert sorted(r.id for r in spark.read.format("iceberg").load("db.events").collect()) \
+        == [1, 2, 3]

@@ -124,6 +124,8 @@ def test_first_write_creates_and_next_run_appends(spark: Any, any_lake: Lake) ->
     assert [f.name for f in schema.fields] == ["id", "name"]
     tokens = [(s[APP_ID_KEY], s[APP_VERSION_KEY]) for s in lake.summaries()]
     assert tokens == [("j/events", "1"), ("j/events", "2")]
+    read = spark.read.format("iceberg").option("iceberg_catalog", lake.catalog).load(lake.name)
+    assert sorted(r.id for r in read.collect()) == [0, 1, 2, 3, 4]  # read through the catalog
 
 
 def test_explicit_token_is_not_appended_twice(spark: Any, lake: Lake) -> None:

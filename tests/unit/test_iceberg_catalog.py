@@ -139,3 +139,56 @@ def test_an_s3_warehouse_gives_the_file_io_the_environment_endpoint_and_region(
     assert spec.properties["s3.endpoint"] == "http://s3.local:9000"  # botocore's order
     local = resolve_iceberg_catalog("sqlite:///c.db", env={**env, WAREHOUSE_ENV: str(tmp_path)})
     assert "s3.endpoint" not in local.properties and "s3.region" not in local.properties
+
+
+def _closed_port() -> int:
+    """A loopback port nothing listens on (bound, then released)."""
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def test_rest_catalog_is_passed_to_pyiceberg_and_unreachable_is_one_line(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A REST catalog (pyiceberg configuration ``type: rest``, or an ``http(s)://`` URI) goes
+    to pyiceberg's REST client as configured; one that cannot be reached is a ConfigError of
+    one line naming its URI, without its credential or password."""
+    monkeypatch.setenv("PYICEBERG_HOME", str(tmp_path))
+    uri = f"http://127.0.0.1:{_closed_port()}/api"
+    monkeypatch.setenv("PYICEBERG_CATALOG__TEAM__TYPE", "rest")
+    monkeypatch.setenv("PYICEBERG_CATALOG__TEAM__URI", uri)
+    monkeypatch.setenv("PYICEBERG_CATALOG__TEAM__CREDENTIAL", "client:s3cret")
+    spec = resolve_iceberg_catalog(None, env={CATALOG_ENV: "team"})
+    assert (spec.name, spec.properties["type"], spec.properties["uri"]) == ("team", "rest", uri)
+    assert spec.properties["credential"] == "client:s3cret"
+    with pytest.raises(ConfigError) as caught:
+        load_iceberg_catalog(spec)
+    message = str(caught.value)
+    assert message.startswith(f"Iceberg catalog {uri!r} (from {CATALOG_ENV}) cannot be opened: "
+                              "not reachable ([Errno 111] Connection refused")
+    assert "\n" not in message and "s3cret" not in message
+
+    with_password = uri.replace("http://", "http://me:pw0rd@")
+    spec = resolve_iceberg_catalog(with_password, env={WAREHOUSE_ENV: "s3://lake/wh"})
+    assert spec.properties == {"type": "rest", "uri": with_password,
+                               "warehouse": "s3://lake/wh"}
+    with pytest.raises(ConfigError, match="not reachable") as caught:
+        load_iceberg_catalog(spec)
+    assert "pw0rd" not in str(caught.value) and "me:***@127.0.0.1" in str(caught.value)
+
+
+def test_a_warehouse_name_is_no_location_for_a_new_table(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Some REST servers name warehouses (``warehouse: analytics``); lakemark writes a new
+    table's files before the catalog creates it, so such a warehouse is refused by name."""
+    from lakemark.sinks._iceberg import iceberg_table_root
+
+    monkeypatch.setenv("PYICEBERG_HOME", str(tmp_path))
+    monkeypatch.setenv("PYICEBERG_CATALOG__NAMED__URI", f"sqlite:///{tmp_path / 'n.db'}")
+    monkeypatch.setenv("PYICEBERG_CATALOG__NAMED__WAREHOUSE", "analytics")
+    with pytest.raises(ConfigError, match="warehouse 'analytics', not a location"):
+        iceberg_table_root("db.t", mode="append", partition_by=(), options={},
+                           iceberg_catalog="named")
+    assert not (tmp_path / "analytics").exists()

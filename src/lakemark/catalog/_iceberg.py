@@ -12,6 +12,8 @@ default. Each may be:
   warehouse must be given with ``LAKEMARK_ICEBERG_WAREHOUSE``;
 * a name — a catalog of the user's pyiceberg configuration (``~/.pyiceberg.yaml`` or
   ``PYICEBERG_CATALOG__<NAME>__…`` variables), read when the catalog is resolved;
+* ``http(s)://…`` — an Iceberg REST catalog at that URI (no credentials; a REST catalog that
+  needs a token or OAuth credential is named in the pyiceberg configuration, ``type: rest``);
 * ``glue`` (when the configuration has no catalog of that name) — the AWS Glue Data Catalog
   of the environment's account and region (pyiceberg's Glue catalog over boto3; endpoint
   ``AWS_ENDPOINT_URL_GLUE``/``AWS_ENDPOINT_URL`` when set), warehouse from
@@ -111,8 +113,8 @@ def _sql_spec(uri: str, source: str, env: Mapping[str, str]) -> IcebergCatalogSp
     scheme = uri.split("://", 1)[0].lower()
     if scheme not in _SQL_SCHEMES:
         raise ConfigError(f"Iceberg catalog {uri!r} (from {source}) has an unknown scheme "
-                          f"{scheme!r}; expected sqlite:///PATH, postgresql://… or the name of "
-                          "a catalog in your pyiceberg configuration")
+                          f"{scheme!r}; expected sqlite:///PATH, postgresql://…, http(s)://… "
+                          "(REST) or the name of a catalog in your pyiceberg configuration")
     warehouse = env.get(WAREHOUSE_ENV, "").strip()
     if scheme == "sqlite":
         path = uri[len("sqlite:///"):] if uri.lower().startswith("sqlite:///") else ""
@@ -130,6 +132,18 @@ def _sql_spec(uri: str, source: str, env: Mapping[str, str]) -> IcebergCatalogSp
     if "://" not in warehouse:
         warehouse = Path(warehouse).expanduser().resolve().as_uri()
     properties = {"type": "sql", "uri": uri, "warehouse": warehouse}
+    return IcebergCatalogSpec(DEFAULT_NAME, _with_s3(properties, env), source=source)
+
+
+def _rest_spec(uri: str, source: str, env: Mapping[str, str]) -> IcebergCatalogSpec:
+    """``http(s)://…``: an Iceberg REST catalog at that URI (pyiceberg's REST client, no
+    credentials: a catalog that needs a token or an OAuth credential is named in the pyiceberg
+    configuration instead). ``LAKEMARK_ICEBERG_WAREHOUSE``, when set, is passed as the
+    catalog's ``warehouse`` (the server may also name one)."""
+    properties = {"type": "rest", "uri": uri}
+    warehouse = env.get(WAREHOUSE_ENV, "").strip()
+    if warehouse:
+        properties["warehouse"] = warehouse
     return IcebergCatalogSpec(DEFAULT_NAME, _with_s3(properties, env), source=source)
 
 
@@ -228,6 +242,8 @@ def resolve_iceberg_catalog(catalog: str | None = None, *,
         base = (home or Path.home()) / ".lakemark" / "iceberg"
         spec = _sql_spec(f"sqlite:///{base / 'catalog.db'}", "the default", env)
         return spec
+    if value.lower().startswith(("http://", "https://")):
+        return _rest_spec(value, source, env)
     if "://" in value:
         return _sql_spec(value, source, env)
     return _configured(value, source, env)
@@ -239,6 +255,20 @@ def spec_for_table(spec: IcebergCatalogSpec, name: IcebergTableName) -> IcebergC
     if name.catalog is None or name.catalog == spec.name:
         return spec
     return _configured(name.catalog, f"table name {str(name)!r}")
+
+
+_OS_ERROR = re.compile(r"\[Errno -?\d+\] [^\"')\]]+")
+
+
+def _reason(exc: BaseException) -> str:
+    """One short line saying why a catalog could not be opened: for a connection that failed
+    (a REST catalog not reachable) the system's reason (``[Errno 111] Connection refused``)
+    rather than the HTTP client's nested report; else the error's first line."""
+    text = str(exc).strip()
+    found = _OS_ERROR.search(text)
+    if found and "connection" in type(exc).__name__.lower():
+        return f"not reachable ({found.group(0).strip()})"
+    return text.splitlines()[0] if text else type(exc).__name__
 
 
 def load_iceberg_catalog(spec: IcebergCatalogSpec) -> Catalog:
@@ -254,9 +284,8 @@ def load_iceberg_catalog(spec: IcebergCatalogSpec) -> Catalog:
         Path(uri[len("sqlite:///"):]).parent.mkdir(parents=True, exist_ok=True)
     try:
         catalog = load_catalog(spec.name, **properties)
-    except Exception as exc:  # pyiceberg raises ValueError, SQLAlchemy and driver errors
+    except Exception as exc:  # pyiceberg raises ValueError, SQLAlchemy, HTTP and driver errors
         shown = _display(uri) if uri else repr(spec.name)
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise ConfigError(f"Iceberg catalog {shown} (from {spec.source}) cannot be opened: "
-                          f"{first}") from exc
+                          f"{_reason(exc)}") from exc
     return reusing(catalog)

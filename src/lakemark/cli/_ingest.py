@@ -40,14 +40,17 @@ def ingest() -> None:
               help="With --target-format iceberg: the Iceberg table to append to (created on "
               "the first run), given instead of TARGET. See docs/iceberg.md.")
 @click.option("--iceberg-catalog", metavar="URI|NAME",
-              help="With --target-format iceberg: the catalog (sqlite:///PATH, postgresql://… or "
-              "a catalog of your pyiceberg configuration) [env LAKEMARK_ICEBERG_CATALOG; "
+              help="With --target-format iceberg: the catalog (sqlite:///PATH, postgresql://…, "
+              "http(s)://… for a REST catalog, glue, or a catalog of your pyiceberg "
+              "configuration) [env LAKEMARK_ICEBERG_CATALOG; "
               "SQLite under ~/.lakemark/iceberg].")
 @click.option(
     "--write-mode", type=click.Choice(["append", "overwrite"]), default="append",
     show_default=True, help="How the run's rows go into the target.",
 )
-@click.option("--partition-by", multiple=True, metavar="COL", help="Partition the target by COL.")
+@click.option("--partition-by", multiple=True, metavar="COL",
+              help="Partition the target by COL (Iceberg: also a transform such as "
+                   "'days(ts)', 'hours(ts)', 'truncate(4, name)').")
 @click.option(
     "--max-band", type=int, default=DEFAULT_MAX_BAND_MS, show_default=True, metavar="MS",
     help="MaxBand window in milliseconds: files modified this close to a run's high watermark "

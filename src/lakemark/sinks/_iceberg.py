@@ -31,11 +31,13 @@ of the history are skipped (:mod:`lakemark.catalog._iceberg_reuse`).
 
 ``mode="overwrite"`` deletes every row and adds the new files in one transaction (a delete
 and an append snapshot, committed together; the token is in both summaries). ``partition_by``
-gives a new table identity partitions (Spark writes one folder per value, each file holding
-the partition column); an existing table keeps its own. ``mergeSchema=true`` adds the
-DataFrame's new columns to the table's schema in the same commit (columns it lacks read as
-null). Tables live on local disk (``file://``) or on S3 (``s3://``): there the files are
-written as the Delta sink writes them to S3, by pyarrow on the executors
+gives a new table its partition spec: columns (identity) and ``days(ts)``-style time and
+truncate transforms (:mod:`lakemark.sinks._iceberg_partition`; Spark writes one folder per
+partition value, each file holding the source columns); an existing table keeps its own.
+``mergeSchema=true`` adds the DataFrame's new columns to the table's schema in the same commit
+(columns it lacks read as null). Tables live on local disk (``file://``) or on S3
+(``s3://``): there the files are written as the Delta sink writes them to S3, by pyarrow on the
+executors
 (:mod:`lakemark.sinks._arrow_writer`, no S3A connector needed), straight into
 ``<location>/data`` (no staging: files no snapshot lists are invisible), and pyiceberg's
 PyArrow FileIO reads their footers and writes the metadata (endpoint and region from the
@@ -60,7 +62,14 @@ from ..catalog._iceberg import (
     spec_for_table,
 )
 from ..errors import ConfigError, SinkError
+from ..planning.partition_transforms import PartitionField, parse_partition_fields
 from ._arrow_writer import ArrowWriteSpec, check_compression, run_arrow_write
+from ._iceberg_partition import (
+    add_to_spec,
+    check_partition_schema,
+    fields_of_table,
+    with_partition_folders,
+)
 from ._location import Target, check_target, delete_files, resolve_target, sweep_write
 from ._model import IdempotencyToken, WriteResult
 from ._schema import arrow_schema, delta_schema, kinds_of
@@ -138,6 +147,7 @@ def check_iceberg_write(table: str, *, mode: str, partition_by: Sequence[str],
         raise ConfigError(f"option(s) {', '.join(unknown)} are not supported for Iceberg "
                           f"target {table}; supported: compression, mergeSchema")
     _merge_schema(table, options)
+    parse_partition_fields(partition_by)  # an unknown transform named before any I/O
     return name, spec
 
 
@@ -149,25 +159,19 @@ def _merge_schema(table: str, options: Mapping[str, str]) -> bool:
     return str(value).strip().lower() == "true"
 
 
-def _partition_columns(table: Table | None, name: IcebergTableName,
-                       partition_by: Sequence[str]) -> list[str]:
-    """The identity partition columns to write: ``partition_by`` for a new table; for an
-    existing one its own (``partition_by`` must be empty or the same)."""
+def _partition_fields(table: Table | None, name: IcebergTableName,
+                      partition_by: Sequence[str]) -> list[PartitionField]:
+    """The partition fields to write: ``partition_by`` for a new table; for an existing one
+    its own spec (``partition_by`` must be empty or the same fields)."""
+    given = parse_partition_fields(partition_by)
     if table is None:
-        return list(partition_by)
-    from pyiceberg.transforms import IdentityTransform
-
-    schema = table.schema()
-    fields = table.spec().fields
-    if any(not isinstance(f.transform, IdentityTransform) for f in fields):
-        shown = ", ".join(f"{f.transform}({schema.find_column_name(f.source_id)})"
-                          for f in fields)
-        raise SinkError(f"Iceberg table {name} is partitioned by {shown}: lakemark writes "
-                        "identity partitions only", target=str(name))
-    own = [str(schema.find_column_name(f.source_id)) for f in fields]
-    if partition_by and list(partition_by) != own:
-        raise ConfigError(f"Iceberg table {name} is partitioned by {own or 'nothing'}, not "
-                          f"{list(partition_by)}: an existing table keeps its partitioning")
+        return given
+    own = fields_of_table(table, str(name))
+    if given and given != own:
+        shown = ", ".join(f.text() for f in own) or "nothing"
+        raise ConfigError(f"Iceberg table {name} is partitioned by {shown}, not "
+                          f"{', '.join(f.text() for f in given)}: an existing table keeps its "
+                          "partitioning")
     return own
 
 
@@ -214,6 +218,10 @@ def _table_location(catalog: Catalog, name: IcebergTableName, current: Table | N
     if not warehouse:
         raise ConfigError(f"Iceberg catalog {catalog.name!r} has no warehouse for new table "
                           f"{name}")
+    if "://" not in warehouse and not warehouse.startswith("/"):
+        raise ConfigError(f"Iceberg catalog {catalog.name!r} has warehouse {warehouse!r}, not a "
+                          f"location (a path or s3:// prefix), for new table {name}: lakemark "
+                          "writes the data files before the table is created")
     return f"{warehouse.rstrip('/')}/{name.namespace}.db/{name.table}"
 
 
@@ -259,11 +267,13 @@ def write_iceberg(spark: SparkSession, df: DataFrame, table: str, *, mode: str,
     if current is not None and _token_committed(current, token):
         return WriteResult(str(name), "iceberg", 0, 0, 0, skipped=True,
                            table_version=_snapshot_id(current))
-    parts = _partition_columns(current, name, partition_by)
-    missing = [c for c in parts if c not in df.columns]
+    parts = _partition_fields(current, name, partition_by)
+    missing = [f.column for f in parts if f.column not in df.columns]
     if missing:
         raise SinkError(f"partition column(s) {', '.join(missing)} of Iceberg table {name} are "
                         "not in the DataFrame (nothing was written)", target=table)
+    if current is None:
+        check_partition_schema(partition_by, df.schema, str(name))
     if current is not None:
         differences = _differences(current, frame, merge)
         if differences:
@@ -284,7 +294,7 @@ def write_iceberg(spark: SparkSession, df: DataFrame, table: str, *, mode: str,
     try:
         tz_name = spark.conf.get("spark.sql.session.timeZone") or "UTC"
         tz = zone(tz_name)
-        written, folders = _with_partition_folders(df, parts)
+        written, folders = with_partition_folders(df, parts)
         kinds = kinds_of(delta_schema(written.schema, target=table))
         if data.is_s3:  # the Delta sink's path to S3: pyarrow on the executors, no S3A
             spec = ArrowWriteSpec(fs_config=data.fs_config, root=data.fs_path,
@@ -333,26 +343,13 @@ def _arrow_codec(table: str, options: Mapping[str, str]) -> str:
     return codec.lower()
 
 
-def _with_partition_folders(df: DataFrame, parts: Sequence[str]) -> tuple[DataFrame, list[str]]:
-    """``df`` with a copy of each partition column that Spark writes as folders, so every file
-    holds one partition's rows *and* the column itself (Iceberg data files carry their
-    partition source columns; pyiceberg reads the partition from the files' statistics)."""
-    if not parts:
-        return df, []
-    from pyspark.sql import functions as F
-
-    folders = [f"{c}_part" if f"{c}_part" not in df.columns else f"_lakemark_{c}_part"
-               for c in parts]
-    return df.select("*", *[F.col(f"`{c}`").alias(f) for c, f in zip(parts, folders)]), folders
-
-
 @dataclass(frozen=True)
 class _Change:
     """How a commit changes the table besides adding files."""
 
     overwrite: bool = False  # delete every row first, in the same transaction
     merge_schema: bool = False  # add the DataFrame's new columns to the table's schema
-    partition_by: tuple[str, ...] = ()  # identity partitions of a new table
+    partition_by: tuple[PartitionField, ...] = ()  # the partition spec of a new table
 
 
 def _snapshot_id(table: Table) -> int | None:
@@ -378,8 +375,7 @@ def _commit(catalog: Catalog, name: IcebergTableName, table: Table | None, frame
                     properties={MANIFEST_MERGE_KEY: "true"})
                 if change.partition_by:
                     with tx.update_spec() as spec:
-                        for column in change.partition_by:
-                            spec.add_identity(column)
+                        add_to_spec(spec, change.partition_by)
             else:
                 tx = _transaction(table)
                 if change.merge_schema and _differences(table, frame):

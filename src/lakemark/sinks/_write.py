@@ -6,6 +6,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError, FormatError
+from ..planning.partition_transforms import parse_partition_fields
 from ._delta import write_delta
 from ._files import write_files
 from ._iceberg import check_iceberg_write, write_iceberg
@@ -103,7 +104,10 @@ def _delta_only(token: IdempotencyToken | None, fmt: str) -> None:
         )
 
 
-def _partition_by(partition_by: Sequence[str] | str, columns: Sequence[str]) -> list[str]:
+def check_partition_by(partition_by: Sequence[str] | str, columns: Sequence[str],
+                  fmt: str = "delta") -> list[str]:
+    """The partition columns (for Iceberg: fields, which may be transforms such as
+    ``days(ts)``), checked against the DataFrame's columns."""
     cols = [partition_by] if isinstance(partition_by, str) else list(partition_by or ())
     for col in cols:
         if not isinstance(col, str) or not col:
@@ -111,11 +115,20 @@ def _partition_by(partition_by: Sequence[str] | str, columns: Sequence[str]) -> 
     duplicates = sorted({c for c in cols if cols.count(c) > 1})
     if duplicates:
         raise ConfigError(f"partition_by names column(s) twice: {', '.join(duplicates)}")
-    missing = [c for c in cols if c not in columns]
+    if fmt == "iceberg":
+        sources = [f.column for f in parse_partition_fields(cols)]
+    else:
+        transforms = [c for c in cols if "(" in c and c not in columns]
+        if transforms:
+            raise ConfigError(f"partition_by: transforms ({', '.join(transforms)}) apply to "
+                              f"Iceberg targets only; a {fmt} target is partitioned by column "
+                              "names")
+        sources = cols
+    missing = [c for c in sources if c not in columns]
     if missing:
         raise ConfigError(f"partition_by column(s) not in the DataFrame: {', '.join(missing)} "
                           f"(columns: {', '.join(columns)})")
-    if cols and len(cols) == len(columns):
+    if sources and len(cols) == len(columns) and set(cols) == set(columns):
         raise ConfigError("partition_by cannot name every column: no data columns would be left")
     return cols
 
@@ -183,7 +196,7 @@ def write_target(
     save_mode = _mode(mode)
     opts = _options(options)
     idempotency = _token(token, opts)
-    columns = _partition_by(partition_by, df.columns)
+    columns = check_partition_by(partition_by, df.columns, fmt)
     _delta_only(idempotency, fmt)
     merge = merge_spec(merge_keys, delete_when, order_by, format=fmt, mode=save_mode,
                        columns=df.columns)
@@ -237,6 +250,10 @@ def check_write(
         check_iceberg_write(target, mode=mode.strip().lower(), partition_by=partition_by,
                             options=opts, iceberg_catalog=iceberg_catalog)
         return
+    transforms = [c for c in partition_by if "(" in c]
+    if transforms:
+        raise ConfigError(f"partition_by: transforms ({', '.join(transforms)}) apply to Iceberg "
+                          f"targets only; a {fmt} target is partitioned by column names")
     resolved = resolve_target(target)
     fs = resolved.filesystem()
     check_target(resolved, fs)

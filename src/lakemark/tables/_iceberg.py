@@ -6,7 +6,8 @@
   snapshot's data files (:mod:`lakemark.sources.iceberg`);
 * ``df.write.format("iceberg").mode("append"|"overwrite").save("db.events")`` — lakemark's
   Iceberg sink (Spark writes the Parquet files, pyiceberg commits); ``partitionBy`` gives a
-  new table identity partitions, ``mergeSchema`` adds new columns. Save modes ``error``
+  new table its partition spec (columns, or transforms as ``"days(ts)"``), ``mergeSchema``
+  adds new columns. Save modes ``error``
   (Spark's default) and ``ignore`` act on whether the table exists.
 
 The catalog is the option ``iceberg_catalog``, else ``LAKEMARK_ICEBERG_CATALOG``, else the

@@ -11,12 +11,13 @@ is ``db.events`` of lakemark's Iceberg catalog — option ``iceberg_catalog``, e
 other ``writeTo`` is Spark's own.
 
 * ``append()``: the table must exist (Spark's rule); an append.
-* ``create()``: the table must not exist; created from the frame, ``partitionedBy`` columns as
-  identity partitions.
+* ``create()``: the table must not exist; created from the frame with the ``partitionedBy``
+  fields: column names (identity) and ``years``/``months``/``days``/``hours`` of
+  ``pyspark.sql.functions.partitioning`` (:mod:`lakemark.planning.partition_transforms`).
 * ``createOrReplace()`` / ``replace()``: the rows are replaced (an overwrite, the table's
   schema must fit the frame); ``replace`` needs the table, ``createOrReplace`` creates it.
-* ``overwrite(condition)``, ``overwritePartitions()``, partition transforms (``days(ts)`` …)
-  and table properties are refused naming them.
+* ``overwrite(condition)``, ``overwritePartitions()``, ``bucket`` partitions and table
+  properties are refused naming them.
 
 Options: ``mergeSchema``, ``compression``, ``txnAppId``/``txnVersion``, ``iceberg_catalog``.
 """
@@ -26,6 +27,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError, SourceError, UnsupportedError
+from .._recorded import Record, record_option, record_options, recording
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -89,12 +91,7 @@ def _write(writer: Any, how: str, original: Any, args: tuple[Any, ...],
     if state["properties"]:
         raise UnsupportedError(f"writeTo({table!r}).tableProperty(…) is not supported on Iceberg "
                                "tables without the Iceberg runtime")
-    parts = [_column_name(c) for c in state["partition"]]
-    bad = [p for p in parts if "(" in p]
-    if bad:
-        raise UnsupportedError(f"writeTo({table!r}).partitionedBy: partition transforms "
-                               f"({', '.join(bad)}) are not supported yet; identity partitions "
-                               "(column names) are")
+    parts = [_column_name(c) for c in state["partition"]]  # "d", "days(ts)", "bucket(4, id)"
     options = dict(state["options"])
     catalog = next((v for k, v in options.items() if k.lower() == "iceberg_catalog"), None)
     options = {k: v for k, v in options.items() if k.lower() != "iceberg_catalog"}
@@ -134,16 +131,8 @@ def install_writer_v2() -> None:
         init(self, df, table)
         _state(self)["table"] = table
 
-    def recorder(name: str, record: Any) -> Any:
-        original = getattr(W, name)
-
-        def method(self: Any, *args: Any, **kwargs: Any) -> Any:
-            result = original(self, *args, **kwargs)
-            record(_state(self), args, kwargs)
-            return result
-        method.__name__ = name
-        method.__doc__ = original.__doc__
-        return method
+    def recorder(name: str, record: Record) -> Any:
+        return recording(getattr(W, name), record, _state)
 
     def terminal(name: str) -> Any:
         original = getattr(W, name)
@@ -154,22 +143,11 @@ def install_writer_v2() -> None:
         method.__doc__ = original.__doc__
         return method
 
-    def option(state: dict[str, Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
-        key = args[0] if args else kwargs.get("key")
-        value = args[1] if len(args) > 1 else kwargs.get("value")
-        if key is not None and value is not None:
-            state["options"][str(key)] = str(value).lower() if isinstance(value, bool) \
-                else str(value)
-
-    def options(state: dict[str, Any], _args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
-        for key, value in kwargs.items():
-            option(state, (key, value), {})
-
     W.__init__ = __init__
     W.using = recorder("using", lambda s, a, k: s.update(provider=a[0] if a else
                                                            k.get("provider")))
-    W.option = recorder("option", option)
-    W.options = recorder("options", options)
+    W.option = recorder("option", record_option)
+    W.options = recorder("options", record_options)
     W.partitionedBy = recorder("partitionedBy", lambda s, a, k: s.update(partition=list(a)))
     W.tableProperty = recorder("tableProperty", lambda s, a, k: s["properties"].append(a))
     for name in ("append", "create", "createOrReplace", "replace", "overwrite",
