@@ -267,7 +267,7 @@ def test_merge_schema_adds_new_columns_and_fills_missing_ones_with_nulls(
     clash = spark.createDataFrame([("x", 1)], "id string, more int")
     version = dt.version()
     with pytest.raises(SinkError, match="id: table has long, DataFrame has string.*"
-                       "--schema-evolution addNewColumns"):
+                       "tracked schema.*--schema-hints"):
         write_target(spark, clash, str(table), options={"mergeSchema": "true"})
     assert DeltaTable(str(table)).version() == version
     with pytest.raises(ConfigError, match="mergeSchema must be true or false"):

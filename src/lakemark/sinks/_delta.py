@@ -96,8 +96,10 @@ def _fit(target: Target, table: DeltaTable, frame: DeltaSchema,
         hint = "" if merge else "; to add new columns to the table, write with mergeSchema=true"
         if any(": table has " in d for d in differences):
             hint += ("; a column whose type changed cannot be merged: read the source with a "
-                     "tracked schema (lakemark ingest files --schema-evolution addNewColumns, "
-                     "or schema_evolution= in read_files) so values that do not fit are kept "
+                     "tracked schema (the default of lakemark ingest files and read_files for "
+                     "a json, csv, xml or avro source with a ctx, unless --schema-evolution "
+                     "off; give the table's type with --schema-hints / schema_hints= if its "
+                     "first tracked run infers another) so values that do not fit are kept "
                      "in _rescued_data instead")
         raise SinkError(
             f"the DataFrame does not match the schema of Delta table {target.root} "
