@@ -247,6 +247,21 @@ class IngestResult:
         return out
 
 
+def _hints(opts: IngestOptions, store: StateStore) -> str | None:
+    """The run's schema hints: ``--schema-hints``, and on a tracked source's first run (no
+    schema kept yet) into an existing Delta table, the table's column types for the columns
+    the hints do not name, so the tracked schema starts from the table's types
+    (``sinks/_table_hints.py``)."""
+    if (opts.evolution_mode() is None or opts.target_format != "delta"
+            or store.get_source_schema(opts.job_name, SOURCE_CTX) is not None):
+        return opts.schema_hints
+    from .sinks._table_hints import target_hints
+
+    return target_hints(opts.target, source_format=opts.format,
+                        skip=[opts.rescued_data_column or "", "_corrupt_record"],
+                        hints=opts.schema_hints)
+
+
 def clean_report(entries: list[dict[str, Any]], run_id: str) -> dict[str, Any]:
     """The ``clean_up`` of ``--json``: the counts over every entry this run carried out (its
     own and earlier runs' pending ones), then each entry."""
@@ -300,7 +315,7 @@ def ingest_files(options: IngestOptions, store: StateStore, *,
                 SOURCE_CTX, format=opts.format, options=dict(opts.reader_options),
                 mode=opts.mode.upper(),
                 schema_evolution=opts.evolution_mode() or EVOLUTION_OFF,
-                rescued_data_column=opts.rescued_data_column, schema_hints=opts.schema_hints)
+                rescued_data_column=opts.rescued_data_column, schema_hints=_hints(opts, store))
             result = job.write(
                 df, opts.target, format=opts.target_format, mode=opts.write_mode,
                 partition_by=opts.partition_by, ctx=TARGET_CTX, options=sink_options,
