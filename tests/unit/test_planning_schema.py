@@ -7,8 +7,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from lakemark.errors import ConfigError
-from lakemark.planning.schema import (EVOLUTION_MODES, Field, effective_evolution_mode, changes_between, decide, name_key,
-                                      new_columns, normalize_evolution_mode)
+from lakemark.planning.schema import (EVOLUTION_MODES, Field, changes_between, decide,
+                                      effective_evolution_mode, name_key, new_columns,
+                                      normalize_evolution_mode)
 
 RESERVED = ("_rescued_data", "_corrupt_record")
 TYPES = st.sampled_from(["long", "string", "double", "boolean",
