@@ -108,6 +108,50 @@ def test_appends_merge_manifests_and_each_snapshot_still_lists_its_own_files(
     assert [Path(f.path).name for f in files] == [f"part-{i:04d}.parquet" for i in range(3, 9)]
 
 
+def test_each_snapshots_new_files_are_read_from_a_merged_manifest_without_decoding_it_all(
+        table: Table) -> None:
+    """lakemark's own manifest reading (fastavro, stopping at the manifest list's added count)
+    finds for every snapshot the files pyiceberg's full decoding finds, and reads a merged
+    manifest only up to its new entries."""
+    from pyiceberg.manifest import ManifestEntryStatus
+
+    from lakemark.planning.iceberg_manifests import entries_added_by, manifests_added_by
+    from lakemark.sources._iceberg_manifests import manifest_entries, manifest_list
+
+    table.commit(range(0, 1), 1)
+    with _open(table.catalog(), NAME).transaction() as tx:
+        tx.set_properties({"commit.manifest.min-count-to-merge": "3"})
+    for run in range(2, 10):
+        table.commit(range(run, run + 1), run)
+    current = _open(table.catalog(), NAME)
+    decoded_of_merged: list[tuple[int, int]] = []
+    for snapshot in current.snapshots():
+        expected = sorted(
+            e.data_file.file_path for m in snapshot.manifests(current.io)
+            for e in m.fetch_manifest_entry(current.io)
+            if e.status == ManifestEntryStatus.ADDED and e.snapshot_id == snapshot.snapshot_id)
+        found = []
+        for manifest in manifests_added_by(manifest_list(current.io, snapshot.manifest_list),
+                                           snapshot.snapshot_id):
+            decoded = 0
+
+            def counted(entries: Any) -> Any:
+                nonlocal decoded
+                for entry in entries:
+                    decoded += 1
+                    yield entry
+
+            found += [e.file_path for e in entries_added_by(
+                counted(manifest_entries(current.io, manifest)), manifest,
+                snapshot.snapshot_id)]
+            total = len(list(manifest_entries(current.io, manifest)))
+            if total > 1:
+                decoded_of_merged.append((decoded, total))
+        assert sorted(found) == expected and len(expected) == 1
+    assert decoded_of_merged and max(total for _, total in decoded_of_merged) >= 3
+    assert all(decoded == 1 for decoded, _ in decoded_of_merged), decoded_of_merged
+
+
 def test_metadata_is_reused_only_for_the_file_it_was_read_from(table: Table) -> None:
     table.commit(range(0, 2), 1)
     loaded = table.catalog().load_table(NAME.identifier)
@@ -120,3 +164,17 @@ def test_metadata_is_reused_only_for_the_file_it_was_read_from(table: Table) -> 
     assert after.metadata_location != loaded.metadata_location
     assert len(after.snapshots()) == 2 and after.metadata is not loaded.metadata
     assert table.ids() == [0, 1, 7]
+
+
+def test_an_unreadable_manifest_list_is_refused_naming_the_file(tmp_path: Path) -> None:
+    from pyiceberg.io.pyarrow import PyArrowFileIO
+
+    from lakemark.errors import SourceError
+    from lakemark.sources._iceberg_manifests import manifest_list
+
+    bad = tmp_path / "snap-1.avro"
+    bad.write_bytes(b"not avro at all")
+    with pytest.raises(SourceError, match=r"cannot read Iceberg manifest list .*snap-1\.avro"):
+        manifest_list(PyArrowFileIO(), bad.as_uri())
+    with pytest.raises(SourceError, match=r"manifest list .*missing\.avro"):
+        manifest_list(PyArrowFileIO(), (tmp_path / "missing.avro").as_uri())

@@ -41,6 +41,11 @@ from ..catalog._iceberg import (
 )
 from ..errors import ConfigError, SourceError
 from ..planning import FileEntry
+from ..planning.iceberg_manifests import (
+    DELETES_CONTENT,
+    entries_added_by,
+    manifests_added_by,
+)
 from ..planning.iceberg import (
     ICEBERG_STATE_KIND,
     SKIP_CHANGES,
@@ -125,9 +130,10 @@ def _delete_file_count(table: Table, snapshot_id: int) -> int:
 
 def table_files(table: Table, rng: SnapshotRange) -> list[FileEntry]:
     """The data files the run reads: ``mtime`` is the adding snapshot's time (the whole table
-    at ``through`` for a full range). SourceError when delete files would apply."""
-    from pyiceberg.manifest import ManifestContent, ManifestEntryStatus
-
+    at ``through`` for a full range, planned by pyiceberg; for an incremental range, the files
+    each snapshot added, read from the manifests it wrote as
+    :mod:`lakemark.planning.iceberg_manifests` says). SourceError when delete files would
+    apply."""
     name = rng.table
     if rng.through is None:
         return []
@@ -146,22 +152,22 @@ def table_files(table: Table, rng: SnapshotRange) -> list[FileEntry]:
         when = pinned.timestamp_ms if pinned is not None else 0
         return [FileEntry(when, t.file.file_path, int(t.file.file_size_in_bytes))
                 for t in tasks]
-    io = table.io
+    from ._iceberg_manifests import manifest_entries, manifest_list
+
     out: list[FileEntry] = []
+    by_id = {s.snapshot_id: s for s in table.snapshots()}  # snapshot_by_id is a linear search
     for snapshot_id in rng.take:
-        snapshot = table.snapshot_by_id(snapshot_id)
+        snapshot = by_id.get(snapshot_id)
         if snapshot is None:
             raise SourceError(f"Iceberg table {name} has no snapshot {snapshot_id} (expired?)")
-        for manifest in snapshot.manifests(io):
-            if manifest.added_snapshot_id != snapshot_id:
-                continue  # written by an earlier snapshot: nothing this one added
-            for entry in manifest.fetch_manifest_entry(io, discard_deleted=True):
-                if entry.status != ManifestEntryStatus.ADDED or entry.snapshot_id != snapshot_id:
-                    continue
-                if manifest.content == ManifestContent.DELETES:
-                    raise _delete_files_error(name, snapshot_id, 1)
-                out.append(FileEntry(snapshot.timestamp_ms, entry.data_file.file_path,
-                                     int(entry.data_file.file_size_in_bytes)))
+        for manifest in manifests_added_by(manifest_list(table.io, snapshot.manifest_list),
+                                           snapshot_id):
+            added = entries_added_by(manifest_entries(table.io, manifest), manifest,
+                                     snapshot_id)
+            if added and manifest.content == DELETES_CONTENT:
+                raise _delete_files_error(name, snapshot_id, len(added))
+            out.extend(FileEntry(snapshot.timestamp_ms, e.file_path, e.file_size)
+                       for e in added)
     return out
 
 
