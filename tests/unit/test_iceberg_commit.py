@@ -104,6 +104,11 @@ def test_appends_merge_manifests_and_each_snapshot_still_lists_its_own_files(
     snapshots = current.snapshots()
     rng = plan_snapshots("db.events", snapshot_infos(current), snapshots[2].snapshot_id,
                          snapshots[-1].snapshot_id)
+    # The run plans on the pinned snapshot's ancestry down to the bookmark only: same range.
+    chain = snapshot_infos(current, snapshots[-1].snapshot_id, snapshots[2].snapshot_id)
+    assert [s.snapshot_id for s in chain] == [s.snapshot_id for s in snapshots[2:]][::-1]
+    assert plan_snapshots("db.events", chain, snapshots[2].snapshot_id,
+                          snapshots[-1].snapshot_id) == rng
     files = table_files(current, rng)  # the files the snapshots after the third one added
     assert [Path(f.path).name for f in files] == [f"part-{i:04d}.parquet" for i in range(3, 9)]
 

@@ -100,13 +100,27 @@ def open_table(table: str, catalog: str | None) -> Table:
                           f"{spec.name!r} (from {spec.source})") from None
 
 
-def snapshot_infos(table: Table) -> list[SnapshotInfo]:
-    """What the planner needs of each of the table's snapshots."""
-    out = []
-    for s in table.snapshots():
-        operation = s.summary.operation.value if s.summary is not None else "append"
-        out.append(SnapshotInfo(s.snapshot_id, s.parent_snapshot_id, str(operation),
-                                s.timestamp_ms))
+def _info(snapshot: Any) -> SnapshotInfo:
+    operation = snapshot.summary.operation.value if snapshot.summary is not None else "append"
+    return SnapshotInfo(snapshot.snapshot_id, snapshot.parent_snapshot_id, str(operation),
+                        snapshot.timestamp_ms)
+
+
+def snapshot_infos(table: Table, pinned: int | None = None,
+                   stop: int | None = None) -> list[SnapshotInfo]:
+    """What the planner needs of the table's snapshots: all of them, or with ``pinned`` only
+    its ancestry, newest first, down to ``stop`` (inclusive) or the root — all that
+    :func:`plan_snapshots` looks at, so a run's planning does not grow with the history."""
+    if pinned is None:
+        return [_info(s) for s in table.snapshots()]
+    by_id = {s.snapshot_id: s for s in table.snapshots()}
+    out: list[SnapshotInfo] = []
+    current: int | None = pinned
+    while current is not None and current in by_id and len(out) <= len(by_id):
+        out.append(_info(by_id[current]))
+        if current == stop:
+            break
+        current = out[-1].parent_id
     return out
 
 
@@ -276,7 +290,7 @@ def read_iceberg(job: Job, table: str, *, ctx: str | None,
                         "it, so every run reads all of it (give it a ctx to read only new "
                         "snapshots)", name)
         after = None
-    rng = plan_snapshots(name, snapshot_infos(iceberg), after, pinned,
+    rng = plan_snapshots(name, snapshot_infos(iceberg, pinned, after), after, pinned,
                          skip_overwrite=skip_overwrite, skip_delete=skip_delete)
     files = table_files(iceberg, rng)
     next_state = rng.next_state.to_json() if tracked and job.from_run_id is None else None
