@@ -8,10 +8,11 @@ revision's, interleaved.
 ``catalog.db``). ``REV``'s ``src`` is extracted with ``git archive`` into a temporary folder;
 then ``--pairs`` times, one fresh process runs the earlier code and one this checkout's (the
 order flips each pair), each timing ``--samples`` plannings of a run taking the last ``--new``
-snapshots: open the table (the process's parsed metadata dropped first, as a next run meets a
-new metadata file), list the snapshots the planner needs, plan the range, find the range's
-data files, the Spark schema of the pinned snapshot — lakemark's part of ``read_table`` before
-Spark builds the DataFrame. Wall and CPU (this process) per sample; no Spark session.
+snapshots: open the table as ``read_iceberg`` does for a run continuing from a bookmark (the
+process's parsed metadata dropped first, as a next run meets a new metadata file), list the
+snapshots the planner needs, plan the range, find the range's data files, the Spark schema of
+the pinned snapshot — lakemark's part of ``read_table`` before Spark builds the DataFrame.
+Wall and CPU (this process) per sample; no Spark session.
 """
 
 from __future__ import annotations
@@ -45,7 +46,8 @@ for _ in range(samples):
     _iceberg_reuse._cache.clear()
     clear_manifest_cache()
     w, c = time.perf_counter(), time.process_time()
-    table = src.open_table("db.events", uri)
+    light = getattr(src, "open_light", None)  # as read_iceberg opens it, where the code has it
+    table = (light and light("db.events", uri)) or src.open_table("db.events", uri)
     infos = src.snapshot_infos(table, pinned, after) if narrow else src.snapshot_infos(table)
     rng = plan_snapshots("db.events", infos, after, pinned)
     files = src.table_files(table, rng)

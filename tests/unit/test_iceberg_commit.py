@@ -4,6 +4,7 @@ manifests, and parsed metadata is reused only for the metadata file it was read 
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -11,12 +12,14 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from pyiceberg.catalog.sql import SqlCatalog
+from pyiceberg.types import StringType
 
 from lakemark.catalog._iceberg import (
     load_iceberg_catalog,
     parse_table_name,
     resolve_iceberg_catalog,
 )
+from lakemark.errors import SourceError
 from lakemark.planning.iceberg import plan_snapshots
 from lakemark.sinks import IdempotencyToken
 from lakemark.sinks._iceberg import (
@@ -174,7 +177,6 @@ def test_metadata_is_reused_only_for_the_file_it_was_read_from(table: Table) -> 
 def test_an_unreadable_manifest_list_is_refused_naming_the_file(tmp_path: Path) -> None:
     from pyiceberg.io.pyarrow import PyArrowFileIO
 
-    from lakemark.errors import SourceError
     from lakemark.sources._iceberg_manifests import manifest_list
 
     bad = tmp_path / "snap-1.avro"
@@ -183,3 +185,42 @@ def test_an_unreadable_manifest_list_is_refused_naming_the_file(tmp_path: Path) 
         manifest_list(PyArrowFileIO(), bad.as_uri())
     with pytest.raises(SourceError, match=r"manifest list .*missing\.avro"):
         manifest_list(PyArrowFileIO(), (tmp_path / "missing.avro").as_uri())
+
+
+def test_the_light_metadata_reader_agrees_with_pyiceberg(table: Table) -> None:
+    """What an incremental run reads of the metadata JSON without pyiceberg's model (current
+    snapshot, each snapshot's parent, operation, time and manifest list, the schema as of each
+    snapshot) is what pyiceberg parses; a shape it does not take is left to pyiceberg."""
+    from lakemark.catalog._iceberg_light import load_light, parse_light
+    from lakemark.sources.iceberg import open_light, spark_schema
+
+    table.commit(range(0, 2), 1)
+    catalog = table.catalog()
+    with _open(catalog, NAME).update_schema() as update:
+        update.add_column("note", StringType())
+    table.commit(range(2, 4), 2)
+    current = catalog.load_table(NAME.identifier)
+    light = load_light(catalog, NAME.identifier)
+    assert light is not None and light.metadata_location == current.metadata_location
+    assert light.current_snapshot_id == current.current_snapshot().snapshot_id
+    assert snapshot_infos(light) == snapshot_infos(current)
+    last = current.current_snapshot().snapshot_id
+    assert snapshot_infos(light, last, None) == snapshot_infos(current, last, None)
+    for snapshot in current.snapshots():
+        assert light.snapshots[snapshot.snapshot_id].manifest_list == snapshot.manifest_list
+        assert spark_schema(light, snapshot.snapshot_id) == spark_schema(current,
+                                                                          snapshot.snapshot_id)
+    assert [f.name for f in spark_schema(light, None).fields] == ["id", "note"]
+    first = current.snapshots()[0].snapshot_id
+    assert [f.name for f in spark_schema(light, first).fields] == ["id"]
+    rng = plan_snapshots("db.events", snapshot_infos(light, last, first), first, last)
+    assert table_files(light, rng) == table_files(current, rng)
+    doc = json.loads(Path(current.metadata_location.removeprefix("file://")).read_text())
+    assert parse_light("m", json.dumps(doc), lambda p: current.io) is not None
+    assert parse_light("m", json.dumps({**doc, "format-version": 1}),
+                       lambda p: current.io) is None
+    moved = {**doc, "refs": {"main": {"snapshot-id": first, "type": "branch"}}}
+    assert parse_light("m", json.dumps(moved), lambda p: current.io) is None
+    assert parse_light("m", "{not json", lambda p: current.io) is None
+    with pytest.raises(SourceError, match=r"Iceberg table db\.nothing does not exist"):
+        open_light("db.nothing", table.uri)
