@@ -45,6 +45,7 @@ import json
 import os
 import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -129,6 +130,9 @@ def main() -> None:
     parser.add_argument("--out", default=str(Path(__file__).parent / "results"
                                              / "iceberg_incremental.json"))
     args = parser.parse_args()
+    # The code measured: the checkout's revision when the run starts (modules load then).
+    args.code = subprocess.run(["git", "describe", "--always", "--dirty"], capture_output=True,
+                               text=True, cwd=Path(__file__).parent).stdout.strip() or None
     load_start = [round(x, 2) for x in os.getloadavg()]
     work = Path(tempfile.mkdtemp(prefix="lm-iceberg-bench-"))
     table = Path(args.cache) / f"{args.snapshots}x{args.rows}" if args.cache else work / "t"
@@ -247,6 +251,7 @@ def run(table_dir: Path, work: Path, args: argparse.Namespace) -> dict[str, Any]
     return {
         "measured_at": dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "status": "ok",
+        "code": args.code,
         "snapshots": args.snapshots,
         "rows_per_snapshot": args.rows,
         "table_rows": args.snapshots * args.rows,

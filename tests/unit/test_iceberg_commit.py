@@ -221,6 +221,12 @@ def test_the_light_metadata_reader_agrees_with_pyiceberg(table: Table) -> None:
                        lambda p: current.io) is None
     moved = {**doc, "refs": {"main": {"snapshot-id": first, "type": "branch"}}}
     assert parse_light("m", json.dumps(moved), lambda p: current.io) is None
+    broken = {**doc, "snapshots": [{k: v for k, v in s.items() if k != "manifest-list"}
+                                   for s in doc["snapshots"]]}
+    odd = parse_light("m.metadata.json", json.dumps(broken), lambda p: current.io)
+    assert odd is not None and first in odd.snapshots
+    with pytest.raises(SourceError, match=rf"m\.metadata\.json: snapshot {first} .*manifest-list"):
+        odd.snapshots[first]
     assert parse_light("m", "{not json", lambda p: current.io) is None
     with pytest.raises(SourceError, match=r"Iceberg table db\.nothing does not exist"):
         open_light("db.nothing", table.uri)

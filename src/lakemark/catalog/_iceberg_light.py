@@ -15,10 +15,11 @@ before.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from ..errors import SourceError
 from ._iceberg_reuse import metadata_location
 
 if TYPE_CHECKING:
@@ -72,6 +73,37 @@ def _snapshot(raw: Mapping[str, Any]) -> LightSnapshot:
                          None if schema_id is None else int(schema_id))
 
 
+class _Snapshots(Mapping[int, LightSnapshot]):
+    """The metadata's snapshots by id, each made a :class:`LightSnapshot` when first looked up
+    (a run looks up its range's ancestry, not the whole history). A snapshot missing a field
+    is a SourceError naming the metadata file."""
+
+    def __init__(self, location: str, raw: Mapping[int, Mapping[str, Any]]) -> None:
+        self._location, self._raw = location, raw
+        self._made: dict[int, LightSnapshot] = {}
+
+    def __getitem__(self, snapshot_id: int) -> LightSnapshot:
+        found = self._made.get(snapshot_id)
+        if found is None:
+            try:
+                found = self._made[snapshot_id] = _snapshot(self._raw[snapshot_id])
+            except (KeyError, ValueError, TypeError, AttributeError) as exc:
+                if snapshot_id not in self._raw:
+                    raise
+                raise SourceError(f"Iceberg metadata {self._location}: snapshot {snapshot_id} "
+                                  f"lacks or has a bad {exc}") from None
+        return found
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self._raw)
+
+    def __len__(self) -> int:
+        return len(self._raw)
+
+    def __contains__(self, snapshot_id: object) -> bool:
+        return snapshot_id in self._raw
+
+
 def parse_light(location: str, text: bytes | str,
                 file_io: Callable[[Mapping[str, str]], FileIO]) -> LightTable | None:
     """The fields of the metadata JSON ``text`` a run needs (None: not a shape this reads);
@@ -85,7 +117,8 @@ def parse_light(location: str, text: bytes | str,
         main = (doc.get("refs") or {}).get("main")
         if main is not None and int(main["snapshot-id"]) != current:
             return None
-        snapshots = {s.snapshot_id: s for s in map(_snapshot, doc.get("snapshots") or [])}
+        snapshots = _Snapshots(location, {int(s["snapshot-id"]): s
+                                          for s in doc.get("snapshots") or []})
         schemas = {int(s["schema-id"]): s for s in doc["schemas"]}
         current_schema = int(doc["current-schema-id"])
         properties = {str(k): str(v) for k, v in (doc.get("properties") or {}).items()}
