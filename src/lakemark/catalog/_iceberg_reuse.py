@@ -17,6 +17,9 @@ summaries are shared; pyiceberg builds new lists and dicts on every update and n
 them in place). Loading a table whose current metadata this process already read or wrote costs
 the catalog query and no parsing.
 
+The same hooks let :func:`metadata_location` ask a SQL or Glue catalog for a table's current
+metadata file without reading it (for :mod:`lakemark.catalog._iceberg_light`).
+
 Applies to pyiceberg's SQL and Glue catalogs (the ones lakemark resolves); other catalog types
 get the shared-metadata commit path only. Built against pyiceberg 0.12's catalog internals
 (``_convert_orm_to_iceberg``, ``_convert_glue_to_iceberg``, ``_update_and_stage_table``).
@@ -42,6 +45,9 @@ __all__ = ["reusing", "shared", "cached_metadata", "metadata_location", "CACHE_S
 CACHE_SIZE = 8
 
 _lock = threading.Lock()
+_cache: OrderedDict[str, Any] = OrderedDict()
+_shared_classes: dict[type, type] = {}
+_catalog_classes: dict[type, type] = {}
 _locating = threading.local()  # set while metadata_location() asks the catalog
 
 
@@ -51,9 +57,6 @@ class _Located(Exception):
     def __init__(self, location: str) -> None:
         super().__init__(location)
         self.location = location
-_cache: OrderedDict[str, Any] = OrderedDict()
-_shared_classes: dict[type, type] = {}
-_catalog_classes: dict[type, type] = {}
 
 
 def _shared_class(cls: type) -> type:
