@@ -909,18 +909,18 @@ def render(d: dict[str, dict[str, Any]], out: Path) -> str:
     else:
         add("not measured\n")
     _render_iceberg(add, d.get("iceberg_incremental"), d.get("iceberg_planning_ab"),
-                    d.get("iceberg_incremental_before"))
+                    (d.get("iceberg_incremental_before"), d.get("iceberg_incremental_mid")))
     render_merge(d.get("merge"), add)
     render_iceberg_throughput(d.get("iceberg_throughput"), add)
     return "\n".join(parts) + "\n"
 
 
 def _render_iceberg(add: Any, ic: dict[str, Any] | None, ab: dict[str, Any] | None = None,
-                    before: dict[str, Any] | None = None) -> None:
+                    earlier: tuple[dict[str, Any] | None, ...] = ()) -> None:
     """Section 14 (bench/report_iceberg.py)."""
     from report_iceberg import render as render_iceberg_incremental
 
-    render_iceberg_incremental(add, _table, ic, ab, before)
+    render_iceberg_incremental(add, _table, ic, ab, earlier)
 
 
 def render_merge(mg: dict[str, Any] | None, add: Any) -> None:
