@@ -1,31 +1,40 @@
 """Iceberg (issue 22): an incremental source run against a full read, and commit time.
 
-    PYTHONPATH=src python bench/iceberg_incremental.py [--snapshots 1000] [--rows 1000]
+    PYTHONPATH=src python bench/iceberg_incremental.py [--snapshots 1000] [--rows 50000]
                                                       [--new 10] [--repeats 3] [--cache DIR]
                                                       [--out bench/results/iceberg_incremental.json]
 
-A local SQLite SQL catalog in a temporary folder (or in ``--cache DIR``, kept between runs: a
-table built there by an earlier run with the same ``--snapshots`` and ``--rows`` is read again,
-and the commit times reported are the ones measured when it was built). The table gets
+The table has the shape of the Delta source's benchmark (``bench/delta_incremental.py``):
 ``--snapshots`` appends of ``--rows`` rows each (one Parquet file per snapshot, written by
-pyarrow), each committed exactly as lakemark's Iceberg sink commits a write, in one process:
-open the table, the token check over its history, pyiceberg's ``add_files`` with the token
-(``lakemark.appId`` / ``lakemark.appVersion``) and the write id in the snapshot summary, the
-catalog commit (``lakemark.sinks._iceberg._commit``; Spark's part of a write is left out, since
-it does not depend on the table's history). Every commit is timed, wall and CPU; the manifest
-list of the last snapshot is counted (Iceberg merges manifests on append, so it stays short).
+pyarrow; the same four columns), so the two ratios compare. It lives on a local SQLite SQL
+catalog in a temporary folder (or in ``--cache DIR``, kept between runs: a table built there by
+an earlier run with the same ``--snapshots`` and ``--rows`` is read again, and the commit times
+reported are the ones measured when it was built). Each append is committed exactly as
+lakemark's Iceberg sink commits a write, in one process: open the table, the token check over
+its history, pyiceberg's ``add_files`` with the token (``lakemark.appId`` /
+``lakemark.appVersion``) and the write id in the snapshot summary, the catalog commit
+(``lakemark.sinks._iceberg._commit``; Spark's part of a write is left out, since it does not
+depend on the table's history). Every commit is timed, wall and CPU; the manifest list of the
+last snapshot is counted (Iceberg merges manifests on append, so it stays short).
 
-Then, in one warm Spark session, two reads of the finished table through
-``Job.read_table(format="iceberg")`` take turns (order flipped each repeat), each followed by
-an aggregate that touches every column (``max`` of each and ``count``):
+Then, in one warm Spark session, four cases take turns (the order rotates each repeat), each
+followed by the Delta benchmark's aggregate (``count`` and a ``sum`` per column, the string
+column through its length):
 
-* **incremental**: a job whose bookmark ends ``--new`` snapshots before the current one
+* **incremental**: a ``Job`` whose bookmark ends ``--new`` snapshots before the current one
   (1% of the table by default), run with the bookmark option ``pause`` so every repeat reads
   the same range;
-* **full**: the same call with bookmarks disabled (the whole table at its current snapshot).
+* **full**: the same ``Job`` with bookmarks disabled (the whole table at its current snapshot);
+* **spark_incremental** / **spark_full**: the floor — the same aggregate over the same data
+  files read by Spark's Parquet reader with the table's schema, no lakemark, no job.
 
-Each wall time covers the whole run: lease, planning (snapshot walk, manifests), the
-manifest record, Spark's read and the aggregate, and the run's commit.
+Before each lakemark run the process's copies of parsed table metadata and manifest lists are
+dropped: a real next run meets a new metadata file (the table has grown), while here every
+repeat reads the same one. Each lakemark wall time covers the whole run: lease, planning
+(snapshot walk, manifests), the manifest record, the DataFrame, Spark's read and the
+aggregate, and the run's commit; of it ``read_table`` is split into lakemark's planning and the
+DataFrame's construction. Ratios are given of medians and of bests (the Delta benchmark
+reports bests).
 """
 
 from __future__ import annotations
@@ -36,6 +45,7 @@ import json
 import os
 import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -113,13 +123,16 @@ def build(work: Path, snapshots: int, rows: int) -> tuple[str, dict[str, Any]]:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--snapshots", type=int, default=1000)
-    parser.add_argument("--rows", type=int, default=1000)
+    parser.add_argument("--rows", type=int, default=50_000)
     parser.add_argument("--new", type=int, default=10)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--cache", help="keep the table in this folder and reuse it")
     parser.add_argument("--out", default=str(Path(__file__).parent / "results"
                                              / "iceberg_incremental.json"))
     args = parser.parse_args()
+    # The code measured: the checkout's revision when the run starts (modules load then).
+    args.code = subprocess.run(["git", "describe", "--always", "--dirty"], capture_output=True,
+                               text=True, cwd=Path(__file__).parent).stdout.strip() or None
     load_start = [round(x, 2) for x in os.getloadavg()]
     work = Path(tempfile.mkdtemp(prefix="lm-iceberg-bench-"))
     table = Path(args.cache) / f"{args.snapshots}x{args.rows}" if args.cache else work / "t"
@@ -133,18 +146,41 @@ def main() -> None:
     print(json.dumps({k: v for k, v in result.items() if k != "commit_ms_all"}, indent=2))
 
 
-def run(table_dir: Path, work: Path, args: argparse.Namespace) -> dict[str, Any]:
+CASES = ("incremental", "full", "spark_incremental", "spark_full")
+
+
+def _aggregate(df: Any) -> Any:
+    """The Delta benchmark's aggregate: a count and a sum touching every column."""
     from pyspark.sql import functions as F
 
+    return df.agg(F.count("*").alias("n"), F.sum("id"), F.sum("k"), F.sum("x"),
+                  F.sum(F.length("s"))).collect()[0]
+
+
+def run(table_dir: Path, work: Path, args: argparse.Namespace) -> dict[str, Any]:
+    from pyiceberg.manifest import clear_manifest_cache
+
+    import lakemark.sources.iceberg as iceberg_source
     from lakemark import Job
+    from lakemark.catalog import _iceberg_reuse
+    from lakemark.planning.iceberg import SnapshotRange
     from lakemark.spark import get_spark
-    from lakemark.sources.iceberg import open_table
+    from lakemark.sources.iceberg import open_table, spark_schema, table_files
 
     uri, built = build(table_dir, args.snapshots, args.rows)
     commit_ms, commit_cpu = built["wall_ms"], built["cpu_ms"]
     table = open_table("db.events", uri)
     ancestry = [s.snapshot_id for s in table.snapshots()]
-    start_at = ancestry[-args.new - 1]
+    start_at, through = ancestry[-args.new - 1], ancestry[-1]
+    # The floor's file lists, planned once here (outside every timing) with pyiceberg.
+    floor_files = {
+        "spark_incremental": [f.path for f in table_files(table, SnapshotRange(
+            "db.events", start_at, through, full=False, take=tuple(ancestry[-args.new:])))],
+        "spark_full": [f.path for f in table_files(table, SnapshotRange(
+            "db.events", None, through, full=True))]}
+    schema = spark_schema(table, through)
+    table_bytes = sum(Path(f.removeprefix("file://")).stat().st_size
+                      for f in floor_files["spark_full"])
     state = f"sqlite:///{work / 'state.db'}"
     spark = get_spark("local[2]")
     # The bookmark: a committed run that ended at the snapshot --new before the current one.
@@ -152,49 +188,91 @@ def run(table_dir: Path, work: Path, args: argparse.Namespace) -> dict[str, Any]
         job.track_source("events", {"kind": "table", "format": "iceberg"}, [],
                          {"kind": "iceberg", "table": "db.events", "snapshot_id": start_at})
 
-    def measure(job_name: str, bookmark: str) -> tuple[float, float, int, int]:
-        """(whole run s, of it read_table s — lakemark's part before Spark reads —, rows,
-        files)."""
+    framing: list[float] = []
+    frame_of = iceberg_source.read_files_of
+
+    def timed_frame(*a: Any, **kw: Any) -> Any:  # the DataFrame's construction, by Spark
+        t = time.perf_counter()
+        try:
+            return frame_of(*a, **kw)
+        finally:
+            framing.append(time.perf_counter() - t)
+
+    iceberg_source.read_files_of = timed_frame  # type: ignore[assignment]
+
+    def measure(case: str) -> dict[str, Any]:
+        """One sample: the whole run's wall time, of it read_table (and of that the
+        DataFrame), rows and files."""
         t0 = time.perf_counter()
-        with Job(job_name, state=state, spark=spark, bookmark=bookmark) as job:
+        if case.startswith("spark_"):
+            files = floor_files[case]
+            df = spark.read.schema(schema).parquet(*files)
+            framed = time.perf_counter() - t0
+            row = _aggregate(df)
+            return {"wall": time.perf_counter() - t0, "read_table": framed, "frame": framed,
+                    "rows": int(row["n"]), "files": len(files)}
+        bookmark = "pause" if case == "incremental" else "disable"
+        # A next run finds a new metadata file: parse it, as that run would (not the copy this
+        # process kept of the same file from the last repeat).
+        _iceberg_reuse._cache.clear()
+        clear_manifest_cache()
+        t0 = time.perf_counter()
+        with Job(case, state=state, spark=spark, bookmark=bookmark) as job:
             t1 = time.perf_counter()
             df = job.read_table("db.events", format="iceberg", ctx="events",
                                 options={"iceberg_catalog": uri})
             planned = time.perf_counter() - t1
-            row = df.agg(*[F.max(c) for c in df.columns], F.count("*").alias("n")).collect()[0]
-            files = job.store.run_inputs(job.run_id)[0].manifest.planned_files or 0
-        return time.perf_counter() - t0, planned, int(row["n"]), int(files)
+            row = _aggregate(df)
+            n_files = job.store.run_inputs(job.run_id)[0].manifest.planned_files or 0
+        return {"wall": time.perf_counter() - t0, "read_table": planned, "frame": framing[-1],
+                "rows": int(row["n"]), "files": int(n_files)}
 
-    measure("warmup", "disable")  # JVM classes, Parquet reader code paths
-    samples: dict[str, list[float]] = {"incremental": [], "full": []}
-    read_table_s: dict[str, list[float]] = {"incremental": [], "full": []}
+    measure("full")  # warm-up: JVM classes, Parquet reader code paths, the table's metadata
+    samples: dict[str, list[float]] = {c: [] for c in CASES}
+    read_table_s: dict[str, list[float]] = {c: [] for c in CASES}
+    frame_s: dict[str, list[float]] = {c: [] for c in CASES}
     counts: dict[str, tuple[int, int]] = {}
     for rep in range(args.repeats):
-        order = ["incremental", "full"] if rep % 2 == 0 else ["full", "incremental"]
+        order = CASES[rep % len(CASES):] + CASES[:rep % len(CASES)]
         for case in order:
-            wall, planned, rows, files = measure(case, "pause" if case == "incremental"
-                                                 else "disable")
-            samples[case].append(round(wall, 4))
-            read_table_s[case].append(round(planned, 4))
-            counts[case] = (rows, files)
-    inc, full = statistics.median(samples["incremental"]), statistics.median(samples["full"])
+            got = measure(case)
+            samples[case].append(round(got["wall"], 4))
+            read_table_s[case].append(round(got["read_table"], 4))
+            frame_s[case].append(round(got["frame"], 4))
+            counts[case] = (got["rows"], got["files"])
+            print(f"{case}: {got['wall']:.3f} s (read_table {got['read_table']:.3f} s), "
+                  f"load {os.getloadavg()[0]:.1f}", file=sys.stderr, flush=True)
+    med = {c: statistics.median(v) for c, v in samples.items()}
+    best = {c: min(v) for c, v in samples.items()}
     tail = commit_ms[-100:]
     head = commit_ms[1:101]  # the first commit (a new table) is left out
-    ratio = full / inc
+    ratio = med["full"] / med["incremental"]
     last_median = statistics.median(tail)
     return {
         "measured_at": dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "status": "ok",
+        "code": args.code,
         "snapshots": args.snapshots,
         "rows_per_snapshot": args.rows,
+        "table_rows": args.snapshots * args.rows,
+        "table_bytes": table_bytes,
         "new_snapshots": args.new,
         "repeats": args.repeats,
+        "aggregate": "count(*), sum(id), sum(k), sum(x), sum(length(s))",
         "read_s": samples,
-        "read_median_s": {"incremental": inc, "full": full},
+        "read_median_s": med,
+        "read_best_s": best,
         "read_table_s": read_table_s,
+        "read_table_median_s": {c: statistics.median(v) for c, v in read_table_s.items()},
+        "dataframe_s": frame_s,
+        "dataframe_median_s": {c: statistics.median(v) for c, v in frame_s.items()},
         "rows_read": {k: v[0] for k, v in counts.items()},
         "files_read": {k: v[1] for k, v in counts.items()},
         "ratio_full_over_incremental": round(ratio, 2),
+        "ratio_best_full_over_best_incremental": round(best["full"] / best["incremental"], 2),
+        "floor_ratio_full_over_incremental": round(
+            med["spark_full"] / med["spark_incremental"], 2),
+        "incremental_over_floor": round(med["incremental"] / med["spark_incremental"], 2),
         "commit_ms": {
             "first_100_median": round(statistics.median(head), 1),
             "last_100_median": round(last_median, 1),

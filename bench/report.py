@@ -500,8 +500,10 @@ def summary_rows(d: dict[str, dict[str, Any]]) -> list[list[Any]]:
     ic = d.get("iceberg_incremental")
     if ic and ic.get("status") == "ok":
         share = 100 * ic["new_snapshots"] / ic["snapshots"]
+        best = ic.get("ratio_best_full_over_best_incremental")
         rows.append([f"14. Iceberg: full read / incremental run taking {share:g}% of a "
-                     f"{ic['snapshots']:,}-snapshot table, median wall", "≥ 20×",
+                     f"{ic['snapshots']:,}-snapshot table, median wall"
+                     + (f" (bests: {_fmt(best)}×)" if best is not None else ""), "≥ 20×",
                      f"{_fmt(ic['ratio_full_over_incremental'])}×", ic["meets_ratio_target"]])
         rows.append([f"14. Iceberg sink commit after {ic['snapshots']:,} appends, median of the "
                      "last 100", "≤ 200 ms", f"{_fmt(ic['commit_ms']['last_100_median'])} ms",
@@ -906,58 +908,19 @@ def render(d: dict[str, dict[str, Any]], out: Path) -> str:
             f"`{di['command']}`.\n")
     else:
         add("not measured\n")
-    _render_iceberg(add, d.get("iceberg_incremental"))
+    _render_iceberg(add, d.get("iceberg_incremental"), d.get("iceberg_planning_ab"),
+                    (d.get("iceberg_incremental_before"), d.get("iceberg_incremental_mid")))
     render_merge(d.get("merge"), add)
     render_iceberg_throughput(d.get("iceberg_throughput"), add)
     return "\n".join(parts) + "\n"
 
 
-def _render_iceberg(add: Any, ic: dict[str, Any] | None) -> None:
-    add("## 14. Iceberg: incremental source run and commit time (issue 22)\n")
-    if not ic or ic.get("status") != "ok":
-        add("not measured\n")
-        return
-    med = ic["read_median_s"]
-    add(_table(["read (Job.read_table, format iceberg)", "samples s", "median s", "files",
-                "rows"],
-               [[name, ", ".join(_fmt(x) for x in ic["read_s"][name]), med[name],
-                 ic["files_read"].get(name), f"{ic['rows_read'].get(name, 0):,}"]
-                for name in ("incremental", "full")]) + "\n")
-    cm = ic["commit_ms"]
-    add(f"A table of {ic['snapshots']:,} append snapshots ({ic['rows_per_snapshot']:,} rows, one "
-        f"Parquet file each) on a SQLite SQL catalog. **incremental**: a job whose bookmark ends "
-        f"{ic['new_snapshots']} snapshots before the current one, run with `pause` so each "
-        "repeat reads the same range; **full**: the same call with bookmarks disabled. Each "
-        "wall time is a whole run (lease, snapshot walk and manifests, manifest record, "
-        "Spark's Parquet read with an aggregate over every column, commit), warm session, "
-        f"median of {ic['repeats']}, order flipped each repeat. Full / incremental: "
-        f"**{ic['ratio_full_over_incremental']:.1f}×** (goal ≥ 20×).\n")
-    add(f"Commit time of the sink's commit step (open the table, token check over its history, "
-        f"pyiceberg `add_files` with the token in the snapshot summary, catalog commit), "
-        f"Spark's file writing left out: median of the first 100 commits {cm['first_100_median']} "
-        f"ms, of the last 100 {cm['last_100_median']} ms (p95 {cm['last_100_p95']} ms, max "
-        f"{cm['last_100_max']} ms; goal ≤ 200 ms). pyiceberg's `add_files` always makes a fast "
-        "append (one new manifest per snapshot; it does not merge manifests), so the manifest "
-        "list grows by one entry per commit. Load average at start "
-        f"{ic['machine']['loadavg_at_start']}, at end {ic['machine']['loadavg_at_end']} on "
-        f"{ic['machine']['cpus']} cores. Command: `{ic['command']}`.\n")
-    if ic["snapshots"] < 1000:
-        add(f"**Scale.** Measured at {ic['snapshots']:,} snapshots, not the 1,000 of the goal: "
-            "the run was made on a VM shared with other builds (load average above) where one "
-            "commit took seconds, and 1,000 did not fit in the time available. The commit time "
-            "grows with the history: pyiceberg parses and validates the whole metadata JSON "
-            "(every snapshot) when it loads the table and again inside the catalog commit, so "
-            "the median over the last 100 commits at 1,000 snapshots will be higher than here. "
-            "lakemark already avoids pyiceberg's repeated deep copies of the metadata inside one "
-            "transaction (`sinks/_iceberg.py`, `_transaction`), which cut a commit's time by 3× "
-            "at 220 snapshots; what remains is pyiceberg's JSON parsing.\n")
-    if not ic["meets_ratio_target"]:
-        add("**Ratio.** The incremental run's time is nearly all fixed cost (run start and "
-            "commit, loading the catalog and the table's metadata, a Spark job) that does not "
-            f"depend on the {ic['files_read'].get('incremental')} files it reads, while the full "
-            "read grows with the table; at 1% of a table five times larger the ratio grows "
-            "accordingly, but that was not measured here. Not analysed further: how the fixed "
-            "cost splits under normal load.\n")
+def _render_iceberg(add: Any, ic: dict[str, Any] | None, ab: dict[str, Any] | None = None,
+                    earlier: tuple[dict[str, Any] | None, ...] = ()) -> None:
+    """Section 14 (bench/report_iceberg.py)."""
+    from report_iceberg import render as render_iceberg_incremental
+
+    render_iceberg_incremental(add, _table, ic, ab, earlier)
 
 
 def render_merge(mg: dict[str, Any] | None, add: Any) -> None:

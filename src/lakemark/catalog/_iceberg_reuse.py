@@ -17,6 +17,9 @@ summaries are shared; pyiceberg builds new lists and dicts on every update and n
 them in place). Loading a table whose current metadata this process already read or wrote costs
 the catalog query and no parsing.
 
+The same hooks let :func:`metadata_location` ask a SQL or Glue catalog for a table's current
+metadata file without reading it (for :mod:`lakemark.catalog._iceberg_light`).
+
 Applies to pyiceberg's SQL and Glue catalogs (the ones lakemark resolves); other catalog types
 get the shared-metadata commit path only. Built against pyiceberg 0.12's catalog internals
 (``_convert_orm_to_iceberg``, ``_convert_glue_to_iceberg``, ``_update_and_stage_table``).
@@ -34,7 +37,7 @@ if TYPE_CHECKING:
     from pyiceberg.table import Table
     from pyiceberg.table.metadata import TableMetadata
 
-__all__ = ["reusing", "shared", "cached_metadata", "CACHE_SIZE"]
+__all__ = ["reusing", "shared", "cached_metadata", "metadata_location", "CACHE_SIZE"]
 
 #: How many metadata versions the process keeps, least recently used dropped first. A version
 #: a commit derived from a kept one shares its snapshot objects; one parsed from a file does not
@@ -45,6 +48,15 @@ _lock = threading.Lock()
 _cache: OrderedDict[str, Any] = OrderedDict()
 _shared_classes: dict[type, type] = {}
 _catalog_classes: dict[type, type] = {}
+_locating = threading.local()  # set while metadata_location() asks the catalog
+
+
+class _Located(Exception):
+    """Carries a table's metadata location out of a catalog's ``load_table`` (no parsing)."""
+
+    def __init__(self, location: str) -> None:
+        super().__init__(location)
+        self.location = location
 
 
 def _shared_class(cls: type) -> type:
@@ -109,6 +121,28 @@ def _kept(table: Table) -> Table:
     return table
 
 
+def _stop_if_locating(location: Any) -> None:
+    if getattr(_locating, "on", False) and isinstance(location, str) and location:
+        raise _Located(location)
+
+
+def metadata_location(catalog: Catalog, identifier: tuple[str, ...]) -> str | None:
+    """The table's current metadata file, as the catalog's ``load_table`` finds it (same query,
+    same errors for a missing table) but without reading or parsing the file; None for a
+    catalog :func:`reusing` does not know how to ask (not a SQL or Glue catalog)."""
+    if not getattr(type(catalog), "_lakemark_reusing", False) or not any(
+            c.__name__ in ("SqlCatalog", "GlueCatalog") for c in type(catalog).__mro__):
+        return None
+    _locating.on = True
+    try:
+        catalog.load_table(identifier)
+    except _Located as found:
+        return found.location
+    finally:
+        _locating.on = False
+    return None
+
+
 def _reusing_class(cls: type) -> type:
     """A subclass of the catalog class ``cls`` that reuses metadata (module docstring).
 
@@ -122,6 +156,7 @@ def _reusing_class(cls: type) -> type:
         def _convert_orm_to_iceberg(self, orm_table: Any) -> Table:  # SQL catalog
             from pyiceberg.catalog import Catalog
 
+            _stop_if_locating(getattr(orm_table, "metadata_location", None))
             namespace = getattr(orm_table, "table_namespace", None)
             table = getattr(orm_table, "table_name", None)
             if namespace and table:
@@ -133,6 +168,8 @@ def _reusing_class(cls: type) -> type:
 
         def _convert_glue_to_iceberg(self, glue_table: Any) -> Table:  # Glue catalog
             parameters = glue_table.get("Parameters") or {}
+            if str(parameters.get("table_type", "")).lower() == "iceberg":
+                _stop_if_locating(parameters.get("metadata_location"))
             database, table = glue_table.get("DatabaseName"), glue_table.get("Name")
             if database and table and str(parameters.get("table_type", "")).lower() == "iceberg":
                 found = _cached_table(self, (database, table), parameters.get("metadata_location"))

@@ -29,10 +29,11 @@ and no state is kept; with ``pause`` the range is read but the bookmark does not
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from .._fault import fault_point
+from ..catalog._iceberg_light import LightSnapshot, LightTable, load_light
 from ..catalog._iceberg import (
     load_iceberg_catalog,
     parse_table_name,
@@ -41,6 +42,11 @@ from ..catalog._iceberg import (
 )
 from ..errors import ConfigError, SourceError
 from ..planning import FileEntry
+from ..planning.iceberg_manifests import (
+    DELETES_CONTENT,
+    entries_added_by,
+    manifests_added_by,
+)
 from ..planning.iceberg import (
     ICEBERG_STATE_KIND,
     SKIP_CHANGES,
@@ -61,10 +67,11 @@ if TYPE_CHECKING:
     from ..job import Job
 
 __all__ = ["CATALOG_OPTION", "ICEBERG_STATE_KIND", "MANIFEST_KIND", "READ_OPTIONS",
-           "check_options", "open_table", "read_files_of", "read_iceberg", "snapshot_infos",
-           "spark_schema", "table_files"]
+           "check_options", "open_light", "open_table", "read_files_of", "read_iceberg",
+           "snapshot_infos", "spark_schema", "table_files"]
 
 log = logging.getLogger("lakemark")
+T = TypeVar("T")
 
 #: The manifest kind of a table source (the Delta table source uses it too).
 MANIFEST_KIND = "table"
@@ -84,24 +91,59 @@ def check_options(table: str, options: Mapping[str, str]) -> dict[str, str]:
 
 def open_table(table: str, catalog: str | None) -> Table:
     """The Iceberg table ``table`` (ConfigError for a bad name/catalog, SourceError if absent)."""
+    return _opened(table, catalog, lambda c, identifier: c.load_table(identifier))
+
+
+def open_light(table: str, catalog: str | None) -> LightTable | None:
+    """What an incremental run needs of ``table``'s current metadata, read without parsing it
+    into pyiceberg's model (None: open it with :func:`open_table`;
+    :mod:`lakemark.catalog._iceberg_light`). Errors as :func:`open_table`."""
+    return _opened(table, catalog, load_light)
+
+
+def _opened(table: str, catalog: str | None, load: Callable[[Any, tuple[str, ...]], T]) -> T:
     from pyiceberg.exceptions import NoSuchNamespaceError, NoSuchTableError
 
     name = parse_table_name(table)
     spec = spec_for_table(resolve_iceberg_catalog(catalog), name)
     try:
-        return load_iceberg_catalog(spec).load_table(name.identifier)
+        return load(load_iceberg_catalog(spec), name.identifier)
     except (NoSuchTableError, NoSuchNamespaceError):
         raise SourceError(f"Iceberg table {name} does not exist in catalog "
                           f"{spec.name!r} (from {spec.source})") from None
 
 
-def snapshot_infos(table: Table) -> list[SnapshotInfo]:
-    """What the planner needs of each of the table's snapshots."""
-    out = []
-    for s in table.snapshots():
-        operation = s.summary.operation.value if s.summary is not None else "append"
-        out.append(SnapshotInfo(s.snapshot_id, s.parent_snapshot_id, str(operation),
-                                s.timestamp_ms))
+def _info(snapshot: Any) -> SnapshotInfo:
+    if isinstance(snapshot, LightSnapshot):
+        operation = snapshot.operation
+    else:
+        operation = snapshot.summary.operation.value if snapshot.summary is not None \
+            else "append"
+    return SnapshotInfo(snapshot.snapshot_id, snapshot.parent_snapshot_id, str(operation),
+                        snapshot.timestamp_ms)
+
+
+def _snapshot_map(table: Table | LightTable) -> Mapping[int, Any]:
+    if isinstance(table, LightTable):
+        return table.snapshots
+    return {s.snapshot_id: s for s in table.snapshots()}  # snapshot_by_id is a linear search
+
+
+def snapshot_infos(table: Table | LightTable, pinned: int | None = None,
+                   stop: int | None = None) -> list[SnapshotInfo]:
+    """What the planner needs of the table's snapshots: all of them, or with ``pinned`` only
+    its ancestry, newest first, down to ``stop`` (inclusive) or the root — all that
+    :func:`plan_snapshots` looks at, so a run's planning does not grow with the history."""
+    by_id = _snapshot_map(table)
+    if pinned is None:
+        return [_info(s) for s in by_id.values()]
+    out: list[SnapshotInfo] = []
+    current: int | None = pinned
+    while current is not None and current in by_id and len(out) <= len(by_id):
+        out.append(_info(by_id[current]))
+        if current == stop:
+            break
+        current = out[-1].parent_id
     return out
 
 
@@ -123,15 +165,17 @@ def _delete_file_count(table: Table, snapshot_id: int) -> int:
                for m in snapshot.manifests(table.io) if m.content == ManifestContent.DELETES)
 
 
-def table_files(table: Table, rng: SnapshotRange) -> list[FileEntry]:
+def table_files(table: Table | LightTable, rng: SnapshotRange) -> list[FileEntry]:
     """The data files the run reads: ``mtime`` is the adding snapshot's time (the whole table
-    at ``through`` for a full range). SourceError when delete files would apply."""
-    from pyiceberg.manifest import ManifestContent, ManifestEntryStatus
-
+    at ``through`` for a full range, planned by pyiceberg; for an incremental range, the files
+    each snapshot added, read from the manifests it wrote as
+    :mod:`lakemark.planning.iceberg_manifests` says). SourceError when delete files would
+    apply."""
     name = rng.table
     if rng.through is None:
         return []
     if rng.full:
+        assert not isinstance(table, LightTable), "a full range is planned with pyiceberg"
         try:
             tasks = list(table.scan(snapshot_id=rng.through).plan_files())
         except ValueError as exc:  # pyiceberg refuses equality delete files when planning
@@ -146,29 +190,31 @@ def table_files(table: Table, rng: SnapshotRange) -> list[FileEntry]:
         when = pinned.timestamp_ms if pinned is not None else 0
         return [FileEntry(when, t.file.file_path, int(t.file.file_size_in_bytes))
                 for t in tasks]
-    io = table.io
+    from ._iceberg_manifests import manifest_entries, manifest_list
+
     out: list[FileEntry] = []
+    by_id = _snapshot_map(table)
     for snapshot_id in rng.take:
-        snapshot = table.snapshot_by_id(snapshot_id)
+        snapshot = by_id.get(snapshot_id)
         if snapshot is None:
             raise SourceError(f"Iceberg table {name} has no snapshot {snapshot_id} (expired?)")
-        for manifest in snapshot.manifests(io):
-            if manifest.added_snapshot_id != snapshot_id:
-                continue  # written by an earlier snapshot: nothing this one added
-            for entry in manifest.fetch_manifest_entry(io, discard_deleted=True):
-                if entry.status != ManifestEntryStatus.ADDED or entry.snapshot_id != snapshot_id:
-                    continue
-                if manifest.content == ManifestContent.DELETES:
-                    raise _delete_files_error(name, snapshot_id, 1)
-                out.append(FileEntry(snapshot.timestamp_ms, entry.data_file.file_path,
-                                     int(entry.data_file.file_size_in_bytes)))
+        for manifest in manifests_added_by(manifest_list(table.io, snapshot.manifest_list),
+                                           snapshot_id):
+            added = entries_added_by(manifest_entries(table.io, manifest), manifest,
+                                     snapshot_id)
+            if added and manifest.content == DELETES_CONTENT:
+                raise _delete_files_error(name, snapshot_id, len(added))
+            out.extend(FileEntry(snapshot.timestamp_ms, e.file_path, e.file_size)
+                       for e in added)
     return out
 
 
-def spark_schema(table: Table, snapshot_id: int | None) -> Any:
+def spark_schema(table: Table | LightTable, snapshot_id: int | None) -> Any:
     """The table's schema as of ``snapshot_id`` (current without one), as a Spark StructType."""
     from pyspark.sql.pandas.types import from_arrow_schema
 
+    if isinstance(table, LightTable):
+        return from_arrow_schema(table.arrow_schema(snapshot_id))
     schema = table.schema()
     snapshot = table.snapshot_by_id(snapshot_id) if snapshot_id is not None else None
     if snapshot is not None and snapshot.schema_id is not None:
@@ -242,6 +288,13 @@ def _from_to_range(job: Job, ctx: str, table: str) -> tuple[int | None, int | No
     return after, through
 
 
+def _current_snapshot_id(table: Table | LightTable) -> int | None:
+    if isinstance(table, LightTable):
+        return table.current_snapshot_id
+    current = table.current_snapshot()
+    return current.snapshot_id if current is not None else None
+
+
 def read_iceberg(job: Job, table: str, *, ctx: str | None,
                  options: Mapping[str, str]) -> tuple[DataFrame, bool]:
     """The rows of ``table`` this run of ``job`` takes and whether there are none (see the
@@ -253,10 +306,9 @@ def read_iceberg(job: Job, table: str, *, ctx: str | None,
     tracked = ctx is not None and job.bookmark_option != "disable"
     element = job.state_of(ctx) if tracked and ctx is not None else None
     previous = IcebergState.from_json(element, name) if element else None
-    iceberg = open_table(table, catalog)
-    current = iceberg.current_snapshot()
-    pinned = current.snapshot_id if current is not None else None
     after = previous.snapshot_id if previous is not None else None
+    pinned: int | None = None
+    fixed = True  # the range's end comes from a recorded run, not the table
     replayed = job.replay_input(ctx, MANIFEST_KIND) if tracked and ctx is not None else None
     if replayed is not None and isinstance(replayed.manifest, SourceManifest) \
             and replayed.manifest.range:
@@ -264,13 +316,23 @@ def read_iceberg(job: Job, table: str, *, ctx: str | None,
         after, pinned = recorded_range.get("after"), recorded_range.get("through")
     elif tracked and ctx is not None and job.from_run_id is not None:
         after, pinned = _from_to_range(job, ctx, name)
+    else:
+        fixed = False
     if not tracked:
         if ctx is None and job.bookmark_option != "disable":
             log.warning("Iceberg source %s has no transformation_ctx: bookmarks do not track "
                         "it, so every run reads all of it (give it a ctx to read only new "
                         "snapshots)", name)
         after = None
-    rng = plan_snapshots(name, snapshot_infos(iceberg), after, pinned,
+    # A run continuing from a snapshot reads the metadata lightly; a whole-table read (and any
+    # metadata the light reader does not take) goes through pyiceberg.
+    iceberg: Table | LightTable | None = open_light(table, catalog) if after is not None \
+        else None
+    if iceberg is None:
+        iceberg = open_table(table, catalog)
+    if not fixed:
+        pinned = _current_snapshot_id(iceberg)
+    rng = plan_snapshots(name, snapshot_infos(iceberg, pinned, after), after, pinned,
                          skip_overwrite=skip_overwrite, skip_delete=skip_delete)
     files = table_files(iceberg, rng)
     next_state = rng.next_state.to_json() if tracked and job.from_run_id is None else None
