@@ -19,7 +19,7 @@ executors, :mod:`._tracked_rows`) into two maps of its top-level values:
 A record that is not well-formed XML keeps its text (``_corrupt_record``) and is counted;
 the records around it are unaffected. An opening ``rowTag`` that is never closed (a
 truncated file) keeps the rest of the file, from that tag, as one corrupt record. Then, as
-for CSV (:mod:`._csv_tracked`), each tracked column is cast with checks (``try_cast``), and
+for CSV (:mod:`._csv_tracked`), each tracked column is cast with checks (:mod:`._text_cast`), and
 the rescued-data column is built natively from the values that did not fit, the keys that are
 not columns and the corrupt records. A first
 pass over the records (:func:`scan`) finds the keys that are not tracked columns, with the
@@ -27,8 +27,10 @@ records and files holding them; new columns' types (``addNewColumns``) and the f
 schema come from Spark's XML inference over the files that hold them.
 
 Known limits: element names with a namespace prefix are read as Python's parser names them
-(``{uri}name``), and a prefix not declared inside the record makes it corrupt; values are cast
-as Spark's ``CAST`` reads text (``timestampFormat``/``dateFormat`` are not applied).
+(``{uri}name``), and a prefix not declared inside the record makes it corrupt. Plain values
+are cast as Spark's XML reader reads text: ``CAST``'s rules, dates and timestamps by the
+reader's ``timestampFormat``, ``timestampNTZFormat``, ``dateFormat`` and ``timeZone``
+(:mod:`._text_cast`).
 """
 
 from __future__ import annotations
@@ -42,6 +44,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError
 from ._rescue import CORRUPT_KEY, FILE_PATH_KEY
+from ._text_cast import cast_text
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -298,11 +301,11 @@ def _column(name: str, data_type: DataType, options: dict[str, str]) -> tuple[Co
                                      | parsed.getField(name).isNull())
         if isinstance(data_type, ArrayType) and not isinstance(
                 data_type.elementType, (StructType, ArrayType, MapType)):
-            single = text.try_cast(data_type.elementType)
+            single = cast_text(text, data_type.elementType, options)
             value = F.coalesce(structured, F.when(single.isNotNull(), F.array(single)))
             return value, bad_xml | (text.isNotNull() & single.isNull())
         return F.when(bad_xml, F.lit(None)).otherwise(structured), bad_xml | text.isNotNull()
-    typed = text.try_cast(data_type)
+    typed = cast_text(text, data_type, options)
     return typed, xml.isNotNull() | (text.isNotNull() & typed.isNull())
 
 

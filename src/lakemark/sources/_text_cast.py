@@ -1,0 +1,48 @@
+"""A value's text as a column type, as Spark's text readers (CSV, XML, JSON) would read it.
+
+The tracked CSV and XML reads get each value as text and cast it with checks: ``null`` means
+the value does not fit, and it is rescued. ``try_cast`` reads text as Spark's ``CAST`` does,
+which is what the readers do too, except for dates and timestamps when the reader options
+``timestampFormat``, ``timestampNTZFormat``, ``dateFormat``, ``timeZone``, ``locale`` or
+``enableDateTimeParsingFallback`` are given: then the text must parse with the pattern (Spark's
+datetime patterns; with a custom pattern and no fallback, ``CAST``'s formats no longer fit),
+and a zone-less timestamp is read in ``timeZone``. Those columns are parsed by Spark's own
+parser (``from_json`` of the text as a one-field JSON object, with the same options), so the
+semantics are the readers' own rather than a copy of them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pyspark.sql import Column
+    from pyspark.sql.types import DataType
+
+__all__ = ["DATETIME_OPTIONS", "datetime_options", "cast_text"]
+
+#: The reader options (lower case) that change how text is read as a date or timestamp.
+DATETIME_OPTIONS = frozenset({"timestampformat", "timestampntzformat", "dateformat",
+                              "timezone", "locale", "enabledatetimeparsingfallback"})
+
+_FIELD = "v"
+
+
+def datetime_options(options: Mapping[str, str]) -> dict[str, str]:
+    """The options of ``options`` that say how dates and timestamps are read."""
+    return {k: v for k, v in options.items() if k.lower() in DATETIME_OPTIONS}
+
+
+def cast_text(raw: Column, data_type: DataType, options: Mapping[str, str]) -> Column:
+    """``raw`` (a value's text) as the atomic ``data_type``: null when it does not fit (or is
+    null). Dates and timestamps follow the datetime reader options in ``options``."""
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import DateType, StructField, StructType, TimestampNTZType, TimestampType
+
+    chosen = datetime_options(options)
+    if chosen and isinstance(data_type, (DateType, TimestampType, TimestampNTZType)):
+        one = StructType([StructField(_FIELD, data_type)])
+        as_json = F.to_json(F.struct(raw.alias(_FIELD)))
+        return F.from_json(as_json, one, {**chosen, "mode": "PERMISSIVE"}).getField(_FIELD)
+    return raw.try_cast(data_type)
