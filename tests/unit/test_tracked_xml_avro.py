@@ -74,11 +74,11 @@ def test_an_xml_record_splits_into_plain_and_structured_values() -> None:
 
 def test_an_unclosed_row_keeps_the_rest_of_the_file() -> None:
     from lakemark.sources._records import xml_records
-    from lakemark.sources._xml_tracked import _with_unclosed
 
     text = "<r><row><a>1</a></row>\n<row><a>2</a>\n<row><a>3</a></row></r>"
-    assert list(_with_unclosed(text, xml_records(text, "row"), "row")) == [
+    assert list(xml_records(text, "row")) == [
         "<row><a>1</a></row>", "<row><a>2</a>\n<row><a>3</a></row></r>"]
-    closed = "<r><row/><row><a>1</a></row></r>"
-    assert list(_with_unclosed(closed, xml_records(closed, "row"), "row")) == [
-        "<row/>", "<row><a>1</a></row>"]
+    truncated = "<r><row><a>1</a></row>\n<row a='x'><a>2</a>\n"
+    assert list(xml_records(truncated, "row"))[-1] == "<row a='x'><a>2</a>"
+    closed = "<r><row/><row><a>1</a></row><!-- <row> --><![CDATA[<row>]]></r>"
+    assert list(xml_records(closed, "row")) == ["<row/>", "<row><a>1</a></row>"]

@@ -127,7 +127,12 @@ _ATTRIBUTES = r"""(?:"[^"]*"|'[^']*'|[^'">])*"""
 
 def xml_records(text: str, row_tag: str) -> Iterator[str]:
     """Each ``<row_tag …>…</row_tag>`` (or ``<row_tag …/>``) element of a document, outermost
-    ones only; tags inside comments and CDATA sections are ignored."""
+    ones only; tags inside comments and CDATA sections are ignored.
+
+    An opening ``row_tag`` that is never closed (a truncated file, or a missing end tag that
+    swallows the records after it) gives the rest of the file from that tag as a last record:
+    it is not well-formed, so the parser treats it as malformed (kept, dropped or failing the
+    read by the mode) instead of it vanishing without a word."""
     tag = re.escape(row_tag)
     token = re.compile(
         r"<!--.*?-->|<!\[CDATA\[.*?\]\]>|<(/?)" + tag + r"(?=[\s/>])(" + _ATTRIBUTES + r")>",
@@ -152,6 +157,8 @@ def xml_records(text: str, row_tag: str) -> Iterator[str]:
             if depth == 0:
                 start = match.start()
             depth += 1
+    if depth > 0:
+        yield text[start:].rstrip()
 
 
 def text_records(text: str, *, wholetext: bool = False, line_sep: str | None = None

@@ -35,7 +35,6 @@ reader's ``timestampFormat``, ``timestampNTZFormat``, ``dateFormat`` and ``timeZ
 
 from __future__ import annotations
 
-import re
 import uuid
 import xml.etree.ElementTree as ET
 from collections.abc import Iterator, Mapping, Sequence
@@ -188,8 +187,7 @@ class XmlRows:
             text = stream.read().decode(self.options.encoding, errors="replace")
         shown = file_uri(uri)
         rows: list[dict[str, Any]] = []
-        for record in _with_unclosed(text, xml_records(text, self.options.row_tag),
-                                     self.options.row_tag):
+        for record in xml_records(text, self.options.row_tag):
             parsed = parse_record(record, self.options, self.known)
             if parsed is None:
                 rows.append({VALUE: record, TEXTS: None, XMLS: None, ODD: None, FILE: shown})
@@ -202,20 +200,6 @@ class XmlRows:
                 rows = []
         if rows:
             yield pa.Table.from_pylist(rows, schema=_arrow_schema())
-
-
-def _with_unclosed(text: str, found: Iterator[str], row_tag: str) -> Iterator[str]:
-    """``found`` (the records the splitter closed), then the rest of the file from an opening
-    ``row_tag`` that was never closed (a truncated file, a missing end tag swallowing the
-    records after it): kept whole, it parses as a corrupt record instead of vanishing."""
-    end = 0
-    for record in found:
-        end = text.find(record, end) + len(record)
-        yield record
-    opening = re.compile("<" + re.escape(row_tag) + r"(?=[\s/>])")
-    match = opening.search(text, end)
-    if match is not None:
-        yield text[match.start():].strip()
 
 
 def _arrow_schema() -> pa.Schema:
