@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 import decimal
+from pathlib import Path
 
 from pyspark.sql import types as T
 
@@ -82,3 +83,53 @@ def test_an_unclosed_row_keeps_the_rest_of_the_file() -> None:
     assert list(xml_records(truncated, "row"))[-1] == "<row a='x'><a>2</a>"
     closed = "<r><row/><row><a>1</a></row><!-- <row> --><![CDATA[<row>]]></r>"
     assert list(xml_records(closed, "row")) == ["<row/>", "<row><a>1</a></row>"]
+
+
+def test_xml_names_are_read_as_written_with_prefixes_declared_anywhere() -> None:
+    # Feeds declare their namespaces on the document's root, outside the records: Spark's
+    # XML reader names columns as written (geo:lat, _xml:lang), and so must a record's parse.
+    record = ('<entry xmlns:m="urn:m" id="1" xml:lang="en"><geo:lat>1.5</geo:lat>'
+              '<m:thumb url="u"/><title>x</title></entry>')
+    plain, structured, _ = parse_record(record, XmlOptions("entry"), {})  # type: ignore[misc]
+    assert plain == {"_id": "1", "_xml:lang": "en", "geo:lat": "1.5", "title": "x"}
+    assert structured == {"m:thumb": '<m:thumb url="u" />'}
+    plain, structured, _ = parse_record(  # type: ignore[misc]
+        record, XmlOptions("entry", ignore_namespace=True), {})
+    assert plain == {"_id": "1", "_lang": "en", "lat": "1.5", "title": "x"}
+    assert structured == {"thumb": '<thumb url="u" />'}
+
+
+def test_an_xml_file_is_decoded_by_its_bom_or_declaration() -> None:
+    from lakemark.sources._records import xml_encoding, xml_records, xml_text
+    from lakemark.sources._tasks import TaskSpec, _decode, _records
+
+    latin = '<?xml version="1.0" encoding="ISO-8859-1"?>\n<r><row>Jos\u00e9</row></r>'
+    assert xml_text(latin.encode("latin-1")) == latin
+    assert xml_encoding(b"\xef\xbb\xbf<r/>") == "utf-8-sig"
+    assert xml_encoding(b"\xef\xbb\xbf<r/>", "UTF-8") == "utf-8-sig"
+    assert xml_encoding(latin.encode("latin-1"), "cp1252") == "cp1252"  # the option wins
+    assert xml_encoding(b"<r/>") == "utf-8"
+    assert xml_text("\ufeff<r>\u00e9</r>".encode()) == "<r>\u00e9</r>"
+    # The untracked (Arrow) reader cuts such a file, and ignoreNamespace rows, as Spark does.
+    data = ('<?xml version="1.0" encoding="ISO-8859-1"?><f xmlns:g="u"><g:row>\u00e9</g:row>'
+            '<row>2</row></f>').encode("latin-1")
+    spec = TaskSpec({}, "xml", options=(("rowtag", "row"), ("ignorenamespace", "true")))
+    assert list(_records(_decode(data, spec), spec)) == ["<g:row>\u00e9</g:row>", "<row>2</row>"]
+    assert list(xml_records("<f><g:row/><row/></f>", "row")) == ["<row/>"]
+
+
+def test_bytes_not_of_the_xml_encoding_fail_naming_the_file(tmp_path: Path) -> None:
+    import pyarrow.fs as pafs
+    import pytest
+
+    from lakemark.errors import ReadError
+    from lakemark.sources._xml_tracked import XmlRows
+
+    path = tmp_path / "latin.xml"
+    path.write_bytes("<r><row><n>Jos\u00e9</n></row></r>".encode("latin-1"))  # no declaration
+    rows = XmlRows(XmlOptions("row"))
+    with pytest.raises(ReadError, match=r"latin\.xml as utf-8: byte 14 .*option encoding"):
+        list(rows.batches(pafs.LocalFileSystem(), str(path), str(path)))
+    declared = XmlRows(XmlOptions("row", encoding="latin-1"))
+    [table] = list(declared.batches(pafs.LocalFileSystem(), str(path), str(path)))
+    assert table.column("__lm_texts").to_pylist() == [[("n", "Jos\u00e9")]]

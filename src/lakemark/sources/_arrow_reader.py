@@ -57,7 +57,7 @@ _READER_ONLY = frozenset({
 })
 # Options the executors need to cut files into records.
 _SPLITTING = frozenset({"header", "multiline", "quote", "escape", "comment", "linesep",
-                        "encoding", "charset", "wholetext", "rowtag"})
+                        "encoding", "charset", "wholetext", "rowtag", "ignorenamespace"})
 
 
 def as_nullable(data_type: DataType) -> DataType:

@@ -26,10 +26,15 @@ pass over the records (:func:`scan`) finds the keys that are not tracked columns
 records and files holding them; new columns' types (``addNewColumns``) and the first run's
 schema come from Spark's XML inference over the files that hold them.
 
-Known limits: element names with a namespace prefix are read as Python's parser names them
-(``{uri}name``), and a prefix not declared inside the record makes it corrupt. Plain values
-are cast as Spark's XML reader reads text: ``CAST``'s rules, dates and timestamps by the
-reader's ``timestampFormat``, ``timestampNTZFormat``, ``dateFormat`` and ``timeZone``
+Names are read as written, as Spark's XML reader names its columns: ``<geo:lat>`` is
+``geo:lat`` and ``xml:lang="en"`` is ``_xml:lang`` wherever the prefix is declared (feeds
+declare them on the document's root, outside the records); namespace declarations are not
+attributes; ``ignoreNamespace=true`` drops the prefixes (and ``<ns:rowTag>`` is a row too). A
+file is decoded by the ``encoding`` option, else its byte-order mark, else its XML
+declaration (``encoding="ISO-8859-1"``), else as UTF-8; bytes that are not of that encoding
+fail the read naming the file (replacing them would change values without a word). Plain
+values are cast as Spark's XML reader reads text: ``CAST``'s rules, dates and timestamps by
+the reader's ``timestampFormat``, ``timestampNTZFormat``, ``dateFormat`` and ``timeZone``
 (:mod:`._text_cast`).
 """
 
@@ -37,11 +42,12 @@ from __future__ import annotations
 
 import uuid
 import xml.etree.ElementTree as ET
+from xml.parsers import expat
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ..errors import ConfigError
+from ..errors import ConfigError, ReadError
 from ._rescue import CORRUPT_KEY, FILE_PATH_KEY
 from ._text_cast import cast_text
 
@@ -93,7 +99,8 @@ class XmlOptions:
     value_tag: str = "_VALUE"
     exclude_attributes: bool = False
     null_value: str | None = None
-    encoding: str = "utf-8"
+    encoding: str | None = None  # None: a BOM, else the XML declaration's, else UTF-8
+    ignore_namespace: bool = False  # names without their prefix (``geo:lat`` is ``lat``)
 
     @staticmethod
     def of(request: ReadRequest) -> XmlOptions:
@@ -104,7 +111,8 @@ class XmlOptions:
         return XmlOptions(tag, request.option("attributePrefix") or "_",
                           request.option("valueTag") or "_VALUE",
                           request.flag("excludeAttribute"), request.option("nullValue"),
-                          request.option("encoding") or request.option("charset") or "utf-8")
+                          request.option("encoding") or request.option("charset") or None,
+                          request.flag("ignoreNamespace"))
 
 
 def _text(value: str | None, options: XmlOptions) -> str | None:
@@ -136,13 +144,38 @@ def _unknown(element: ET.Element, names: Names, options: XmlOptions) -> bool:
     return False
 
 
+def _tree(record: str, ignore_namespace: bool = False) -> ET.Element | None:
+    """``record`` parsed with names as written (``geo:lat``, an attribute ``xml:lang``), as
+    Spark's XML reader names columns, so that a prefix declared outside the record (on the
+    document's root, as feeds do) is no error; namespace declarations are not attributes.
+    ``ignore_namespace`` drops the prefixes, as Spark's ``ignoreNamespace``. None when it is
+    not well-formed."""
+    builder = ET.TreeBuilder()
+    parser = expat.ParserCreate()  # no namespace processing
+
+    def name(raw: str) -> str:
+        return raw.rpartition(":")[2] if ignore_namespace else raw
+
+    def start(tag: str, attributes: dict[str, str]) -> None:
+        builder.start(name(tag), {name(k): v for k, v in attributes.items()
+                                  if k != "xmlns" and not k.startswith("xmlns:")})
+
+    parser.StartElementHandler = start
+    parser.EndElementHandler = lambda tag: builder.end(name(tag))
+    parser.CharacterDataHandler = builder.data
+    try:
+        parser.Parse(record, True)
+        return builder.close()
+    except (expat.ExpatError, AssertionError):
+        return None
+
+
 def parse_record(record: str, options: XmlOptions, known: Mapping[str, Names | None]
                  ) -> tuple[dict[str, str | None], dict[str, str], list[str]] | None:
     """A record's top-level values: (plain values, structured values as XML, the structured
     columns holding a name their type does not know); None when it is not well-formed."""
-    try:
-        row = ET.fromstring(record)
-    except ET.ParseError:
+    row = _tree(record, options.ignore_namespace)
+    if row is None:
         return None
     plain: dict[str, str | None] = {}
     structured: dict[str, str] = {}
@@ -180,14 +213,22 @@ class XmlRows:
     def batches(self, fs: pafs.FileSystem, path: str, uri: str) -> Iterator[pa.Table]:
         import pyarrow as pa
 
-        from ._records import xml_records
+        from ._records import xml_encoding, xml_records
         from ._tracked_rows import file_uri
 
         with fs.open_input_stream(path, compression="detect") as stream:
-            text = stream.read().decode(self.options.encoding, errors="replace")
+            data = stream.read()
+        encoding = xml_encoding(data, self.options.encoding)
+        try:
+            text = data.decode(encoding)
+        except UnicodeDecodeError as exc:  # replacing the bytes would change values unseen
+            raise ReadError(f"cannot read {uri} as {encoding}: byte {exc.start} is not "
+                            f"{encoding} text; give the file's encoding with the option "
+                            f"encoding (--option encoding=NAME)") from None
         shown = file_uri(uri)
         rows: list[dict[str, Any]] = []
-        for record in xml_records(text, self.options.row_tag):
+        for record in xml_records(text, self.options.row_tag,
+                                  any_prefix=self.options.ignore_namespace):
             parsed = parse_record(record, self.options, self.known)
             if parsed is None:
                 rows.append({VALUE: record, TEXTS: None, XMLS: None, ODD: None, FILE: shown})
