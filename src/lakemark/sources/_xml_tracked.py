@@ -385,10 +385,10 @@ def read_tracked_xml(spark: SparkSession, request: ReadRequest, files: Sequence[
     """A tracked XML read (the module doc): scan, decision, then the typed frame."""
     from pyspark.sql import Observation
 
-    from ..planning.schema import Field, decide, name_key, new_columns
+    from ..planning.schema import Field, name_key, new_columns
     from ._json_tracked import files_named
     from ._read import read_files
-    from ._schema_track import TrackedRead, _fields, _pending, _record_decision, _struct
+    from ._schema_track import TrackedRead, _decided, _fields, _struct
 
     options = dict(request.options)
     XmlOptions.of(request)  # rowTag is checked before any work
@@ -427,13 +427,11 @@ def read_tracked_xml(spark: SparkSession, request: ReadRequest, files: Sequence[
             observed += [Field(n) for n in fresh]
         known = {f.name for f in observed}
         observed += [Field(k) for k in sorted(keys) if k not in known]
-    decision = decide(tracked, observed, tracking.mode, reserved=sorted(skip), hints=hints)
-    _record_decision(record, decision, keys, tracking, tracked is not None, inferred)
-    record.update({"rescued_values": {}, "corrupt_records": 0})
-    if decision.error is not None:
-        empty = spark.createDataFrame(spark.sparkContext.emptyRDD(), _struct(decision.schema))
-        return TrackedRead(empty, None, record, decision.error)
-    pending = _pending(decision, tracked, version, record)
+    decision, pending, failed = _decided(spark, tracked, observed, tracking, skip=skip,
+                                         hints=hints, keys=keys, inferred=inferred,
+                                         record=record, version=version)
+    if failed is not None:
+        return failed
     schema = _struct(decision.schema)
     names = {f.name for f in decision.schema}
     column_keys = {name_key(n) for n in names}
