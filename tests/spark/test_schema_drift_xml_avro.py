@@ -18,6 +18,7 @@ from click.testing import CliRunner, Result
 from deltalake import DeltaTable
 
 from lakemark.cli import cli
+from lakemark.errors import ReadError
 
 pytestmark = pytest.mark.spark
 
@@ -341,6 +342,12 @@ def test_a_drifting_namespaced_feed_loses_nothing(spark: Any, tmp_path: Path) ->
     assert (four["title"], four["category"]) == ("\u00c7a", None)  # label: not in the type
     assert json.loads(four["_rescued_data"])["category"] == \
         '<category term="b"><label>B</label></category>'
+    # Latin-1 bytes with no declaration are not UTF-8: the run fails naming the file rather
+    # than replacing the characters.
+    (src / "c.xml").write_bytes("<feed><entry id='e5'><title>\u00e9</title></entry></feed>"
+                                .encode("latin-1"))
+    with pytest.raises(ReadError, match=r"c\.xml as utf-8: byte \d+ is not utf-8 text"):
+        read()
 
 
 @pytest.mark.long  # ./dev test -m long: kept out of the default run's time budget
@@ -423,3 +430,7 @@ def test_a_drifting_avro_producer_loses_nothing(spark: Any, tmp_path: Path) -> N
     assert (second[4]["country"], second[4]["_rescued_data"]) == ("DE", None)
     assert (second[5]["amount"], second[5]["user"], second[5]["_rescued_data"]) == (
         decimal.Decimal("0.01"), {"name": "Old", "age": None}, None)
+    cut = write("d.avro", True, [event(6, country="x" * 2000)])
+    cut.write_bytes(cut.read_bytes()[:-1000])  # a file cut off inside its data block
+    with pytest.raises(ReadError, match=r"d\.avro"):
+        read()

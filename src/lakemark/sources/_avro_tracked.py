@@ -343,6 +343,7 @@ def read_tracked_avro(spark: SparkSession, request: ReadRequest, files: Sequence
     from pyspark.sql import Observation
 
     from ..planning.schema import Field, new_columns
+    from ._errors import guard
     from ._schema_track import TrackedRead, _decided, _struct
 
     headers = read_headers(files)
@@ -385,4 +386,5 @@ def read_tracked_avro(spark: SparkSession, request: ReadRequest, files: Sequence
                         rescued_column=tracking.rescued_data_column,
                         rescue_new=tracking.mode != "none", file_key=FILE_PATH_KEY,
                         recursive=recursive, observation=observation)
-    return TrackedRead(frame, pending, record, observation=observation)
+    # A file that cannot be decoded fails the frame's actions with a ReadError naming it.
+    return TrackedRead(guard(frame, "avro"), pending, record, observation=observation)

@@ -386,6 +386,7 @@ def read_tracked_xml(spark: SparkSession, request: ReadRequest, files: Sequence[
     from pyspark.sql import Observation
 
     from ..planning.schema import Field, name_key, new_columns
+    from ._errors import guard, read_error, spark_errors
     from ._json_tracked import files_named
     from ._read import read_files
     from ._schema_track import TrackedRead, _decided, _fields, _struct
@@ -400,7 +401,13 @@ def read_tracked_xml(spark: SparkSession, request: ReadRequest, files: Sequence[
     rows, partitions = records(spark, request, files, root,
                                _struct(tracked) if tracked is not None else None)
     skip = {p for p in partitions} | set(reserved)
-    found = scan(rows, [f.name for f in tracked or []])
+    try:
+        found = scan(rows, [f.name for f in tracked or []])
+    except spark_errors() as exc:  # a file that cannot be read: ReadError naming it
+        error = read_error(exc, "xml")
+        if error is None:
+            raise
+        raise error from exc
     keys = {k: n for k, n in found.keys.items() if k not in skip}
     inferred = False
     if tracked is None:
@@ -443,4 +450,4 @@ def read_tracked_xml(spark: SparkSession, request: ReadRequest, files: Sequence[
     frame = typed_frame(rows, schema, partitions, hidden,
                         rescued_column=tracking.rescued_data_column, options=options,
                         observation=observation)
-    return TrackedRead(frame, pending, record, observation=observation)
+    return TrackedRead(guard(frame, "xml"), pending, record, observation=observation)
