@@ -246,19 +246,20 @@ def test_tracked_avro_reads_every_type_as_the_untracked_reader(spark: Any, tmp_p
                    for r in plain.collect()]
 
 
-def test_xml_and_csv_values_follow_the_datetime_reader_options(spark: Any, tmp_path: Path
-                                                                ) -> None:
-    # Spark's XML and CSV readers parse dates and timestamps with timestampFormat,
+def test_text_values_follow_the_datetime_reader_options(spark: Any, tmp_path: Path) -> None:
+    # Spark's XML, CSV and JSON readers parse dates and timestamps with timestampFormat,
     # timestampNTZFormat and dateFormat; a value that does not parse with the pattern does not
-    # fit (a custom pattern turns off CAST's formats) and is rescued, as any misfit.
+    # fit (a custom pattern turns off CAST's formats) and is rescued, as any misfit. JSON
+    # files with a case-variant key take the exact path (every record parsed), which must
+    # read them as the fast path (Spark's JSON reader) does.
     import datetime as dt
 
     from lakemark import Job
 
     formats = {"timestampFormat": "dd/MM/yyyy HH:mm", "timestampNTZFormat": "dd.MM.yyyy HH:mm",
                "dateFormat": "dd/MM/yyyy"}
-    (tmp_path / "x").mkdir()
-    (tmp_path / "c").mkdir()
+    for folder in ("x", "c", "j"):
+        (tmp_path / folder).mkdir()
     (tmp_path / "x" / "a.xml").write_text(
         "<r><row><k>1</k><t>02/01/2026 03:04</t><d>02/01/2026</d><n>02.01.2026 03:04</n></row>"
         "<row><k>2</k><t>2026-01-02T03:04:05</t><d>2026-01-02</d><n>02/01/2026 03:04</n>"
@@ -266,26 +267,34 @@ def test_xml_and_csv_values_follow_the_datetime_reader_options(spark: Any, tmp_p
     (tmp_path / "c" / "a.csv").write_text(
         "k,t,d,n\n1,02/01/2026 03:04,02/01/2026,02.01.2026 03:04\n"
         "2,2026-01-02T03:04:05,2026-01-02,02/01/2026 03:04\n")
+    good = {"t": "02/01/2026 03:04", "d": "02/01/2026", "n": "02.01.2026 03:04"}
+    bad = {"t": "2026-01-02T03:04:05", "d": "2026-01-02", "n": "02/01/2026 03:04"}
+    (tmp_path / "j" / "a.json").write_text(json.dumps({"k": 1, **good}) + "\n"
+                                           + json.dumps({"k": 2, **bad}) + "\n")
+    (tmp_path / "j" / "b.json").write_text(json.dumps({"k": 3, "K": 0, **good}) + "\n"
+                                           + json.dumps({"k": 4, **bad}) + "\n")
     hints = "k int, t timestamp, d date, n timestamp_ntz"
     state = f"sqlite:///{tmp_path / 'state.db'}"
     got = {}
     with Job("j", state=state, spark=spark) as job:
-        for fmt, extra in (("xml", {"rowTag": "row"}), ("csv", {"header": "true"})):
+        for fmt, extra in (("xml", {"rowTag": "row"}), ("csv", {"header": "true"}),
+                           ("json", {})):
             df = job.read_files(str(tmp_path / fmt[0]), format=fmt, ctx=fmt,
                                 options={**formats, **extra}, schema_evolution="rescue",
                                 schema_hints=hints)
             got[fmt] = [r.asDict() for r in df.orderBy("k").collect()]
     plain = (spark.read.format("xml").options(rowTag="row", **formats).schema(hints)
              .load(str(tmp_path / "x" / "a.xml")).collect()[0].asDict())
-    for fmt in ("xml", "csv"):
-        first, second = got[fmt]
-        assert (first["t"], first["d"], first["n"]) == (plain["t"], dt.date(2026, 1, 2),
-                                                        dt.datetime(2026, 1, 2, 3, 4))
-        assert first["t"] is not None and first["_rescued_data"] is None
-        assert (second["t"], second["d"], second["n"]) == (None, None, None)
-        rescued = json.loads(second["_rescued_data"])
-        assert (rescued["t"], rescued["d"], rescued["n"]) == \
-            ("2026-01-02T03:04:05", "2026-01-02", "02/01/2026 03:04"), fmt
+    for fmt, rows in got.items():
+        for first, second in zip(rows[::2], rows[1::2], strict=True):
+            assert (first["t"], first["d"], first["n"]) == (
+                plain["t"], dt.date(2026, 1, 2), dt.datetime(2026, 1, 2, 3, 4)), fmt
+            assert first["t"] is not None
+            assert set(json.loads(first["_rescued_data"] or "{}")) <= {"K", "_file_path"}
+            assert (second["t"], second["d"], second["n"]) == (None, None, None), fmt
+            rescued = json.loads(second["_rescued_data"])
+            assert {k: rescued[k] for k in bad} == bad, fmt
+    assert len(got["json"]) == 4 and json.loads(got["json"][2]["_rescued_data"])["K"] == "0"
 
 
 FEED_NS = ('xmlns="http://example.org/ns" '

@@ -13,15 +13,15 @@ written (``DataFrame.observe``), as for JSON (:mod:`._json_tracked`).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..planning.schema import name_key
 from ._options import ReadRequest
-from ._text_cast import cast_text, datetime_options
+from ._text_cast import typed_text
 
 if TYPE_CHECKING:
-    from pyspark.sql import Column, DataFrame, SparkSession
+    from pyspark.sql import DataFrame, SparkSession
     from pyspark.sql.types import StructType
 
     from ..planning.files import FileEntry
@@ -52,19 +52,6 @@ def header_of(spark: SparkSession, request: ReadRequest, files: Sequence[FileEnt
 
 def _quoted(name: str) -> str:
     return "`" + name.replace("`", "``") + "`"
-
-
-def _typed(raw: Column, data_type: Any, options: Mapping[str, str]) -> Column:
-    """A field's text as ``data_type`` (nested types as JSON text); null when it does not
-    fit. Dates and timestamps follow the reader's datetime options (``_text_cast``)."""
-    from pyspark.sql import functions as F
-    from pyspark.sql.types import ArrayType, MapType, StringType, StructType
-
-    if isinstance(data_type, StringType):
-        return raw
-    if isinstance(data_type, (StructType, ArrayType, MapType)):
-        return F.from_json(raw, data_type, datetime_options(options))
-    return cast_text(raw, data_type, options)
 
 
 def typed_frame(spark: SparkSession, request: ReadRequest, files: Sequence[FileEntry],
@@ -100,7 +87,7 @@ def typed_frame(spark: SparkSession, request: ReadRequest, files: Sequence[FileE
     mismatch = {}
     for f in schema.fields:
         value = text.get(f.name, F.lit(None).cast("string"))
-        typed = _typed(value, f.dataType, request.options)
+        typed = typed_text(value, f.dataType, request.options)
         columns.append(typed.alias(f.name))
         if not isinstance(f.dataType, StringType) and f.name in text:
             mismatch[f.name] = value.isNotNull() & typed.isNull()

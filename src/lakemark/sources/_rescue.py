@@ -12,7 +12,8 @@ every value, a tracked read parses each record itself:
    ``multiLine``), with the source's partition folders and each record's file;
 2. each record is parsed into a ``map<string, string>`` with Spark's ``from_json`` (a value's
    text as it appears, nested objects and arrays as JSON text);
-3. each tracked column is cast from its text with checks (``try_cast`` for atomic types,
+3. each tracked column is cast from its text with checks (``try_cast`` for atomic types, dates
+   and timestamps by the reader's datetime options (:mod:`._text_cast`),
    ``from_json`` for nested ones): a value whose cast gives ``null`` is put, as its original
    text, into the rescued-data column together with every key that is not a tracked column
    (new columns, names that differ only in case) and the record's file (``_file_path``);
@@ -34,11 +35,12 @@ a mismatch inside a nested value (a struct field of the wrong type) makes that i
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ._options import ReadRequest
+from ._text_cast import typed_text
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame, SparkSession
@@ -136,20 +138,8 @@ def _quoted(name: str) -> str:
     return "`" + name.replace("`", "``") + "`"
 
 
-def _typed(raw: Column, data_type: Any) -> Column:
-    """``raw`` (a value's JSON text) as ``data_type``; null when it does not fit."""
-    from pyspark.sql import functions as F
-    from pyspark.sql.types import ArrayType, MapType, StringType, StructType
-
-    if isinstance(data_type, StringType):
-        return raw
-    if isinstance(data_type, (StructType, ArrayType, MapType)):
-        return F.from_json(raw, data_type)
-    return raw.try_cast(data_type)
-
-
-def _mismatch(raw: Column, data_type: Any) -> Column:
-    return raw.isNotNull() & _typed(raw, data_type).isNull()
+def _mismatch(raw: Column, data_type: Any, options: Mapping[str, str] | None) -> Column:
+    return raw.isNotNull() & typed_text(raw, data_type, options).isNull()
 
 
 def _empty_array() -> Column:
@@ -158,9 +148,11 @@ def _empty_array() -> Column:
     return F.array().cast("array<string>")
 
 
-def observe(records: DataFrame, tracked: StructType | None) -> Observation:
+def observe(records: DataFrame, tracked: StructType | None,
+            options: Mapping[str, str] | None = None) -> Observation:
     """One pass over ``records`` (from :func:`read_records`): the keys seen, the values of
-    tracked columns that do not fit their type, the corrupt records."""
+    tracked columns that do not fit their type (dates and timestamps by the reader's datetime
+    ``options``), the corrupt records."""
     from pyspark.sql import functions as F
 
     parsed = F.col(_MAP)
@@ -170,7 +162,7 @@ def observe(records: DataFrame, tracked: StructType | None) -> Observation:
     some = F.coalesce(parsed, F.create_map().cast("map<string,string>"))
     unknown = F.map_filter(some, lambda k, _: ~k.isin(names)) if names else some
     keys = F.transform(F.map_keys(unknown), lambda k: F.concat(F.lit("k:"), k))
-    checks = [F.when(_mismatch(parsed[f.name], f.dataType), F.lit("t:" + f.name))
+    checks = [F.when(_mismatch(parsed[f.name], f.dataType, options), F.lit("t:" + f.name))
               for f in (tracked.fields if tracked is not None else [])]
     bad = F.filter(F.array(*checks), lambda x: x.isNotNull()) if checks else _empty_array()
     corrupt = F.when(parsed.isNull(), F.array(F.lit("c:"))).otherwise(_empty_array())
@@ -184,7 +176,8 @@ def observe(records: DataFrame, tracked: StructType | None) -> Observation:
 
 
 def typed_frame(records: DataFrame, schema: StructType, partitions: Sequence[str], *,
-                rescued_column: str | None, rescue_new: bool) -> DataFrame:
+                rescued_column: str | None, rescue_new: bool,
+                options: Mapping[str, str] | None = None) -> DataFrame:
     """The DataFrame a tracked read returns: ``schema``'s columns cast with checks, then the
     partition columns, then (unless ``rescued_column`` is None) the rescued-data column.
 
@@ -196,14 +189,15 @@ def typed_frame(records: DataFrame, schema: StructType, partitions: Sequence[str
     from pyspark.sql import functions as F
 
     parsed = F.col(_MAP)
-    columns = [_typed(parsed[f.name], f.dataType).alias(f.name) for f in schema.fields]
+    columns = [typed_text(parsed[f.name], f.dataType, options).alias(f.name)
+               for f in schema.fields]
     out = columns + [F.col(_quoted(p)) for p in partitions]
     if rescued_column is None:
         out.append(F.when(parsed.isNull(), F.col(_VALUE)).alias(CORRUPT_KEY))
         return records.select(*out)
     names = [f.name for f in schema.fields]
     lowered = sorted({n.strip().lower() for n in names})
-    entries = [F.when(_mismatch(parsed[f.name], f.dataType),
+    entries = [F.when(_mismatch(parsed[f.name], f.dataType, options),
                       F.struct(F.lit(f.name).alias("key"), parsed[f.name].alias("value")))
                for f in schema.fields]
     mismatched = (F.filter(F.array(*entries), lambda x: x.isNotNull()) if entries

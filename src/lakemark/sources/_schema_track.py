@@ -297,12 +297,13 @@ def _read_json(spark: SparkSession, request: ReadRequest, files: Sequence[FileEn
         frames.append(fast)
     if slow_files:
         records, parts = read_records(spark, request, slow_files, root)
-        seen = observe(records, schema)
+        seen = observe(records, schema, request.options)
         record.update({"rescued_values": dict(sorted(seen.mismatched.items())),
                        "corrupt_records": seen.corrupt})
         frames.append(typed_frame(records, schema, parts,
                                   rescued_column=tracking.rescued_data_column,
-                                  rescue_new=tracking.mode != "none"))
+                                  rescue_new=tracking.mode != "none",
+                                  options=request.options))
     frame = frames[0]
     for other in frames[1:]:
         frame = frame.unionByName(other, allowMissingColumns=True)

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from pyspark.sql import Column
     from pyspark.sql.types import DataType
 
-__all__ = ["DATETIME_OPTIONS", "datetime_options", "cast_text"]
+__all__ = ["DATETIME_OPTIONS", "datetime_options", "cast_text", "typed_text"]
 
 #: The reader options (lower case) that change how text is read as a date or timestamp.
 DATETIME_OPTIONS = frozenset({"timestampformat", "timestampntzformat", "dateformat",
@@ -46,3 +46,18 @@ def cast_text(raw: Column, data_type: DataType, options: Mapping[str, str]) -> C
         as_json = F.to_json(F.struct(raw.alias(_FIELD)))
         return F.from_json(as_json, one, {**chosen, "mode": "PERMISSIVE"}).getField(_FIELD)
     return raw.try_cast(data_type)
+
+
+def typed_text(raw: Column, data_type: DataType, options: Mapping[str, str] | None = None
+               ) -> Column:
+    """``raw`` (a value's text) as ``data_type``: a string as it is, a struct, array or map
+    from its JSON text, an atomic type by :func:`cast_text`; null when it does not fit."""
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import ArrayType, MapType, StringType, StructType
+
+    chosen = datetime_options(options or {})
+    if isinstance(data_type, StringType):
+        return raw
+    if isinstance(data_type, (StructType, ArrayType, MapType)):
+        return F.from_json(raw, data_type, chosen)
+    return cast_text(raw, data_type, chosen)
