@@ -314,9 +314,10 @@ def test_a_drifting_namespaced_feed_loses_nothing(spark: Any, tmp_path: Path) ->
         f'<feed {FEED_NS}>\n<entry id="e1" xml:lang="en"><title>Caf\u00e9</title>'
         '<geo:lat>48.85</geo:lat><category term="food"/><category term="news"/>'
         '<summary><![CDATA[<b>bold</b> & more]]></summary><empty/>'
-        '<published>2026-01-02T03:04:05Z</published></entry>\n'
+        '<published>2026-01-02T03:04:05Z</published><price currency="EUR">5</price>'
+        '<author><name>A</name></author></entry>\n'
         '<entry id="e2"><title>Two</title><geo:lat>1.5</geo:lat><category term="x"/>'
-        '<empty>e</empty></entry>\n</feed>\n').encode())
+        '<empty>e</empty><price>6</price></entry>\n</feed>\n').encode())
 
     def read() -> list[dict[str, Any]]:
         with Job("j", state=state, spark=spark) as job:
@@ -332,6 +333,9 @@ def test_a_drifting_namespaced_feed_loses_nothing(spark: Any, tmp_path: Path) ->
         ("e2", None, "Two", 1.5, [{"_term": "x"}], "e")]
     assert first[0]["summary"] == "<b>bold</b> & more"
     assert first[0]["published"] is not None
+    assert [(r["price"]["_VALUE"], r["price"]["_currency"]) for r in first] == [
+        (5, "EUR"), (6, None)]  # a plain <price> is the struct's value, as Spark reads it
+    assert first[0]["author"] == {"name": "A"}
     assert [r["_rescued_data"] for r in first] == [None, None]
     b = src / "b.xml"
     b.write_bytes((f'<?xml version="1.0" encoding="ISO-8859-1"?>\n<feed {FEED_NS} '
@@ -339,18 +343,25 @@ def test_a_drifting_namespaced_feed_loses_nothing(spark: Any, tmp_path: Path) ->
         '<title>M\u00fcller &amp; S\u00f6hne</title><geo:lat>n/a</geo:lat>'
         '<category term="a"/><media:thumbnail url="http://x/y.jpg" width="10"/>'
         '<summary><![CDATA[\u00fcn\u00ef <i>x</i>]]></summary><published>gestern</published>'
-        '</entry>\n<entry id="e4"><title>\u00c7a</title><category term="b"><label>B</label>'
-        '</category></entry>\n</feed>\n').encode("latin-1"))
+        '<author><name>B</name><name>C</name></author></entry>\n<entry id="e4">'
+        '<title>\u00c7a</title><category term="b"><label>B</label></category>'
+        '<author><name>X</name></author><author><name>Y</name></author></entry>\n'
+        '</feed>\n').encode("latin-1"))
     three, four = read()  # the run reads b.xml only
     assert (three["title"], three["summary"], three["category"], three["media:thumbnail"]) == (
         "M\u00fcller & S\u00f6hne", "\u00fcn\u00ef <i>x</i>", [{"_term": "a"}],
         {"_url": "http://x/y.jpg", "_width": 10})
     assert (three["geo:lat"], three["published"]) == (None, None)
-    assert json.loads(three["_rescued_data"]) == {"geo:lat": "n/a", "published": "gestern",
-                                                  "_file_path": b.as_uri()}
+    # Repeated where the tracked type holds one name: Spark would keep the last only.
+    assert json.loads(three["_rescued_data"]) == {
+        "geo:lat": "n/a", "published": "gestern", "_file_path": b.as_uri(),
+        "author": "<author><name>B</name><name>C</name></author>"}
     assert (four["title"], four["category"]) == ("\u00c7a", None)  # label: not in the type
     assert json.loads(four["_rescued_data"])["category"] == \
         '<category term="b"><label>B</label></category>'
+    assert json.loads(four["_rescued_data"])["author"] == \
+        "<author><name>X</name></author><author><name>Y</name></author>"
+    assert (three["author"], four["author"]) == (None, None)
     # Latin-1 bytes with no declaration are not UTF-8: the run fails naming the file rather
     # than replacing the characters.
     (src / "c.xml").write_bytes("<feed><entry id='e5'><title>\u00e9</title></entry></feed>"

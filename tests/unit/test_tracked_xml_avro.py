@@ -10,7 +10,7 @@ from pathlib import Path
 from pyspark.sql import types as T
 
 from lakemark.sources._avro_tracked import FileFields, fits, merge_fields, plan_files, value_text
-from lakemark.sources._xml_tracked import XmlOptions, known_names, parse_record
+from lakemark.sources._xml_tracked import XmlOptions, known_type, parse_record
 
 
 def test_only_lossless_conversions_fit() -> None:
@@ -60,7 +60,7 @@ def test_rescued_avro_values_are_text() -> None:
 def test_an_xml_record_splits_into_plain_and_structured_values() -> None:
     options = XmlOptions("row", null_value="NA")
     struct = T.StructType([T.StructField("x", T.LongType())])
-    known = {"s": known_names(struct)}
+    known = {"s": known_type(struct)}
     record = ('<row id="7"> <code> 5 </code><n>NA</n><t>a</t><t>b</t>'
               '<s><x>1</x></s><u><x>1</x><y>2</y></u></row>')
     plain, structured, odd = parse_record(record, options, known)  # type: ignore[misc]
@@ -133,3 +133,22 @@ def test_bytes_not_of_the_xml_encoding_fail_naming_the_file(tmp_path: Path) -> N
     declared = XmlRows(XmlOptions("row", encoding="latin-1"))
     [table] = list(declared.batches(pafs.LocalFileSystem(), str(path), str(path)))
     assert table.column("__lm_texts").to_pylist() == [[("n", "Jos\u00e9")]]
+
+
+def test_an_element_repeated_where_its_type_holds_one_does_not_fit() -> None:
+    # Spark's from_xml keeps the last of repeated elements read into a struct: a value lost
+    # without a word, so the whole element is a misfit (rescued as XML) instead.
+    options = XmlOptions("row")
+    person = T.StructType([T.StructField("name", T.StringType())])
+    columns = {"a": known_type(person), "b": known_type(T.ArrayType(person)),
+               "m": known_type(T.MapType(T.StringType(), T.StringType()))}
+    record = ("<row><a><name>x</name></a><a><name>y</name></a><b><name>x</name></b>"
+              "<b><name>y</name></b><m><k>1</k></m><m><k>2</k></m></row>")
+    _, _, odd = parse_record(record, options, columns)  # type: ignore[misc]
+    assert odd == ["a", "m"]
+    _, _, odd = parse_record("<row><a><name>x</name><name>y</name></a></row>",  # type: ignore[misc]
+                             options, columns)
+    assert odd == ["a"]
+    _, _, odd = parse_record("<row><b><name>x</name></b></row>", options,  # type: ignore[misc]
+                             columns)
+    assert odd == []

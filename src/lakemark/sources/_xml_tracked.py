@@ -14,7 +14,9 @@ executors, :mod:`._tracked_rows`) into two maps of its top-level values:
   null);
 * *structured* values — a child with attributes or children, or one that repeats: the XML of
   its occurrences. A struct or array column reads it with Spark's ``from_xml``; a nested
-  element or attribute that the column's type does not name marks the value as not fitting.
+  element or attribute that the column's type does not name, or an element repeated where
+  the type holds one (``from_xml`` would keep the last), marks the value as not fitting. A
+  plain value in a struct column with the ``valueTag`` field is read as that field.
 
 A record that is not well-formed XML keeps its text (``_corrupt_record``) and is counted;
 the records around it are unaffected. An opening ``rowTag`` that is never closed (a
@@ -74,8 +76,9 @@ _WRAP = "__lm_row"
 _CORRUPT_TOKEN = "\u0000corrupt"
 BATCH_ROWS = 4096
 
-#: A tree of the names a struct column knows, level by level (None: any name, e.g. a map).
-Names = dict[str, Any]
+#: A tree of the names a struct column knows, level by level: name -> (whether the element
+#: may repeat (an array), the names inside it: None for any name (a map) or text only).
+Names = dict[str, tuple[bool, Any]]
 
 
 def known_names(data_type: DataType) -> Names | None:
@@ -87,7 +90,14 @@ def known_names(data_type: DataType) -> Names | None:
         data_type = data_type.elementType
     if not isinstance(data_type, StructType):
         return None
-    return {f.name: known_names(f.dataType) for f in data_type.fields}
+    return {f.name: known_type(f.dataType) for f in data_type.fields}
+
+
+def known_type(data_type: DataType) -> tuple[bool, Names | None]:
+    """What an element read as ``data_type`` may hold: (it may repeat, its names)."""
+    from pyspark.sql.types import ArrayType
+
+    return isinstance(data_type, ArrayType), known_names(data_type)
 
 
 @dataclass(frozen=True)
@@ -125,7 +135,8 @@ def _text(value: str | None, options: XmlOptions) -> str | None:
 
 
 def _unknown(element: ET.Element, names: Names, options: XmlOptions) -> bool:
-    """Whether ``element`` has an attribute or child that ``names`` does not know."""
+    """Whether ``element`` has an attribute or child that ``names`` does not know, or a
+    child repeated where its type holds one (Spark's parser would keep the last only)."""
     if not options.exclude_attributes:
         for attribute in element.attrib:
             if options.attribute_prefix + attribute not in names:
@@ -133,10 +144,13 @@ def _unknown(element: ET.Element, names: Names, options: XmlOptions) -> bool:
     if _text(element.text, options) is not None and len(element) and \
             options.value_tag not in names:
         return True
+    tags = [child.tag for child in element]
     for child in element:
         if child.tag not in names:
             return True
-        inner = names[child.tag]
+        many, inner = names[child.tag]
+        if not many and tags.count(child.tag) > 1:
+            return True
         if inner is not None and _unknown(child, inner, options):
             return True
         if inner is None and (len(child) or (child.attrib and not options.exclude_attributes)):
@@ -170,10 +184,11 @@ def _tree(record: str, ignore_namespace: bool = False) -> ET.Element | None:
         return None
 
 
-def parse_record(record: str, options: XmlOptions, known: Mapping[str, Names | None]
+def parse_record(record: str, options: XmlOptions, columns: Names
                  ) -> tuple[dict[str, str | None], dict[str, str], list[str]] | None:
     """A record's top-level values: (plain values, structured values as XML, the structured
-    columns holding a name their type does not know); None when it is not well-formed."""
+    columns (``columns``: their :func:`known_type`) holding a name their type does not know
+    or repeated where the type holds one); None when it is not well-formed."""
     row = _tree(record, options.ignore_namespace)
     if row is None:
         return None
@@ -197,8 +212,9 @@ def parse_record(record: str, options: XmlOptions, known: Mapping[str, Names | N
         for element in elements:
             element.tail = None
         structured[tag] = "".join(ET.tostring(e, encoding="unicode") for e in elements)
-        names = known.get(tag)
-        if names is not None and any(_unknown(e, names, options) for e in elements):
+        many, names = columns.get(tag, (True, None))
+        if (len(elements) > 1 and not many) or (
+                names is not None and any(_unknown(e, names, options) for e in elements)):
             odd.append(tag)
     return plain, structured, odd
 
@@ -208,7 +224,7 @@ class XmlRows:
     """The row maker of a tracked XML read (see :mod:`._tracked_rows`)."""
 
     options: XmlOptions
-    known: dict[str, Names | None] = field(default_factory=dict)
+    known: Names = field(default_factory=dict)  # the struct, array and map columns
 
     def batches(self, fs: pafs.FileSystem, path: str, uri: str) -> Iterator[pa.Table]:
         import pyarrow as pa
@@ -266,8 +282,11 @@ def records(spark: SparkSession, request: ReadRequest, files: Sequence[FileEntry
     """The parsed records of ``files`` (internal columns) and the partition column names."""
     from ._tracked_rows import python_rows
 
-    known = {f.name: known_names(f.dataType) for f in (schema.fields if schema else [])}
-    maker = XmlRows(XmlOptions.of(request), {k: v for k, v in known.items() if v is not None})
+    from pyspark.sql.types import ArrayType, MapType, StructType
+
+    nested = {f.name: known_type(f.dataType) for f in (schema.fields if schema else [])
+              if isinstance(f.dataType, (StructType, ArrayType, MapType))}
+    maker = XmlRows(XmlOptions.of(request), nested)
     return python_rows(spark, files, root, _spark_schema(), maker,
                        recursive=request.flag("recursiveFileLookup"))
 
@@ -317,6 +336,18 @@ def _column(name: str, data_type: DataType, options: dict[str, str]) -> tuple[Co
     if isinstance(data_type, StringType):
         return text, xml.isNotNull()
     if isinstance(data_type, (StructType, ArrayType, MapType)):
+        element: DataType = data_type
+        while isinstance(element, ArrayType):
+            element = element.elementType
+        value_tag = next((v for k, v in options.items() if k.lower() == "valuetag"), "_VALUE")
+        if isinstance(element, StructType) and value_tag in element.fieldNames():
+            # <price>6</price> where <price currency="EUR">5</price> made the type: its
+            # text is the struct's value tag, as Spark's parser reads it.
+            escaped = F.regexp_replace(F.regexp_replace(F.regexp_replace(
+                text, "&", "&amp;"), "<", "&lt;"), ">", "&gt;")
+            xml = F.coalesce(xml, F.when(text.isNotNull(), F.concat(
+                F.lit(f"<{name}>"), escaped, F.lit(f"</{name}>"))))
+            text = F.lit(None).cast("string")
         wrapper = StructType([StructField(name, data_type), StructField(_CR, StringType())])
         parsed = F.from_xml(F.concat(F.lit(f"<{_WRAP}>"), xml, F.lit(f"</{_WRAP}>")), wrapper,
                             {**options, "rowTag": _WRAP, "mode": "PERMISSIVE",
