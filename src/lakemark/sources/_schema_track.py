@@ -26,7 +26,7 @@ with the run and records :attr:`TrackedRead.record` in the run's manifest; an
 from __future__ import annotations
 
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -197,6 +197,26 @@ def _decided(spark: SparkSession, tracked: list[Field] | None, observed: list[Fi
     return decision, _pending(decision, tracked, version, record), None
 
 
+def _later_columns(tracked: list[Field], keys: Sequence[str], reserved: Sequence[str],
+                   mode: str, types_of: Callable[[list[str]], Mapping[str, Any]]
+                   ) -> tuple[list[Field], bool]:
+    """The columns a later run observes: the tracked ones, then the new keys (typed by
+    ``types_of``, Spark's inference over the files holding them, under ``addNewColumns``;
+    untyped otherwise, as the mode does not add them), then the other keys that are not
+    columns (case variants, rescued); and whether inference ran."""
+    observed = list(tracked)
+    fresh = new_columns(tracked, list(keys), reserved)
+    inferred = bool(fresh) and mode == "addNewColumns"
+    if inferred:
+        types = types_of(fresh)
+        observed += [Field(n, types.get(n, "string")) for n in fresh]
+    else:
+        observed += [Field(n) for n in fresh]
+    known = {f.name for f in observed}
+    observed += [Field(k) for k in keys if k not in known]
+    return observed, inferred
+
+
 def _inferred_fields(spark: SparkSession, files: Sequence[FileEntry], *, root: str,
                      format: str, options: Mapping[str, str] | None, mode: str) -> list[Field]:
     """The columns Spark infers from ``files``, one per name up to case.
@@ -256,19 +276,14 @@ def _read_json(spark: SparkSession, request: ReadRequest, files: Sequence[FileEn
         known = {f.name for f in observed}
         observed += [Field(k) for k in sorted(keys) if k not in known]
     else:
-        observed = list(tracked)
-        fresh = new_columns(tracked, sorted(keys), reserved)
-        if fresh and tracking.mode == "addNewColumns":
+        def types_of(fresh: list[str]) -> dict[str, Any]:
             holding = files_named(files, sorted({p for n in fresh for p in scan.files[n]}))
-            types = {f.name: f.type for f in _inferred_fields(
+            return {f.name: f.type for f in _inferred_fields(
                 spark, holding if holding else files, root=root, format=format,
                 options=options, mode=mode)}
-            inferred = True
-            observed += [Field(n, types.get(n, "string")) for n in fresh]
-        else:
-            observed += [Field(n) for n in fresh]
-        known = {f.name for f in observed}
-        observed += [Field(k) for k in sorted(keys) if k not in known]
+
+        observed, inferred = _later_columns(tracked, sorted(keys), reserved, tracking.mode,
+                                            types_of)
     decision, pending, failed = _decided(spark, tracked, observed, tracking, skip=skip,
                                          hints=hints, keys=keys, inferred=inferred,
                                          record=record, version=version)
@@ -331,18 +346,10 @@ def _read_csv(spark: SparkSession, request: ReadRequest, files: Sequence[FileEnt
                     if f.name not in skip]
         inferred = True
     else:
-        observed = list(tracked)
-        fresh = new_columns(tracked, list(keys), reserved)
-        if fresh and tracking.mode == "addNewColumns":
-            types = {f.name: f.type for f in _fields(
-                read_files(spark, files, root=root, format=format, options=options,
-                           mode=mode).schema)}
-            inferred = True
-            observed += [Field(n, types.get(n, "string")) for n in fresh]
-        else:
-            observed += [Field(n) for n in fresh]
-        known = {f.name for f in observed}
-        observed += [Field(k) for k in keys if k not in known]
+        observed, inferred = _later_columns(
+            tracked, list(keys), reserved, tracking.mode,
+            lambda _fresh: {f.name: f.type for f in _fields(read_files(
+                spark, files, root=root, format=format, options=options, mode=mode).schema)})
     decision, pending, failed = _decided(spark, tracked, observed, tracking, skip=skip,
                                          hints=hints, keys=keys, inferred=inferred,
                                          record=record, version=version)

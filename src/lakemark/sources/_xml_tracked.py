@@ -416,11 +416,11 @@ def read_tracked_xml(spark: SparkSession, request: ReadRequest, files: Sequence[
     """A tracked XML read (the module doc): scan, decision, then the typed frame."""
     from pyspark.sql import Observation
 
-    from ..planning.schema import Field, name_key, new_columns
+    from ..planning.schema import Field, name_key
     from ._errors import guard, read_error, spark_errors
     from ._json_tracked import files_named
     from ._read import read_files
-    from ._schema_track import TrackedRead, _decided, _fields, _struct
+    from ._schema_track import TrackedRead, _decided, _fields, _later_columns, _struct
 
     options = dict(request.options)
     XmlOptions.of(request)  # rowTag is checked before any work
@@ -452,19 +452,14 @@ def read_tracked_xml(spark: SparkSession, request: ReadRequest, files: Sequence[
                      if k not in known]
         inferred = True
     else:
-        observed = list(tracked)
-        fresh = new_columns(tracked, sorted(keys), reserved)
-        if fresh and tracking.mode == "addNewColumns":
+        def types_of(fresh: list[str]) -> dict[str, Any]:
             holding = files_named(files, sorted({p for n in fresh for p in found.files[n]}))
             types = infer(holding if holding else files)
             by_key = {name_key(n): t for n, t in types.items()}
-            inferred = True
-            observed += [Field(n, types.get(n, by_key.get(name_key(n), "string")))
-                         for n in fresh]
-        else:
-            observed += [Field(n) for n in fresh]
-        known = {f.name for f in observed}
-        observed += [Field(k) for k in sorted(keys) if k not in known]
+            return {n: types.get(n, by_key.get(name_key(n), "string")) for n in fresh}
+
+        observed, inferred = _later_columns(tracked, sorted(keys), reserved, tracking.mode,
+                                            types_of)
     decision, pending, failed = _decided(spark, tracked, observed, tracking, skip=skip,
                                          hints=hints, keys=keys, inferred=inferred,
                                          record=record, version=version)
