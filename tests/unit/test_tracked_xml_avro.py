@@ -6,6 +6,7 @@ from __future__ import annotations
 import datetime as dt
 import decimal
 from pathlib import Path
+from typing import Any
 
 from pyspark.sql import types as T
 
@@ -152,3 +153,52 @@ def test_an_element_repeated_where_its_type_holds_one_does_not_fit() -> None:
     _, _, odd = parse_record("<row><b><name>x</name></b></row>", options,  # type: ignore[misc]
                              columns)
     assert odd == []
+
+
+def test_snappy_avro_files_are_read_without_cramjam(tmp_path: Path) -> None:
+    # Spark and many producers write Avro snappy-compressed; fastavro needs cramjam for it.
+    import io
+    import zlib
+
+    import fastavro
+    import pyarrow as pa
+    import pytest
+
+    from lakemark.sources._avro import avro_batches
+    from lakemark.sources._avro_codecs import snappy_block
+
+    schema = fastavro.parse_schema({"type": "record", "name": "r", "fields": [
+        {"name": "id", "type": "long"}, {"name": "s", "type": "string"}]})
+    rows = [{"id": i, "s": "x" * i} for i in range(50)]
+
+    def snappy_file() -> bytes:  # fastavro's pure-Python writer, given a snappy block writer
+        import fastavro._write_py as pure
+
+        def write_block(encoder: Any, block: bytes, _level: Any) -> None:
+            compressed = pa.Codec("snappy").compress(block, asbytes=True)
+            encoder.write_long(len(compressed) + 4)
+            encoder._fo.write(compressed)  # noqa: SLF001 - fastavro's encoder
+            encoder.write_crc32(block)
+
+        before = pure.BLOCK_WRITERS["snappy"]
+        pure.BLOCK_WRITERS["snappy"] = write_block
+        try:
+            out = io.BytesIO()
+            pure.writer(out, schema, rows, codec="snappy")
+        finally:
+            pure.BLOCK_WRITERS["snappy"] = before
+        return out.getvalue()
+
+    blob = snappy_file()
+    assert fastavro.reader(io.BytesIO(blob)).codec == "snappy"
+    target = pa.schema([("id", pa.int64()), ("s", pa.string())])
+    tables = list(avro_batches(io.BytesIO(blob), target, False))
+    assert pa.concat_tables(tables).to_pylist() == rows
+    block = b"hello snappy"
+    body = pa.Codec("snappy").compress(block, asbytes=True)
+    framed = io.BytesIO(bytes([(len(body) + 4) * 2]) + body
+                        + zlib.crc32(block).to_bytes(4, "big"))
+    assert snappy_block(framed).read() == block
+    bad = io.BytesIO(bytes([(len(body) + 4) * 2]) + body + b"\x00\x00\x00\x00")
+    with pytest.raises(ValueError, match="CRC-32"):
+        snappy_block(bad)

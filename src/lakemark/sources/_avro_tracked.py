@@ -244,8 +244,10 @@ class AvroRows:
     def batches(self, fs: pafs.FileSystem, path: str, uri: str) -> Iterator[pa.Table]:
         import fastavro
 
+        from ._avro_codecs import ensure_codecs
         from ._tracked_rows import file_uri
 
+        ensure_codecs()
         plan = self.plans[self.plan_of[path]]
         shown = file_uri(uri)
         with fs.open_input_file(path) as handle:
