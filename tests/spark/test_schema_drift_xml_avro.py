@@ -18,6 +18,7 @@ from click.testing import CliRunner, Result
 from deltalake import DeltaTable
 
 from lakemark.cli import cli
+from lakemark.errors import ReadError
 
 pytestmark = pytest.mark.spark
 
@@ -243,3 +244,213 @@ def test_tracked_avro_reads_every_type_as_the_untracked_reader(spark: Any, tmp_p
     assert tracked.dtypes == [*plain.dtypes, ("_rescued_data", "string")]
     assert got == [{**r.asDict(recursive=True), "_rescued_data": None}
                    for r in plain.collect()]
+
+
+def test_text_values_follow_the_datetime_reader_options(spark: Any, tmp_path: Path) -> None:
+    # Spark's XML, CSV and JSON readers parse dates and timestamps with timestampFormat,
+    # timestampNTZFormat and dateFormat; a value that does not parse with the pattern does not
+    # fit (a custom pattern turns off CAST's formats) and is rescued, as any misfit. JSON
+    # files with a case-variant key take the exact path (every record parsed), which must
+    # read them as the fast path (Spark's JSON reader) does.
+    import datetime as dt
+
+    from lakemark import Job
+
+    formats = {"timestampFormat": "dd/MM/yyyy HH:mm", "timestampNTZFormat": "dd.MM.yyyy HH:mm",
+               "dateFormat": "dd/MM/yyyy"}
+    for folder in ("x", "c", "j"):
+        (tmp_path / folder).mkdir()
+    (tmp_path / "x" / "a.xml").write_text(
+        "<r><row><k>1</k><t>02/01/2026 03:04</t><d>02/01/2026</d><n>02.01.2026 03:04</n></row>"
+        "<row><k>2</k><t>2026-01-02T03:04:05</t><d>2026-01-02</d><n>02/01/2026 03:04</n>"
+        "</row></r>")
+    (tmp_path / "c" / "a.csv").write_text(
+        "k,t,d,n\n1,02/01/2026 03:04,02/01/2026,02.01.2026 03:04\n"
+        "2,2026-01-02T03:04:05,2026-01-02,02/01/2026 03:04\n")
+    good = {"t": "02/01/2026 03:04", "d": "02/01/2026", "n": "02.01.2026 03:04"}
+    bad = {"t": "2026-01-02T03:04:05", "d": "2026-01-02", "n": "02/01/2026 03:04"}
+    (tmp_path / "j" / "a.json").write_text(json.dumps({"k": 1, **good}) + "\n"
+                                           + json.dumps({"k": 2, **bad}) + "\n")
+    (tmp_path / "j" / "b.json").write_text(json.dumps({"k": 3, "K": 0, **good}) + "\n"
+                                           + json.dumps({"k": 4, **bad}) + "\n")
+    hints = "k int, t timestamp, d date, n timestamp_ntz"
+    state = f"sqlite:///{tmp_path / 'state.db'}"
+    got = {}
+    with Job("j", state=state, spark=spark) as job:
+        for fmt, extra in (("xml", {"rowTag": "row"}), ("csv", {"header": "true"}),
+                           ("json", {})):
+            df = job.read_files(str(tmp_path / fmt[0]), format=fmt, ctx=fmt,
+                                options={**formats, **extra}, schema_evolution="rescue",
+                                schema_hints=hints)
+            got[fmt] = [r.asDict() for r in df.orderBy("k").collect()]
+    plain = (spark.read.format("xml").options(rowTag="row", **formats).schema(hints)
+             .load(str(tmp_path / "x" / "a.xml")).collect()[0].asDict())
+    for fmt, rows in got.items():
+        for first, second in zip(rows[::2], rows[1::2], strict=True):
+            assert (first["t"], first["d"], first["n"]) == (
+                plain["t"], dt.date(2026, 1, 2), dt.datetime(2026, 1, 2, 3, 4)), fmt
+            assert first["t"] is not None
+            assert set(json.loads(first["_rescued_data"] or "{}")) <= {"K", "_file_path"}
+            assert (second["t"], second["d"], second["n"]) == (None, None, None), fmt
+            rescued = json.loads(second["_rescued_data"])
+            assert {k: rescued[k] for k in bad} == bad, fmt
+    assert len(got["json"]) == 4 and json.loads(got["json"][2]["_rescued_data"])["K"] == "0"
+
+
+FEED_NS = ('xmlns="http://example.org/ns" '
+           'xmlns:geo="http://www.w3.org/2003/01/geo/wgs84_pos#"')
+
+
+def test_a_drifting_namespaced_feed_loses_nothing(spark: Any, tmp_path: Path) -> None:
+    # An Atom-like feed as producers write it: namespaces declared on the root, attributes,
+    # repeated elements (an array), an empty element, CDATA, a UTF-8 BOM; then an ISO-8859-1
+    # file with non-ASCII text, a new namespaced element and values that no longer fit.
+    from lakemark import Job
+
+    src = tmp_path / "in"
+    src.mkdir()
+    state = f"sqlite:///{tmp_path / 'state.db'}"
+    (src / "a.xml").write_bytes(("\ufeff" + f'<?xml version="1.0" encoding="UTF-8"?>\n'
+        f'<feed {FEED_NS}>\n<entry id="e1" xml:lang="en"><title>Caf\u00e9</title>'
+        '<geo:lat>48.85</geo:lat><category term="food"/><category term="news"/>'
+        '<summary><![CDATA[<b>bold</b> & more]]></summary><empty/>'
+        '<published>2026-01-02T03:04:05Z</published><price currency="EUR">5</price>'
+        '<author><name>A</name></author></entry>\n'
+        '<entry id="e2"><title>Two</title><geo:lat>1.5</geo:lat><category term="x"/>'
+        '<empty>e</empty><price>6</price></entry>\n</feed>\n').encode())
+
+    def read() -> list[dict[str, Any]]:
+        with Job("j", state=state, spark=spark) as job:
+            df = job.read_files(str(src), format="xml", ctx="feed", options={"rowTag": "entry"},
+                                schema_evolution="addNewColumns")
+            return sorted((r.asDict(recursive=True) for r in df.collect()),
+                          key=lambda r: r["_id"])
+
+    first = read()
+    assert [(r["_id"], r["_xml:lang"], r["title"], r["geo:lat"], r["category"], r["empty"])
+            for r in first] == [
+        ("e1", "en", "Caf\u00e9", 48.85, [{"_term": "food"}, {"_term": "news"}], None),
+        ("e2", None, "Two", 1.5, [{"_term": "x"}], "e")]
+    assert first[0]["summary"] == "<b>bold</b> & more"
+    assert first[0]["published"] is not None
+    assert [(r["price"]["_VALUE"], r["price"]["_currency"]) for r in first] == [
+        (5, "EUR"), (6, None)]  # a plain <price> is the struct's value, as Spark reads it
+    assert first[0]["author"] == {"name": "A"}
+    assert [r["_rescued_data"] for r in first] == [None, None]
+    b = src / "b.xml"
+    b.write_bytes((f'<?xml version="1.0" encoding="ISO-8859-1"?>\n<feed {FEED_NS} '
+        'xmlns:media="http://search.yahoo.com/mrss/">\n<entry id="e3" xml:lang="de">'
+        '<title>M\u00fcller &amp; S\u00f6hne</title><geo:lat>n/a</geo:lat>'
+        '<category term="a"/><media:thumbnail url="http://x/y.jpg" width="10"/>'
+        '<summary><![CDATA[\u00fcn\u00ef <i>x</i>]]></summary><published>gestern</published>'
+        '<author><name>B</name><name>C</name></author></entry>\n<entry id="e4">'
+        '<title>\u00c7a</title><category term="b"><label>B</label></category>'
+        '<author><name>X</name></author><author><name>Y</name></author></entry>\n'
+        '</feed>\n').encode("latin-1"))
+    three, four = read()  # the run reads b.xml only
+    assert (three["title"], three["summary"], three["category"], three["media:thumbnail"]) == (
+        "M\u00fcller & S\u00f6hne", "\u00fcn\u00ef <i>x</i>", [{"_term": "a"}],
+        {"_url": "http://x/y.jpg", "_width": 10})
+    assert (three["geo:lat"], three["published"]) == (None, None)
+    # Repeated where the tracked type holds one name: Spark would keep the last only.
+    assert json.loads(three["_rescued_data"]) == {
+        "geo:lat": "n/a", "published": "gestern", "_file_path": b.as_uri(),
+        "author": "<author><name>B</name><name>C</name></author>"}
+    assert (four["title"], four["category"]) == ("\u00c7a", None)  # label: not in the type
+    assert json.loads(four["_rescued_data"])["category"] == \
+        '<category term="b"><label>B</label></category>'
+    assert json.loads(four["_rescued_data"])["author"] == \
+        "<author><name>X</name></author><author><name>Y</name></author>"
+    assert (three["author"], four["author"]) == (None, None)
+    # Latin-1 bytes with no declaration are not UTF-8: the run fails naming the file rather
+    # than replacing the characters.
+    (src / "c.xml").write_bytes("<feed><entry id='e5'><title>\u00e9</title></entry></feed>"
+                                .encode("latin-1"))
+    with pytest.raises(ReadError, match=r"c\.xml as utf-8: byte \d+ is not utf-8 text"):
+        read()
+
+
+@pytest.mark.long  # ./dev test -m long: kept out of the default run's time budget
+def test_a_drifting_avro_producer_loses_nothing(spark: Any, tmp_path: Path) -> None:
+    # A producer's schema evolves as Avro allows: new fields with defaults, a new enum
+    # symbol, a wider decimal, a nested int become long; logical types (uuid,
+    # timestamp-millis, decimal bytes) and nullable unions throughout; a late producer still
+    # writes the old schema. Every value is in its column or in _rescued_data.
+    import datetime as dt
+    import decimal
+    import uuid
+
+    import fastavro
+
+    from lakemark import Job
+
+    src = tmp_path / "in"
+    src.mkdir()
+    state = f"sqlite:///{tmp_path / 'state.db'}"
+
+    def schema(v2: bool) -> Any:
+        user = {"type": "record", "name": "User", "fields": [
+            {"name": "name", "type": "string"},
+            {"name": "age", "type": ["null", "long" if v2 else "int"], "default": None}]}
+        fields: list[dict[str, Any]] = [
+            {"name": "id", "type": {"type": "string", "logicalType": "uuid"}},
+            {"name": "ts", "type": {"type": "long", "logicalType": "timestamp-millis"}},
+            {"name": "kind", "type": {"type": "enum", "name": "Kind",
+                                      "symbols": ["CLICK", "VIEW", *(["BUY"] if v2 else [])]}},
+            {"name": "amount", "type": ["null", {"type": "bytes", "logicalType": "decimal",
+                                                 "precision": 12 if v2 else 9, "scale": 2}],
+             "default": None},
+            {"name": "user", "type": ["null", user], "default": None},
+            {"name": "tags", "type": {"type": "array", "items": "string"}, "default": []}]
+        if v2:
+            fields += [{"name": "country", "type": "string", "default": "DE"},
+                       {"name": "props", "type": ["null", {"type": "map", "values": "string"}],
+                        "default": None}]
+        return fastavro.parse_schema({"type": "record", "name": "Event",
+                                      "namespace": "com.example", "fields": fields})
+
+    when = dt.datetime(2026, 1, 2, 3, 4, 5, 678000, tzinfo=dt.UTC)
+
+    def event(i: int, **values: Any) -> dict[str, Any]:
+        return {"id": str(uuid.UUID(int=i)), "ts": when, "kind": "VIEW", "amount": None,
+                "user": None, "tags": [], **values}
+
+    def write(name: str, v2: bool, rows: list[dict[str, Any]]) -> Path:
+        with (src / name).open("wb") as out:
+            fastavro.writer(out, schema(v2), rows)
+        return src / name
+
+    def read() -> dict[int, dict[str, Any]]:
+        with Job("j", state=state, spark=spark) as job:
+            df = job.read_files(str(src), format="avro", ctx="ev",
+                                schema_evolution="addNewColumns")
+            return {uuid.UUID(r["id"]).int: r.asDict(recursive=True) for r in df.collect()}
+
+    write("a.avro", False, [event(1, kind="CLICK", amount=decimal.Decimal("12.50"),
+                                  user={"name": "Zo\u00eb", "age": 30}, tags=["a"]),
+                            event(2)])
+    first = read()
+    assert (first[1]["amount"], first[1]["user"], first[1]["kind"]) == (
+        decimal.Decimal("12.50"), {"name": "Zo\u00eb", "age": 30}, "CLICK")
+    assert first[1]["ts"] == first[2]["ts"] is not None
+    b = write("b.avro", True, [event(3, kind="BUY", amount=decimal.Decimal("1234567890.12"),
+                                     user={"name": "Ann", "age": 2**40}, tags=["x"],
+                                     country="FR", props={"k": "v"}),
+                               event(4, country="DE")])
+    write("c.avro", False, [event(5, amount=decimal.Decimal("0.01"),
+                                  user={"name": "Old", "age": None})])
+    second = read()
+    three = second[3]
+    assert (three["kind"], three["tags"], three["country"], three["props"]) == (
+        "BUY", ["x"], "FR", {"k": "v"})
+    assert (three["amount"], three["user"]) == (None, None)  # a wider type: rescued
+    assert json.loads(three["_rescued_data"]) == {
+        "amount": "1234567890.12", "user": '{"name":"Ann","age":1099511627776}',
+        "_file_path": b.as_uri()}
+    assert (second[4]["country"], second[4]["_rescued_data"]) == ("DE", None)
+    assert (second[5]["amount"], second[5]["user"], second[5]["_rescued_data"]) == (
+        decimal.Decimal("0.01"), {"name": "Old", "age": None}, None)
+    cut = write("d.avro", True, [event(6, country="x" * 2000)])
+    cut.write_bytes(cut.read_bytes()[:-1000])  # a file cut off inside its data block
+    with pytest.raises(ReadError, match=r"d\.avro"):
+        read()

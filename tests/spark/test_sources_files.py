@@ -418,3 +418,30 @@ def test_failfast_error_reaches_writers(spark: Any, malformed: Any, tmp_path: Pa
                     schema="id long, name string")
     with pytest.raises(ReadError, match=r"bad\.json"):
         df.write.mode("overwrite").parquet(str(tmp_path / "out"))
+
+
+def test_arrow_xml_reader_keeps_or_fails_on_a_truncated_last_record(spark: Any,
+                                                                     tmp_path: Path) -> None:
+    # The Arrow reader (S3) cuts XML records itself: a file cut off inside its last record
+    # must give that record to the mode (kept as corrupt, or a FAILFAST error naming the
+    # file), never drop it. Inference puts `_corrupt_record` first, which from_xml mishandled
+    # (every value of every record null).
+    from lakemark.sources._arrow_reader import read_with_arrow
+    from lakemark.sources._errors import guard
+    from lakemark.sources._options import make_request, parse_schema
+
+    files = [put(tmp_path / "t.xml", "<rows>\n<row><a>1</a></row>\n<row><a>2</a>\n")]
+
+    def arrow(mode: str, schema: str | None) -> Any:
+        request = make_request("xml", mode, {"rowTag": "row"}, schema, str(tmp_path))
+        return guard(read_with_arrow(spark, request, files, str(tmp_path),
+                                     parse_schema(schema)), "xml")
+
+    kept = [tuple(r) for r in arrow("PERMISSIVE", "a long, _corrupt_record string").collect()]
+    assert kept == [(1, None), (None, "<row><a>2</a>")]
+    inferred = arrow("PERMISSIVE", None)
+    assert inferred.columns == ["_corrupt_record", "a"]
+    assert sorted((tuple(r) for r in inferred.collect()), key=str) == [
+        ("<row><a>2</a>", None), (None, 1)]
+    with pytest.raises(ReadError, match=r"malformed xml record in .*t\.xml"):
+        arrow("FAILFAST", "a long").collect()

@@ -39,7 +39,9 @@ Known differences of the Arrow reader from Spark's readers:
   checked against the schema: ``enforceSchema=false`` is ignored); ``multiLine`` splits records
   on line breaks outside quotes.
 * XML: rows are the outermost ``<rowTag>`` elements found textually (tags in comments and CDATA
-  are skipped); document-level options such as ``rowValidationXSDPath`` are not applied.
+  are skipped); document-level options such as ``rowValidationXSDPath`` are not applied. An
+  opening ``<rowTag>`` never closed (a truncated file) makes the rest of the file one malformed
+  record, handled by the mode (Spark's reader makes the whole file's text the corrupt record).
 * FAILFAST names the file of the first malformed record (Spark's own reader names it too);
   DROPMALFORMED and PERMISSIVE behave as in Spark because records are parsed by Spark.
 * Options that select files (``pathGlobFilter``, ``modifiedBefore``/``After``) are not applied:

@@ -57,7 +57,7 @@ _READER_ONLY = frozenset({
 })
 # Options the executors need to cut files into records.
 _SPLITTING = frozenset({"header", "multiline", "quote", "escape", "comment", "linesep",
-                        "encoding", "charset", "wholetext", "rowtag"})
+                        "encoding", "charset", "wholetext", "rowtag", "ignorenamespace"})
 
 
 def as_nullable(data_type: DataType) -> DataType:
@@ -174,7 +174,11 @@ def _parse_records(raw: DataFrame, request: ReadRequest, data: StructType, spark
     elif request.format == "csv":
         parsed = F.from_csv(record, _ddl(schema), options)
     else:
-        parsed = F.from_xml(record, schema, options)
+        # Spark 4's from_xml leaves every field null when the corrupt-record column comes
+        # first (where inference puts `_corrupt_record`); fields are taken by name below.
+        last = T.StructType([f for f in schema.fields if f.name != column]
+                            + [f for f in schema.fields if f.name == column])
+        parsed = F.from_xml(record, last, options)
     extra = [F.col(FILE)] if request.mode == "FAILFAST" else []
     rows = raw.select(parsed.alias(_ROW), F.col(FOLDER), *extra)
     df = rows.select(*(F.col(_ROW).getField(f.name).alias(f.name) for f in schema.fields),

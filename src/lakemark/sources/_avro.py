@@ -214,6 +214,9 @@ def avro_batches(stream: Any, schema: pa.Schema, fix: bool) -> Iterator[pa.Table
     import fastavro
     import pyarrow as pa
 
+    from ._avro_codecs import ensure_codecs
+
+    ensure_codecs()
     reader = fastavro.reader(stream)
     single = len(schema) == 1 and schema.names == ["value"] and not _is_record(
         reader.writer_schema)

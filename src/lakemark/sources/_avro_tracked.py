@@ -244,8 +244,10 @@ class AvroRows:
     def batches(self, fs: pafs.FileSystem, path: str, uri: str) -> Iterator[pa.Table]:
         import fastavro
 
+        from ._avro_codecs import ensure_codecs
         from ._tracked_rows import file_uri
 
+        ensure_codecs()
         plan = self.plans[self.plan_of[path]]
         shown = file_uri(uri)
         with fs.open_input_file(path) as handle:
@@ -342,8 +344,9 @@ def read_tracked_avro(spark: SparkSession, request: ReadRequest, files: Sequence
     """A tracked Avro read (the module doc): headers, decision, then the typed frame."""
     from pyspark.sql import Observation
 
-    from ..planning.schema import Field, decide, new_columns
-    from ._schema_track import TrackedRead, _pending, _record_decision, _struct
+    from ..planning.schema import Field, new_columns
+    from ._errors import guard
+    from ._schema_track import TrackedRead, _decided, _struct
 
     headers = read_headers(files)
     from ._partitions import _partition_keys, layout_of
@@ -369,22 +372,21 @@ def read_tracked_avro(spark: SparkSession, request: ReadRequest, files: Sequence
             observed += [Field(n) for n in fresh]
         known = {f.name for f in observed}
         observed += [Field(k) for k in typed_keys if k not in known]
-    decision = decide(tracked, observed, tracking.mode, reserved=sorted(skip), hints=hints)
-    _record_decision(record, decision, keys, tracking, tracked is not None, tracked is None)
+    decision, pending, failed = _decided(spark, tracked, observed, tracking, skip=skip,
+                                         hints=hints, keys=keys, inferred=tracked is None,
+                                         record=record, version=version)
     schema_names = {f.name for f in decision.schema}
     if tracking.mode != "none":
         # Fields with no Spark type never enter the schema: their values are rescued.
         untyped = {k: 0 for k in keys if k not in types and k not in schema_names}
         record["rescued_new_columns"] = dict(sorted(
             {**record.get("rescued_new_columns", {}), **untyped}.items()))
-    record.update({"rescued_values": {}, "corrupt_records": 0})
-    if decision.error is not None:
-        empty = spark.createDataFrame(spark.sparkContext.emptyRDD(), _struct(decision.schema))
-        return TrackedRead(empty, None, record, decision.error)
-    pending = _pending(decision, tracked, version, record)
+    if failed is not None:
+        return failed  # its record is ``record``: the lines above are in it
     observation = Observation(f"lakemark_schema_{uuid.uuid4().hex}")
     frame = typed_frame(spark, files, root, headers, _struct(decision.schema),
                         rescued_column=tracking.rescued_data_column,
                         rescue_new=tracking.mode != "none", file_key=FILE_PATH_KEY,
                         recursive=recursive, observation=observation)
-    return TrackedRead(frame, pending, record, observation=observation)
+    # A file that cannot be decoded fails the frame's actions with a ReadError naming it.
+    return TrackedRead(guard(frame, "avro"), pending, record, observation=observation)

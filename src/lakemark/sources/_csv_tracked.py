@@ -3,7 +3,8 @@
 A CSV run's columns are its header's names (of the run's first file: Spark reads one header),
 so no pass over the records is needed to find new columns. :func:`typed_frame` reads every
 field as text with Spark's CSV reader (a ragged line comes back whole in a corrupt-record
-column), casts each tracked column with checks (``try_cast``; ``from_json`` for nested types)
+column), casts each tracked column with checks (``try_cast``, dates and timestamps by the
+reader's datetime options, :mod:`._text_cast`; ``from_json`` for nested types)
 and builds the rescued-data column natively from the values whose cast gave ``null``, the
 header's columns that are not tracked, and the ragged lines. The counts (values rescued per
 column, ragged lines, records with each untracked column) are observed while the frame is
@@ -17,9 +18,10 @@ from typing import TYPE_CHECKING, Any
 
 from ..planning.schema import name_key
 from ._options import ReadRequest
+from ._text_cast import typed_text
 
 if TYPE_CHECKING:
-    from pyspark.sql import Column, DataFrame, SparkSession
+    from pyspark.sql import DataFrame, SparkSession
     from pyspark.sql.types import StructType
 
     from ..planning.files import FileEntry
@@ -50,17 +52,6 @@ def header_of(spark: SparkSession, request: ReadRequest, files: Sequence[FileEnt
 
 def _quoted(name: str) -> str:
     return "`" + name.replace("`", "``") + "`"
-
-
-def _typed(raw: Column, data_type: Any) -> Column:
-    from pyspark.sql import functions as F
-    from pyspark.sql.types import ArrayType, MapType, StringType, StructType
-
-    if isinstance(data_type, StringType):
-        return raw
-    if isinstance(data_type, (StructType, ArrayType, MapType)):
-        return F.from_json(raw, data_type)
-    return raw.try_cast(data_type)
 
 
 def typed_frame(spark: SparkSession, request: ReadRequest, files: Sequence[FileEntry],
@@ -96,7 +87,7 @@ def typed_frame(spark: SparkSession, request: ReadRequest, files: Sequence[FileE
     mismatch = {}
     for f in schema.fields:
         value = text.get(f.name, F.lit(None).cast("string"))
-        typed = _typed(value, f.dataType)
+        typed = typed_text(value, f.dataType, request.options)
         columns.append(typed.alias(f.name))
         if not isinstance(f.dataType, StringType) and f.name in text:
             mismatch[f.name] = value.isNotNull() & typed.isNull()

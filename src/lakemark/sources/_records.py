@@ -8,11 +8,14 @@ Spark. Pure functions over strings.
 
 from __future__ import annotations
 
+import codecs
 import json
 import re
 from collections.abc import Iterator
 
 __all__ = [
+    "xml_encoding",
+    "xml_text",
     "split_lines",
     "json_records",
     "csv_records",
@@ -122,13 +125,47 @@ def csv_records(
         yield record
 
 
+_DECLARED = re.compile(rb"""\A\s*<\?xml\s[^>]*?encoding\s*=\s*["']([A-Za-z0-9._:-]+)["']""")
+_BOMS = ((codecs.BOM_UTF8, "utf-8-sig"), (codecs.BOM_UTF32_LE, "utf-32"),
+         (codecs.BOM_UTF32_BE, "utf-32"), (codecs.BOM_UTF16_LE, "utf-16"),
+         (codecs.BOM_UTF16_BE, "utf-16"))
+
+
+def xml_encoding(data: bytes, given: str | None = None) -> str:
+    """The encoding of an XML file's bytes, as Spark's XML reader takes it: the ``encoding``
+    option when given, else a byte-order mark, else the XML declaration's ``encoding``
+    (``<?xml version="1.0" encoding="ISO-8859-1"?>``), else UTF-8. A UTF-8 BOM is skipped
+    (``utf-8-sig``) with the option ``UTF-8`` too."""
+    for bom, name in _BOMS:
+        if data.startswith(bom) and (not given or codecs.lookup(given).name
+                                     == codecs.lookup(name.replace("-sig", "")).name):
+            return name
+    if given:
+        return given
+    declared = _DECLARED.match(data[:1024])
+    return declared.group(1).decode("ascii") if declared else "utf-8"
+
+
+def xml_text(data: bytes, given: str | None = None, *, errors: str = "strict") -> str:
+    """An XML file's bytes as text, in :func:`xml_encoding`'s encoding (an unknown encoding
+    name raises LookupError; with ``errors="strict"`` bytes that are not of the encoding raise
+    UnicodeDecodeError)."""
+    return data.decode(xml_encoding(data, given), errors=errors)
+
+
 _ATTRIBUTES = r"""(?:"[^"]*"|'[^']*'|[^'">])*"""
 
 
-def xml_records(text: str, row_tag: str) -> Iterator[str]:
+def xml_records(text: str, row_tag: str, *, any_prefix: bool = False) -> Iterator[str]:
     """Each ``<row_tag …>…</row_tag>`` (or ``<row_tag …/>``) element of a document, outermost
-    ones only; tags inside comments and CDATA sections are ignored."""
-    tag = re.escape(row_tag)
+    ones only; tags inside comments and CDATA sections are ignored. ``any_prefix`` (Spark's
+    ``ignoreNamespace``): ``<ns:row_tag>`` is a row too.
+
+    An opening ``row_tag`` that is never closed (a truncated file, or a missing end tag that
+    swallows the records after it) gives the rest of the file from that tag as a last record:
+    it is not well-formed, so the parser treats it as malformed (kept, dropped or failing the
+    read by the mode) instead of it vanishing without a word."""
+    tag = (r"(?:[^\s/<>:!?]+:)?" if any_prefix else "") + re.escape(row_tag)
     token = re.compile(
         r"<!--.*?-->|<!\[CDATA\[.*?\]\]>|<(/?)" + tag + r"(?=[\s/>])(" + _ATTRIBUTES + r")>",
         re.DOTALL,
@@ -152,6 +189,8 @@ def xml_records(text: str, row_tag: str) -> Iterator[str]:
             if depth == 0:
                 start = match.start()
             depth += 1
+    if depth > 0:
+        yield text[start:].rstrip()
 
 
 def text_records(text: str, *, wholetext: bool = False, line_sep: str | None = None

@@ -12,7 +12,8 @@ every value, a tracked read parses each record itself:
    ``multiLine``), with the source's partition folders and each record's file;
 2. each record is parsed into a ``map<string, string>`` with Spark's ``from_json`` (a value's
    text as it appears, nested objects and arrays as JSON text);
-3. each tracked column is cast from its text with checks (``try_cast`` for atomic types,
+3. each tracked column is cast from its text with checks (``try_cast`` for atomic types, dates
+   and timestamps by the reader's datetime options (:mod:`._text_cast`),
    ``from_json`` for nested ones): a value whose cast gives ``null`` is put, as its original
    text, into the rescued-data column together with every key that is not a tracked column
    (new columns, names that differ only in case) and the record's file (``_file_path``);
@@ -36,11 +37,12 @@ rescued.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ._options import ReadRequest
+from ._text_cast import NESTED_CORRUPT, is_nested, nested_text, typed_text
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame, SparkSession
@@ -138,46 +140,13 @@ def _quoted(name: str) -> str:
     return "`" + name.replace("`", "``") + "`"
 
 
-_NESTED_CORRUPT = "__lm_nested_corrupt"
-
-
-def _nested(raw: Column, data_type: Any) -> Column:
-    """``raw`` parsed as ``{"v": <raw>}`` into ``v`` of ``data_type``, with a corrupt-record
-    field set when anything inside did not fit (``from_json`` alone nulls a misfit inside a
-    struct or array, and makes a struct of nulls of text that is no JSON at all)."""
-    from pyspark.sql import functions as F
-    from pyspark.sql.types import StringType, StructField, StructType
-
-    wrapper = StructType([StructField("v", data_type), StructField(_NESTED_CORRUPT, StringType())])
-    return F.from_json(F.concat(F.lit('{"v":'), raw, F.lit("}")), wrapper,
-                       {"columnNameOfCorruptRecord": _NESTED_CORRUPT})
-
-
-def _is_nested(data_type: Any) -> bool:
-    from pyspark.sql.types import ArrayType, MapType, StructType
-
-    return isinstance(data_type, (StructType, ArrayType, MapType))
-
-
-def _typed(raw: Column, data_type: Any) -> Column:
-    """``raw`` (a value's JSON text) as ``data_type``; null when it does not fit (a struct
-    keeps the fields that fit, as Spark's JSON reader does)."""
-    from pyspark.sql.types import StringType
-
-    if isinstance(data_type, StringType):
-        return raw
-    if _is_nested(data_type):
-        return _nested(raw, data_type).getField("v")
-    return raw.try_cast(data_type)
-
-
-def _mismatch(raw: Column, data_type: Any) -> Column:
+def _mismatch(raw: Column, data_type: Any, options: Mapping[str, str] | None) -> Column:
     """Whether a present value did not fit its column's type, anywhere inside it."""
-    if _is_nested(data_type):
-        parsed = _nested(raw, data_type)
+    if is_nested(data_type):
+        parsed = nested_text(raw, data_type, options)
         return raw.isNotNull() & (parsed.getField("v").isNull()
-                                  | parsed.getField(_NESTED_CORRUPT).isNotNull())
-    return raw.isNotNull() & _typed(raw, data_type).isNull()
+                                  | parsed.getField(NESTED_CORRUPT).isNotNull())
+    return raw.isNotNull() & typed_text(raw, data_type, options).isNull()
 
 
 def _empty_array() -> Column:
@@ -186,9 +155,11 @@ def _empty_array() -> Column:
     return F.array().cast("array<string>")
 
 
-def observe(records: DataFrame, tracked: StructType | None) -> Observation:
+def observe(records: DataFrame, tracked: StructType | None,
+            options: Mapping[str, str] | None = None) -> Observation:
     """One pass over ``records`` (from :func:`read_records`): the keys seen, the values of
-    tracked columns that do not fit their type, the corrupt records."""
+    tracked columns that do not fit their type (dates and timestamps by the reader's datetime
+    ``options``), the corrupt records."""
     from pyspark.sql import functions as F
 
     parsed = F.col(_MAP)
@@ -198,7 +169,7 @@ def observe(records: DataFrame, tracked: StructType | None) -> Observation:
     some = F.coalesce(parsed, F.create_map().cast("map<string,string>"))
     unknown = F.map_filter(some, lambda k, _: ~k.isin(names)) if names else some
     keys = F.transform(F.map_keys(unknown), lambda k: F.concat(F.lit("k:"), k))
-    checks = [F.when(_mismatch(parsed[f.name], f.dataType), F.lit("t:" + f.name))
+    checks = [F.when(_mismatch(parsed[f.name], f.dataType, options), F.lit("t:" + f.name))
               for f in (tracked.fields if tracked is not None else [])]
     bad = F.filter(F.array(*checks), lambda x: x.isNotNull()) if checks else _empty_array()
     corrupt = F.when(parsed.isNull(), F.array(F.lit("c:"))).otherwise(_empty_array())
@@ -212,7 +183,8 @@ def observe(records: DataFrame, tracked: StructType | None) -> Observation:
 
 
 def typed_frame(records: DataFrame, schema: StructType, partitions: Sequence[str], *,
-                rescued_column: str | None, rescue_new: bool) -> DataFrame:
+                rescued_column: str | None, rescue_new: bool,
+                options: Mapping[str, str] | None = None) -> DataFrame:
     """The DataFrame a tracked read returns: ``schema``'s columns cast with checks, then the
     partition columns, then (unless ``rescued_column`` is None) the rescued-data column.
 
@@ -224,14 +196,15 @@ def typed_frame(records: DataFrame, schema: StructType, partitions: Sequence[str
     from pyspark.sql import functions as F
 
     parsed = F.col(_MAP)
-    columns = [_typed(parsed[f.name], f.dataType).alias(f.name) for f in schema.fields]
+    columns = [typed_text(parsed[f.name], f.dataType, options).alias(f.name)
+               for f in schema.fields]
     out = columns + [F.col(_quoted(p)) for p in partitions]
     if rescued_column is None:
         out.append(F.when(parsed.isNull(), F.col(_VALUE)).alias(CORRUPT_KEY))
         return records.select(*out)
     names = [f.name for f in schema.fields]
     lowered = sorted({n.strip().lower() for n in names})
-    entries = [F.when(_mismatch(parsed[f.name], f.dataType),
+    entries = [F.when(_mismatch(parsed[f.name], f.dataType, options),
                       F.struct(F.lit(f.name).alias("key"), parsed[f.name].alias("value")))
                for f in schema.fields]
     mismatched = (F.filter(F.array(*entries), lambda x: x.isNotNull()) if entries

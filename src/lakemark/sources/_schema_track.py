@@ -7,10 +7,11 @@ with a ``transformation_ctx``. The source's schema lives in the state store
 * first run (no tracked schema): Spark infers the schema as an untracked read does (from the
   run's files, or a sample of them on S3), and the run commits it with its bookmark;
 * later runs do not infer: a JSON run scans its text for untracked keys
-  (:func:`._json_tracked.scan_keys`), a CSV run parses its records into maps and observes them
-  (:func:`._rescue.observe`); :func:`lakemark.planning.schema.decide` says what the evolution
-  mode makes of new keys. Only when ``addNewColumns`` meets a new column does Spark infer
-  again, from the files holding it, and only that column's type is taken.
+  (:func:`._json_tracked.scan_keys`), a CSV run reads its header, an XML run scans its parsed
+  records, an Avro run reads its files' headers; :func:`lakemark.planning.schema.decide` says
+  what the evolution mode makes of new keys (``_decided``, one place for every format). Only
+  when ``addNewColumns`` meets a new column does Spark infer again, from the files holding
+  it, and only that column's type is taken.
 
 The frame has the tracked columns, the partition columns and the rescued-data column: a JSON
 source is read by Spark's JSON reader (:mod:`._json_tracked`, counts observed while the frame
@@ -25,7 +26,7 @@ with the run and records :attr:`TrackedRead.record` in the run's manifest; an
 from __future__ import annotations
 
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -142,8 +143,6 @@ def read_tracked(spark: SparkSession, store: StateStore, job_name: str, ctx: str
                  options: Mapping[str, str] | None, mode: str,
                  tracking: SchemaTracking) -> TrackedRead:
     """Read ``files`` of source ``ctx`` against its tracked schema (see the module doc)."""
-    from ._read import read_files
-
     request = make_request(format, mode, options, None, root)
     if request.format not in TRACKED_FORMATS:
         raise FormatError(f"schema tracking (schema_evolution) reads "
@@ -178,46 +177,9 @@ def read_tracked(spark: SparkSession, store: StateStore, job_name: str, ctx: str
         return _read_json(spark, request, files, root, tracking, tracked, hints, reserved,
                           record, current.version if current else None,
                           format=format, options=options, mode=mode)
-    if request.format == "csv":
-        return _read_csv(spark, request, files, root, tracking, tracked, hints, reserved,
-                         record, current.version if current else None,
-                         format=format, options=options, mode=mode)
-    records, partitions = read_records(spark, request, files, root)
-    seen = observe(records, _struct(tracked) if tracked is not None else None)
-    skip = set(partitions) | set(reserved)
-    inferred = False
-    if tracked is None:
-        observed = [f for f in _fields(read_files(spark, files, root=root, format=format,
-                                                  options=options, mode=mode).schema)
-                    if f.name not in skip]
-        inferred = True
-    else:
-        observed = list(tracked)
-        fresh = new_columns(tracked, sorted(seen.keys), reserved)
-        if fresh and tracking.mode == "addNewColumns":
-            types = {f.name: f.type for f in _fields(
-                read_files(spark, files, root=root, format=format, options=options,
-                           mode=mode).schema)}
-            inferred = True
-            observed += [Field(n, types.get(n, "string")) for n in fresh]
-        else:
-            observed += [Field(n) for n in fresh]
-        # Keys that differ from a column only in case are observed (and rescued) as such.
-        known = {f.name for f in observed}
-        observed += [Field(k) for k in sorted(seen.keys) if k not in known and k not in skip]
-    decision = decide(tracked, observed, tracking.mode, reserved=sorted(skip), hints=hints)
-    _record_decision(record, decision, seen.keys, tracking, tracked is not None, inferred)
-    record.update({"rescued_values": dict(sorted(seen.mismatched.items())),
-                   "corrupt_records": seen.corrupt})
-    if decision.error is not None:
-        return TrackedRead(records, None, record, decision.error)
-    pending = _pending(decision, tracked, current.version if current else None, record)
-    frame = typed_frame(records, _struct(decision.schema), partitions,
-                        rescued_column=tracking.rescued_data_column,
-                        rescue_new=tracking.mode != "none")
-    if tracking.rescued_data_column is None and not seen.corrupt:
-        frame = frame.drop(CORRUPT_KEY)
-    return TrackedRead(frame, pending, record)
+    return _read_csv(spark, request, files, root, tracking, tracked, hints, reserved, record,
+                     current.version if current else None, format=format, options=options,
+                     mode=mode)
 
 
 def _record_decision(record: dict[str, Any], decision: SchemaDecision, keys: Mapping[str, int],
@@ -241,6 +203,45 @@ def _pending(decision: SchemaDecision, tracked: Sequence[Field] | None, version:
     record["tracked_version_after"] = (version or 0) + 1
     return PendingSchema([f.to_json() for f in decision.schema], list(decision.changes),
                          "inferred" if tracked is None else "evolved")
+
+
+def _decided(spark: SparkSession, tracked: list[Field] | None, observed: list[Field],
+             tracking: SchemaTracking, *, skip: set[str], hints: list[Field],
+             keys: Mapping[str, int], inferred: bool, record: dict[str, Any],
+             version: int | None
+             ) -> tuple[SchemaDecision, PendingSchema | None, TrackedRead | None]:
+    """The evolution mode's decision on the ``observed`` columns of a tracked read, recorded in
+    its manifest ``record`` (counts reset, to be observed when the frame is written); the
+    schema change to commit with the run; and, when the mode refuses the files
+    (``failOnNewColumns``), the read to return at once: an empty frame with the error. One
+    place for what every format's tracked read decides the same way."""
+    decision = decide(tracked, observed, tracking.mode, reserved=sorted(skip), hints=hints)
+    _record_decision(record, decision, keys, tracking, tracked is not None, inferred)
+    record.update({"rescued_values": {}, "corrupt_records": 0})
+    if decision.error is not None:
+        empty = spark.createDataFrame(spark.sparkContext.emptyRDD(), _struct(decision.schema))
+        return decision, None, TrackedRead(empty, None, record, decision.error)
+    return decision, _pending(decision, tracked, version, record), None
+
+
+def _later_columns(tracked: list[Field], keys: Sequence[str], reserved: Sequence[str],
+                   mode: str, types_of: Callable[[list[str]], Mapping[str, Any]]
+                   ) -> tuple[list[Field], bool]:
+    """The columns a later run observes: the tracked ones, then the new keys (typed by
+    ``types_of``, Spark's inference over the files holding them, under ``addNewColumns``;
+    untyped otherwise, as the mode does not add them), then the other keys that are not
+    columns (case variants, rescued); and whether inference ran."""
+    observed = list(tracked)
+    fresh = new_columns(tracked, list(keys), reserved)
+    inferred = bool(fresh) and mode == "addNewColumns"
+    if inferred:
+        types = types_of(fresh)
+        observed += [Field(n, types.get(n, "string")) for n in fresh]
+    else:
+        observed += [Field(n) for n in fresh]
+    known = {f.name for f in observed}
+    observed += [Field(k) for k in keys if k not in known]
+    return observed, inferred
 
 
 def _inferred_fields(spark: SparkSession, files: Sequence[FileEntry], *, root: str,
@@ -302,25 +303,19 @@ def _read_json(spark: SparkSession, request: ReadRequest, files: Sequence[FileEn
         known = {f.name for f in observed}
         observed += [Field(k) for k in sorted(keys) if k not in known]
     else:
-        observed = list(tracked)
-        fresh = new_columns(tracked, sorted(keys), reserved)
-        if fresh and tracking.mode == "addNewColumns":
+        def types_of(fresh: list[str]) -> dict[str, Any]:
             holding = files_named(files, sorted({p for n in fresh for p in scan.files[n]}))
-            types = {f.name: f.type for f in _inferred_fields(
+            return {f.name: f.type for f in _inferred_fields(
                 spark, holding if holding else files, root=root, format=format,
                 options=options, mode=mode)}
-            inferred = True
-            observed += [Field(n, types.get(n, "string")) for n in fresh]
-        else:
-            observed += [Field(n) for n in fresh]
-        known = {f.name for f in observed}
-        observed += [Field(k) for k in sorted(keys) if k not in known]
-    decision = decide(tracked, observed, tracking.mode, reserved=sorted(skip), hints=hints)
-    _record_decision(record, decision, keys, tracking, tracked is not None, inferred)
-    if decision.error is not None:
-        empty = spark.createDataFrame(spark.sparkContext.emptyRDD(), _struct(decision.schema))
-        return TrackedRead(empty, None, record, decision.error)
-    pending = _pending(decision, tracked, version, record)
+
+        observed, inferred = _later_columns(tracked, sorted(keys), reserved, tracking.mode,
+                                            types_of)
+    decision, pending, failed = _decided(spark, tracked, observed, tracking, skip=skip,
+                                         hints=hints, keys=keys, inferred=inferred,
+                                         record=record, version=version)
+    if failed is not None:
+        return failed
     schema = _struct(decision.schema)
     names = {f.name for f in decision.schema}
     column_keys = {name_key(n) for n in names}
@@ -335,7 +330,6 @@ def _read_json(spark: SparkSession, request: ReadRequest, files: Sequence[FileEn
     fast_files = [f for f in files if f.path not in slow_paths]
     frames = []
     observation = None
-    record.update({"rescued_values": {}, "corrupt_records": 0})
     if fast_files:
         observation = Observation(f"lakemark_schema_{uuid.uuid4().hex}")
         fast, _ = fast_frame(spark, request, fast_files, root, schema, hidden,
@@ -345,12 +339,13 @@ def _read_json(spark: SparkSession, request: ReadRequest, files: Sequence[FileEn
         frames.append(fast)
     if slow_files:
         records, parts = read_records(spark, request, slow_files, root)
-        seen = observe(records, schema)
+        seen = observe(records, schema, request.options)
         record.update({"rescued_values": dict(sorted(seen.mismatched.items())),
                        "corrupt_records": seen.corrupt})
         frames.append(typed_frame(records, schema, parts,
                                   rescued_column=tracking.rescued_data_column,
-                                  rescue_new=tracking.mode != "none"))
+                                  rescue_new=tracking.mode != "none",
+                                  options=request.options))
     frame = frames[0]
     for other in frames[1:]:
         frame = frame.unionByName(other, allowMissingColumns=True)
@@ -378,25 +373,15 @@ def _read_csv(spark: SparkSession, request: ReadRequest, files: Sequence[FileEnt
                     if f.name not in skip]
         inferred = True
     else:
-        observed = list(tracked)
-        fresh = new_columns(tracked, list(keys), reserved)
-        if fresh and tracking.mode == "addNewColumns":
-            types = {f.name: f.type for f in _fields(
-                read_files(spark, files, root=root, format=format, options=options,
-                           mode=mode).schema)}
-            inferred = True
-            observed += [Field(n, types.get(n, "string")) for n in fresh]
-        else:
-            observed += [Field(n) for n in fresh]
-        known = {f.name for f in observed}
-        observed += [Field(k) for k in keys if k not in known]
-    decision = decide(tracked, observed, tracking.mode, reserved=sorted(skip), hints=hints)
-    _record_decision(record, decision, keys, tracking, tracked is not None, inferred)
-    record.update({"rescued_values": {}, "corrupt_records": 0})
-    if decision.error is not None:
-        empty = spark.createDataFrame(spark.sparkContext.emptyRDD(), _struct(decision.schema))
-        return TrackedRead(empty, None, record, decision.error)
-    pending = _pending(decision, tracked, version, record)
+        observed, inferred = _later_columns(
+            tracked, list(keys), reserved, tracking.mode,
+            lambda _fresh: {f.name: f.type for f in _fields(read_files(
+                spark, files, root=root, format=format, options=options, mode=mode).schema)})
+    decision, pending, failed = _decided(spark, tracked, observed, tracking, skip=skip,
+                                         hints=hints, keys=keys, inferred=inferred,
+                                         record=record, version=version)
+    if failed is not None:
+        return failed
     observation = Observation(f"lakemark_schema_{uuid.uuid4().hex}")
     frame = csv_frame(spark, request, files, root, _struct(decision.schema), header,
                       rescued_column=tracking.rescued_data_column,

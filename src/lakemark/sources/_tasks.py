@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import ReadError
 from ..storage import arrow_filesystem_from_config
 from ._avro import avro_batches
-from ._records import csv_records, json_records, text_records, xml_records
+from ._records import csv_records, json_records, text_records, xml_records, xml_text
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -61,8 +61,10 @@ class TaskSpec:
 def _decode(data: bytes, spec: TaskSpec) -> str:
     if spec.format == "text":
         return data.decode("utf-8", errors="replace")
-    encoding = spec.option("encoding") or spec.option("charset") or "utf-8"
-    return data.decode(encoding, errors="replace")
+    encoding = spec.option("encoding") or spec.option("charset") or None
+    if spec.format == "xml":  # a BOM or the XML declaration says, as in Spark's reader
+        return xml_text(data, encoding, errors="replace")
+    return data.decode(encoding or "utf-8", errors="replace")
 
 
 def _records(text: str, spec: TaskSpec) -> Iterator[str]:
@@ -80,7 +82,8 @@ def _records(text: str, spec: TaskSpec) -> Iterator[str]:
             line_sep=line_sep,
         )
     if spec.format == "xml":
-        return xml_records(text, spec.option("rowTag") or "")
+        return xml_records(text, spec.option("rowTag") or "",
+                           any_prefix=spec.flag("ignoreNamespace"))
     return text_records(text, wholetext=spec.flag("wholetext"), line_sep=line_sep)
 
 

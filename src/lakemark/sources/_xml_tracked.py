@@ -14,34 +14,44 @@ executors, :mod:`._tracked_rows`) into two maps of its top-level values:
   null);
 * *structured* values — a child with attributes or children, or one that repeats: the XML of
   its occurrences. A struct or array column reads it with Spark's ``from_xml``; a nested
-  element or attribute that the column's type does not name marks the value as not fitting.
+  element or attribute that the column's type does not name, or an element repeated where
+  the type holds one (``from_xml`` would keep the last), marks the value as not fitting. A
+  plain value in a struct column with the ``valueTag`` field is read as that field.
 
 A record that is not well-formed XML keeps its text (``_corrupt_record``) and is counted;
 the records around it are unaffected. An opening ``rowTag`` that is never closed (a
 truncated file) keeps the rest of the file, from that tag, as one corrupt record. Then, as
-for CSV (:mod:`._csv_tracked`), each tracked column is cast with checks (``try_cast``), and
+for CSV (:mod:`._csv_tracked`), each tracked column is cast with checks (:mod:`._text_cast`), and
 the rescued-data column is built natively from the values that did not fit, the keys that are
 not columns and the corrupt records. A first
 pass over the records (:func:`scan`) finds the keys that are not tracked columns, with the
 records and files holding them; new columns' types (``addNewColumns``) and the first run's
 schema come from Spark's XML inference over the files that hold them.
 
-Known limits: element names with a namespace prefix are read as Python's parser names them
-(``{uri}name``), and a prefix not declared inside the record makes it corrupt; values are cast
-as Spark's ``CAST`` reads text (``timestampFormat``/``dateFormat`` are not applied).
+Names are read as written, as Spark's XML reader names its columns: ``<geo:lat>`` is
+``geo:lat`` and ``xml:lang="en"`` is ``_xml:lang`` wherever the prefix is declared (feeds
+declare them on the document's root, outside the records); namespace declarations are not
+attributes; ``ignoreNamespace=true`` drops the prefixes (and ``<ns:rowTag>`` is a row too). A
+file is decoded by the ``encoding`` option, else its byte-order mark, else its XML
+declaration (``encoding="ISO-8859-1"``), else as UTF-8; bytes that are not of that encoding
+fail the read naming the file (replacing them would change values without a word). Plain
+values are cast as Spark's XML reader reads text: ``CAST``'s rules, dates and timestamps by
+the reader's ``timestampFormat``, ``timestampNTZFormat``, ``dateFormat`` and ``timeZone``
+(:mod:`._text_cast`).
 """
 
 from __future__ import annotations
 
-import re
 import uuid
 import xml.etree.ElementTree as ET
+from xml.parsers import expat
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ..errors import ConfigError
+from ..errors import ConfigError, ReadError
 from ._rescue import CORRUPT_KEY, FILE_PATH_KEY
+from ._text_cast import cast_text
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -66,8 +76,9 @@ _WRAP = "__lm_row"
 _CORRUPT_TOKEN = "\u0000corrupt"
 BATCH_ROWS = 4096
 
-#: A tree of the names a struct column knows, level by level (None: any name, e.g. a map).
-Names = dict[str, Any]
+#: A tree of the names a struct column knows, level by level: name -> (whether the element
+#: may repeat (an array), the names inside it: None for any name (a map) or text only).
+Names = dict[str, tuple[bool, Any]]
 
 
 def known_names(data_type: DataType) -> Names | None:
@@ -79,7 +90,14 @@ def known_names(data_type: DataType) -> Names | None:
         data_type = data_type.elementType
     if not isinstance(data_type, StructType):
         return None
-    return {f.name: known_names(f.dataType) for f in data_type.fields}
+    return {f.name: known_type(f.dataType) for f in data_type.fields}
+
+
+def known_type(data_type: DataType) -> tuple[bool, Names | None]:
+    """What an element read as ``data_type`` may hold: (it may repeat, its names)."""
+    from pyspark.sql.types import ArrayType
+
+    return isinstance(data_type, ArrayType), known_names(data_type)
 
 
 @dataclass(frozen=True)
@@ -91,7 +109,8 @@ class XmlOptions:
     value_tag: str = "_VALUE"
     exclude_attributes: bool = False
     null_value: str | None = None
-    encoding: str = "utf-8"
+    encoding: str | None = None  # None: a BOM, else the XML declaration's, else UTF-8
+    ignore_namespace: bool = False  # names without their prefix (``geo:lat`` is ``lat``)
 
     @staticmethod
     def of(request: ReadRequest) -> XmlOptions:
@@ -102,7 +121,8 @@ class XmlOptions:
         return XmlOptions(tag, request.option("attributePrefix") or "_",
                           request.option("valueTag") or "_VALUE",
                           request.flag("excludeAttribute"), request.option("nullValue"),
-                          request.option("encoding") or request.option("charset") or "utf-8")
+                          request.option("encoding") or request.option("charset") or None,
+                          request.flag("ignoreNamespace"))
 
 
 def _text(value: str | None, options: XmlOptions) -> str | None:
@@ -115,7 +135,8 @@ def _text(value: str | None, options: XmlOptions) -> str | None:
 
 
 def _unknown(element: ET.Element, names: Names, options: XmlOptions) -> bool:
-    """Whether ``element`` has an attribute or child that ``names`` does not know."""
+    """Whether ``element`` has an attribute or child that ``names`` does not know, or a
+    child repeated where its type holds one (Spark's parser would keep the last only)."""
     if not options.exclude_attributes:
         for attribute in element.attrib:
             if options.attribute_prefix + attribute not in names:
@@ -123,10 +144,13 @@ def _unknown(element: ET.Element, names: Names, options: XmlOptions) -> bool:
     if _text(element.text, options) is not None and len(element) and \
             options.value_tag not in names:
         return True
+    tags = [child.tag for child in element]
     for child in element:
         if child.tag not in names:
             return True
-        inner = names[child.tag]
+        many, inner = names[child.tag]
+        if not many and tags.count(child.tag) > 1:
+            return True
         if inner is not None and _unknown(child, inner, options):
             return True
         if inner is None and (len(child) or (child.attrib and not options.exclude_attributes)):
@@ -134,13 +158,39 @@ def _unknown(element: ET.Element, names: Names, options: XmlOptions) -> bool:
     return False
 
 
-def parse_record(record: str, options: XmlOptions, known: Mapping[str, Names | None]
+def _tree(record: str, ignore_namespace: bool = False) -> ET.Element | None:
+    """``record`` parsed with names as written (``geo:lat``, an attribute ``xml:lang``), as
+    Spark's XML reader names columns, so that a prefix declared outside the record (on the
+    document's root, as feeds do) is no error; namespace declarations are not attributes.
+    ``ignore_namespace`` drops the prefixes, as Spark's ``ignoreNamespace``. None when it is
+    not well-formed."""
+    builder = ET.TreeBuilder()
+    parser = expat.ParserCreate()  # no namespace processing
+
+    def name(raw: str) -> str:
+        return raw.rpartition(":")[2] if ignore_namespace else raw
+
+    def start(tag: str, attributes: dict[str, str]) -> None:
+        builder.start(name(tag), {name(k): v for k, v in attributes.items()
+                                  if k != "xmlns" and not k.startswith("xmlns:")})
+
+    parser.StartElementHandler = start
+    parser.EndElementHandler = lambda tag: builder.end(name(tag))
+    parser.CharacterDataHandler = builder.data
+    try:
+        parser.Parse(record, True)
+        return builder.close()
+    except (expat.ExpatError, AssertionError):
+        return None
+
+
+def parse_record(record: str, options: XmlOptions, columns: Names
                  ) -> tuple[dict[str, str | None], dict[str, str], list[str]] | None:
     """A record's top-level values: (plain values, structured values as XML, the structured
-    columns holding a name their type does not know); None when it is not well-formed."""
-    try:
-        row = ET.fromstring(record)
-    except ET.ParseError:
+    columns (``columns``: their :func:`known_type`) holding a name their type does not know
+    or repeated where the type holds one); None when it is not well-formed."""
+    row = _tree(record, options.ignore_namespace)
+    if row is None:
         return None
     plain: dict[str, str | None] = {}
     structured: dict[str, str] = {}
@@ -162,8 +212,9 @@ def parse_record(record: str, options: XmlOptions, known: Mapping[str, Names | N
         for element in elements:
             element.tail = None
         structured[tag] = "".join(ET.tostring(e, encoding="unicode") for e in elements)
-        names = known.get(tag)
-        if names is not None and any(_unknown(e, names, options) for e in elements):
+        many, names = columns.get(tag, (True, None))
+        if (len(elements) > 1 and not many) or (
+                names is not None and any(_unknown(e, names, options) for e in elements)):
             odd.append(tag)
     return plain, structured, odd
 
@@ -173,20 +224,27 @@ class XmlRows:
     """The row maker of a tracked XML read (see :mod:`._tracked_rows`)."""
 
     options: XmlOptions
-    known: dict[str, Names | None] = field(default_factory=dict)
+    known: Names = field(default_factory=dict)  # the struct, array and map columns
 
     def batches(self, fs: pafs.FileSystem, path: str, uri: str) -> Iterator[pa.Table]:
         import pyarrow as pa
 
-        from ._records import xml_records
+        from ._records import xml_encoding, xml_records
         from ._tracked_rows import file_uri
 
         with fs.open_input_stream(path, compression="detect") as stream:
-            text = stream.read().decode(self.options.encoding, errors="replace")
+            data = stream.read()
+        encoding = xml_encoding(data, self.options.encoding)
+        try:
+            text = data.decode(encoding)
+        except UnicodeDecodeError as exc:  # replacing the bytes would change values unseen
+            raise ReadError(f"cannot read {uri} as {encoding}: byte {exc.start} is not "
+                            f"{encoding} text; give the file's encoding with the option "
+                            f"encoding (--option encoding=NAME)") from None
         shown = file_uri(uri)
         rows: list[dict[str, Any]] = []
-        for record in _with_unclosed(text, xml_records(text, self.options.row_tag),
-                                     self.options.row_tag):
+        for record in xml_records(text, self.options.row_tag,
+                                  any_prefix=self.options.ignore_namespace):
             parsed = parse_record(record, self.options, self.known)
             if parsed is None:
                 rows.append({VALUE: record, TEXTS: None, XMLS: None, ODD: None, FILE: shown})
@@ -199,20 +257,6 @@ class XmlRows:
                 rows = []
         if rows:
             yield pa.Table.from_pylist(rows, schema=_arrow_schema())
-
-
-def _with_unclosed(text: str, found: Iterator[str], row_tag: str) -> Iterator[str]:
-    """``found`` (the records the splitter closed), then the rest of the file from an opening
-    ``row_tag`` that was never closed (a truncated file, a missing end tag swallowing the
-    records after it): kept whole, it parses as a corrupt record instead of vanishing."""
-    end = 0
-    for record in found:
-        end = text.find(record, end) + len(record)
-        yield record
-    opening = re.compile("<" + re.escape(row_tag) + r"(?=[\s/>])")
-    match = opening.search(text, end)
-    if match is not None:
-        yield text[match.start():].strip()
 
 
 def _arrow_schema() -> pa.Schema:
@@ -238,8 +282,11 @@ def records(spark: SparkSession, request: ReadRequest, files: Sequence[FileEntry
     """The parsed records of ``files`` (internal columns) and the partition column names."""
     from ._tracked_rows import python_rows
 
-    known = {f.name: known_names(f.dataType) for f in (schema.fields if schema else [])}
-    maker = XmlRows(XmlOptions.of(request), {k: v for k, v in known.items() if v is not None})
+    from pyspark.sql.types import ArrayType, MapType, StructType
+
+    nested = {f.name: known_type(f.dataType) for f in (schema.fields if schema else [])
+              if isinstance(f.dataType, (StructType, ArrayType, MapType))}
+    maker = XmlRows(XmlOptions.of(request), nested)
     return python_rows(spark, files, root, _spark_schema(), maker,
                        recursive=request.flag("recursiveFileLookup"))
 
@@ -289,6 +336,18 @@ def _column(name: str, data_type: DataType, options: dict[str, str]) -> tuple[Co
     if isinstance(data_type, StringType):
         return text, xml.isNotNull()
     if isinstance(data_type, (StructType, ArrayType, MapType)):
+        element: DataType = data_type
+        while isinstance(element, ArrayType):
+            element = element.elementType
+        value_tag = next((v for k, v in options.items() if k.lower() == "valuetag"), "_VALUE")
+        if isinstance(element, StructType) and value_tag in element.fieldNames():
+            # <price>6</price> where <price currency="EUR">5</price> made the type: its
+            # text is the struct's value tag, as Spark's parser reads it.
+            escaped = F.regexp_replace(F.regexp_replace(F.regexp_replace(
+                text, "&", "&amp;"), "<", "&lt;"), ">", "&gt;")
+            xml = F.coalesce(xml, F.when(text.isNotNull(), F.concat(
+                F.lit(f"<{name}>"), escaped, F.lit(f"</{name}>"))))
+            text = F.lit(None).cast("string")
         wrapper = StructType([StructField(name, data_type), StructField(_CR, StringType())])
         parsed = F.from_xml(F.concat(F.lit(f"<{_WRAP}>"), xml, F.lit(f"</{_WRAP}>")), wrapper,
                             {**options, "rowTag": _WRAP, "mode": "PERMISSIVE",
@@ -298,11 +357,11 @@ def _column(name: str, data_type: DataType, options: dict[str, str]) -> tuple[Co
                                      | parsed.getField(name).isNull())
         if isinstance(data_type, ArrayType) and not isinstance(
                 data_type.elementType, (StructType, ArrayType, MapType)):
-            single = text.try_cast(data_type.elementType)
+            single = cast_text(text, data_type.elementType, options)
             value = F.coalesce(structured, F.when(single.isNotNull(), F.array(single)))
             return value, bad_xml | (text.isNotNull() & single.isNull())
         return F.when(bad_xml, F.lit(None)).otherwise(structured), bad_xml | text.isNotNull()
-    typed = text.try_cast(data_type)
+    typed = cast_text(text, data_type, options)
     return typed, xml.isNotNull() | (text.isNotNull() & typed.isNull())
 
 
@@ -357,10 +416,11 @@ def read_tracked_xml(spark: SparkSession, request: ReadRequest, files: Sequence[
     """A tracked XML read (the module doc): scan, decision, then the typed frame."""
     from pyspark.sql import Observation
 
-    from ..planning.schema import Field, decide, name_key, new_columns
+    from ..planning.schema import Field, name_key
+    from ._errors import guard, read_error, spark_errors
     from ._json_tracked import files_named
     from ._read import read_files
-    from ._schema_track import TrackedRead, _fields, _pending, _record_decision, _struct
+    from ._schema_track import TrackedRead, _decided, _fields, _later_columns, _struct
 
     options = dict(request.options)
     XmlOptions.of(request)  # rowTag is checked before any work
@@ -372,7 +432,13 @@ def read_tracked_xml(spark: SparkSession, request: ReadRequest, files: Sequence[
     rows, partitions = records(spark, request, files, root,
                                _struct(tracked) if tracked is not None else None)
     skip = {p for p in partitions} | set(reserved)
-    found = scan(rows, [f.name for f in tracked or []])
+    try:
+        found = scan(rows, [f.name for f in tracked or []])
+    except spark_errors() as exc:  # a file that cannot be read: ReadError naming it
+        error = read_error(exc, "xml")
+        if error is None:
+            raise
+        raise error from exc
     keys = {k: n for k, n in found.keys.items() if k not in skip}
     inferred = False
     if tracked is None:
@@ -386,26 +452,19 @@ def read_tracked_xml(spark: SparkSession, request: ReadRequest, files: Sequence[
                      if k not in known]
         inferred = True
     else:
-        observed = list(tracked)
-        fresh = new_columns(tracked, sorted(keys), reserved)
-        if fresh and tracking.mode == "addNewColumns":
+        def types_of(fresh: list[str]) -> dict[str, Any]:
             holding = files_named(files, sorted({p for n in fresh for p in found.files[n]}))
             types = infer(holding if holding else files)
             by_key = {name_key(n): t for n, t in types.items()}
-            inferred = True
-            observed += [Field(n, types.get(n, by_key.get(name_key(n), "string")))
-                         for n in fresh]
-        else:
-            observed += [Field(n) for n in fresh]
-        known = {f.name for f in observed}
-        observed += [Field(k) for k in sorted(keys) if k not in known]
-    decision = decide(tracked, observed, tracking.mode, reserved=sorted(skip), hints=hints)
-    _record_decision(record, decision, keys, tracking, tracked is not None, inferred)
-    record.update({"rescued_values": {}, "corrupt_records": 0})
-    if decision.error is not None:
-        empty = spark.createDataFrame(spark.sparkContext.emptyRDD(), _struct(decision.schema))
-        return TrackedRead(empty, None, record, decision.error)
-    pending = _pending(decision, tracked, version, record)
+            return {n: types.get(n, by_key.get(name_key(n), "string")) for n in fresh}
+
+        observed, inferred = _later_columns(tracked, sorted(keys), reserved, tracking.mode,
+                                            types_of)
+    decision, pending, failed = _decided(spark, tracked, observed, tracking, skip=skip,
+                                         hints=hints, keys=keys, inferred=inferred,
+                                         record=record, version=version)
+    if failed is not None:
+        return failed
     schema = _struct(decision.schema)
     names = {f.name for f in decision.schema}
     column_keys = {name_key(n) for n in names}
@@ -417,4 +476,4 @@ def read_tracked_xml(spark: SparkSession, request: ReadRequest, files: Sequence[
     frame = typed_frame(rows, schema, partitions, hidden,
                         rescued_column=tracking.rescued_data_column, options=options,
                         observation=observation)
-    return TrackedRead(frame, pending, record, observation=observation)
+    return TrackedRead(guard(frame, "xml"), pending, record, observation=observation)
