@@ -55,7 +55,6 @@ def typed_text(raw: Column, data_type: DataType, options: Mapping[str, str] | No
                ) -> Column:
     """``raw`` (a value's text) as ``data_type``: a string as it is, a struct, array or map
     from its JSON text, an atomic type by :func:`cast_text`; null when it does not fit."""
-    from pyspark.sql import functions as F
     from pyspark.sql.types import ArrayType, MapType, StringType, StructType
 
     chosen = datetime_options(options or {})
