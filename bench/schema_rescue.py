@@ -16,11 +16,17 @@ each timed on a warm session, materialised with the ``noop`` sink, median of ``-
 Wall time is noisy on a shared machine, so the JVM's CPU time (user + system, from
 ``/proc/<pid>/stat``) is reported per read as well.
 
+With ``--csv-data DIR``, the same four reads of CSV files (a header and the JSON rows' flat
+columns, generated into DIR when it is empty) are timed in the same rounds: ``csv_inferred``
+is ``spark.read.csv(header, inferSchema)``, ``csv_tracked`` a later run of a tracked CSV
+source (``sources/_csv_tracked.py``: the header, then the frame with its observed counts).
+
 The warm-up reads one file. ``--data DIR`` reuses the files of an earlier run (generated into
 DIR when it is empty), so a large size is generated once.
 
 Writes ``bench/results/schema_rescue.json``. Usage:
-``PYTHONPATH=src python bench/schema_rescue.py [--mib N] [--repeat R] [--data DIR]``
+``PYTHONPATH=src python bench/schema_rescue.py [--mib N] [--repeat R] [--data DIR]
+[--csv-data DIR]``
 """
 
 from __future__ import annotations
