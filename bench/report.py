@@ -298,6 +298,19 @@ FINDINGS_12 = (
     "generated code; placed before anything else is computed, and with the record's file "
     "looked up only for rows that have something to rescue, the frame measured 1.05-1.35x "
     "against about 1.0x without any counts (one counted metric alone: about 1.16x).\n"
+    "- *Counts as `count(when(...))`* (taken, issue 23's later change): Spark 4 rewrites "
+    "`count_if` into a common expression that a projection under the metrics node computes, "
+    "which copied every row (strings, arrays) once more before the counts saw it. At 192 "
+    "MiB, 5 interleaved samples, load average 18-26, JVM CPU: the reader with its "
+    "corrupt-record column 5.1 s; with the 7 counts as `count_if` 7.0 s (1.37x), as "
+    "`count(when(...))` 6.0 s (1.18x); one count alone 5.5 s (1.08x). The tracked CSV "
+    "read no longer adds the record's file to every row under its counts (looked up only "
+    "for a row with something to rescue, as JSON).\n"
+    "- *Where the rest goes* (same conditions, 64 MiB): any projection over the reader's "
+    "rows (a new column) costs about 0.25x a plain read into the `noop` sink, which "
+    "consumes the reader's rows as they are; the corrupt-record column 0.1-0.2x (Spark "
+    "copies each row into one with that column). Neither can go while values must be "
+    "rescued.\n"
     "- *One parse into VARIANT* (`singleVariantColumn`, then `try_variant_get` per column "
     "and `variant_delete` of the known keys to find new ones): the parse alone is about "
     "the plain read, but the typed columns and the key check made it 2.6-3.3x; it would "
@@ -306,8 +319,10 @@ FINDINGS_12 = (
     "- An earlier run of this benchmark at 1 GiB (2 samples per read, load average 18 "
     "falling to 8 during it) gave 1.33x wall / 1.09x JVM CPU for the column's overhead "
     "and 0.86x wall / 1.18x JVM CPU against the inferring read; a second one (3 samples, "
-    "load about 5) 1.10x / 1.12x and 1.04x / 1.13x. The committed run (load about 2) "
-    "replaced them.\n"
+    "load about 5) 1.10x / 1.12x and 1.04x / 1.13x; the run committed before the "
+    "`count(when(...))` change (load about 2) 1.02x / 1.00x and 1.18x / 1.15x. The run "
+    "above (load 16-18 falling to 6; samples of one read vary by up to 6.6x in wall time, "
+    "1.2x in JVM CPU) replaced them: JVM CPU is the steadier figure.\n"
     "- One pass cannot serve `addNewColumns` or `failOnNewColumns`: the new columns must be "
     "known before the frame's schema is fixed (and before anything is written), so a run "
     "reads its text twice: the cheap scan, then the typed frame.\n")
@@ -812,8 +827,9 @@ def render(d: dict[str, dict[str, Any]], out: Path) -> str:
     if sr:
         med = sr["median_seconds"]
         cpu = sr.get("median_cpu_seconds", {})
-        names = [n for n in ("schema_given", "inferred", "tracked", "tracked_no_rescue")
-                 if n in med]
+        names = [n for n in ("schema_given", "inferred", "tracked", "tracked_no_rescue",
+                             "csv_schema_given", "csv_inferred", "csv_tracked",
+                             "csv_tracked_no_rescue") if n in med]
         add(_table(["read", "median s", "runs s", "median JVM CPU s"],
                    [[name, med[name], ", ".join(f"{x:.2f}" for x in sr["seconds"][name]),
                      cpu.get(name, "")]
@@ -857,6 +873,25 @@ def render(d: dict[str, dict[str, Any]], out: Path) -> str:
                 f"keys {scan:.2f} s ({scan / med['schema_given']:.2f}x the plain read) and the "
                 f"typed frame with `_rescued_data` and the observed counts {frame:.2f} s "
                 f"({frame / med['schema_given']:.2f}x).\n")
+        csv = sr.get("csv")
+        if csv:
+            add(f"**CSV** ({csv['mib']} MiB in {csv['files']} files with a header, the JSON "
+                "rows' flat columns, 0.1 % of `code` values not numbers; the `csv_` rows "
+                "above, interleaved with the JSON reads; command: add `--csv-data DIR`). "
+                "*csv_inferred*: `spark.read.csv(files, header=True, inferSchema=True)` (a "
+                "pass to infer, then the read); *csv_tracked*: a later run (the first file's "
+                "header, then every field read as text and cast with checks, with "
+                "`_rescued_data` and the observed counts); *csv_schema_given*: the plain read "
+                "with a given schema"
+                + (f" (data: {csv['note']})" if csv.get("note") else "") + ".\n")
+            add(f"- Against today's CSV read with inference: **"
+                f"{csv['tracked_over_inferred']:.2f}x** wall, "
+                f"{csv['tracked_cpu_over_inferred']:.2f}x JVM CPU.\n")
+            add(f"- The rescued-data column's overhead: **{csv['rescue_overhead']:.2f}x** "
+                f"wall, {csv['rescue_cpu_overhead']:.2f}x JVM CPU (goal <= 1.10x).\n")
+            add(f"- Against the plain read with a given schema: "
+                f"{csv['tracked_over_schema_given']:.2f}x wall, "
+                f"{csv['tracked_cpu_over_schema_given']:.2f}x JVM CPU.\n")
         add(FINDINGS_12)
     else:
         add("not measured\n")

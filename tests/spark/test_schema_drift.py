@@ -297,6 +297,20 @@ def test_the_key_scan_misses_no_untracked_key(spark: Any, tmp_path: Path) -> Non
     assert scan_keys(spark, request, [entry], str(multi), schema).keys == {"late": 1}
 
 
+def test_a_new_top_level_key_named_like_a_nested_field_is_added(spark: Any,
+                                                                 tmp_path: Path) -> None:
+    # "x" is a field of the tracked struct "s"; a later file has a top-level "x" too. The key
+    # scan cannot tell depth from the text, so it must not take "x" for a known key.
+    lake = Drift(tmp_path)
+    lake.put("a.json", [{"id": 1, "s": {"x": 1}}])
+    lake.ingest("--schema-evolution", "addNewColumns")
+    lake.put("b.json", [{"id": 2, "s": {"x": 2}}, {"id": 3, "s": {"x": 3}, "x": "top"}])
+    run = out(lake.ingest("--schema-evolution", "addNewColumns"))
+    assert run["schema"]["added_columns"] == ["x"]
+    assert [(r["id"], r["s"], r["x"]) for r in lake.rows()] == \
+        [(1, {"x": 1}, None), (2, {"x": 2}, None), (3, {"x": 3}, "top")]
+
+
 def test_keys_differing_only_in_case_in_one_record_do_not_stick_the_job(spark: Any,
                                                                         tmp_path: Path) -> None:
     # Spark cannot infer a schema from a record holding both `code` and `Code` while the

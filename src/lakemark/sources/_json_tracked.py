@@ -7,9 +7,11 @@ module keeps the plain read and adds only what is needed to lose no value:
 
 1. :func:`scan_keys` — one scan of the records' text finds the top-level keys that are not
    tracked columns. A native regular expression (``rlike``) flags the records that might hold
-   one (a ``"key":`` after ``{`` or ``,`` that is not a known name at any depth); only those
+   one (a ``"key":`` after ``{`` or ``,`` that is not a top-level column's name); only those
    are tokenised (``json_object_keys``) to get their exact keys, counted per key with the
-   files they occur in. Records without drift cost one regex scan, not a parse.
+   files they occur in. Flat records without drift cost one regex scan, not a parse; a
+   record holding a struct whose field names are not top-level columns is always tokenised
+   (the text does not say a key's depth).
 2. :func:`typed_frame` — Spark's JSON reader with the schema the run decided, every untracked
    key to rescue as a hidden ``string`` column (the reader keeps a value of any shape as its
    JSON text) and a corrupt-record column: a record whose value does not fit its column comes
@@ -22,8 +24,7 @@ module keeps the plain read and adds only what is needed to lose no value:
 
 Keys that differ from a column only in case or whitespace cannot be read by name next to their
 column (Spark resolves names case-insensitively), so the files holding them are read by the
-exact, slower path (:mod:`._rescue`). Known limit: a new top-level key whose name is also the
-name of a field nested in a tracked struct is not seen by the scan.
+exact, slower path (:mod:`._rescue`).
 """
 
 from __future__ import annotations
@@ -67,40 +68,28 @@ def text_options(request: ReadRequest) -> dict[str, str]:
     return out
 
 
-def _names(data_type: DataType, out: set[str]) -> bool:
-    """Add the field names found at any depth of ``data_type`` to ``out``; True when a map
-    (whose keys can be anything) is among them."""
-    from pyspark.sql.types import ArrayType, MapType, StructType
-
-    if isinstance(data_type, StructType):
-        found = False
-        for f in data_type.fields:
-            out.add(f.name)
-            found = _names(f.dataType, out) or found
-        return found
-    if isinstance(data_type, ArrayType):
-        return _names(data_type.elementType, out)
-    if isinstance(data_type, MapType):
-        _names(data_type.valueType, out)
-        return True
-    return False
-
-
 def _java_quote(text: str) -> str:
     return "\\Q" + text.replace("\\E", "\\E\\\\E\\Q") + "\\E"
 
 
 def _candidate_regex(schema: StructType) -> str:
-    """A Java regex found in every record with a key that is not a known name (and in a few
-    others: a string value holding ``, "x":``, a key with escapes — they are checked exactly).
+    """A Java regex found in every record with a key that is not a top-level column (and in
+    a few others: a string value holding ``, "x":``, a key with escapes — they are checked
+    exactly).
 
     A key of a JSON object always follows its ``{`` or ``,`` (and optional whitespace), so the
     pattern is tried only there — about once per key instead of once per quote, which made
     the scan cost more than Spark's JSON reader. The key's text may hold escapes (``\\"``),
-    so an unknown key is never cut short at an escaped quote."""
-    names: set[str] = set()
-    has_map = _names(schema, names)
-    if has_map or not names:
+    so an unknown key is never cut short at an escaped quote.
+
+    Only the top-level column names are known to the pattern: a text scan cannot tell a key's
+    depth, so a key named like a field nested in a struct (or any key inside a map) flags its
+    record, and the exact check (tokenising the record) says whether it is a top-level key.
+    Treating nested names as known missed a new top-level key that shares a nested field's
+    name; the price is that records holding structs whose field names are not top-level
+    columns are all tokenised."""
+    names = {f.name for f in schema.fields}
+    if not names:
         return '"(?:[^"\\\\]|\\\\.)*+"\\s*+:'  # any key: every record is checked exactly
     known = "|".join(_java_quote(n) for n in sorted(names, key=len, reverse=True))
     return ('[{,]\\s*+"(?!(?:' + known + ')"\\s*+:)(?:[^"\\\\]|\\\\.)*+"\\s*+:')
@@ -145,6 +134,17 @@ def files_named(files: Sequence[FileEntry], names: Sequence[str]) -> list[FileEn
 
 def _quoted(name: str) -> str:
     return "`" + name.replace("`", "``") + "`"
+
+
+def _count(condition: Column) -> Column:
+    """The rows where ``condition`` holds, as an aggregate that needs no projection of its own.
+
+    ``count_if`` is rewritten by Spark 4 into a common expression that a projection below the
+    aggregate computes, which copies every row (strings, arrays) once more before the counts
+    see it; ``count(when(...))`` is evaluated on the reader's row as it is."""
+    from pyspark.sql import functions as F
+
+    return F.count(F.when(condition, F.lit(1)))
 
 
 def _unfit(typed: Column, text: Column, data_type: DataType) -> Column:
@@ -206,8 +206,8 @@ def typed_frame(spark: SparkSession, request: ReadRequest, files: Sequence[FileE
 
     if observation is not None:
         counted = mismatches(mapped)
-        metrics = [F.count_if(flagged & mapped.isNull()).alias("corrupt")]
-        metrics += [F.count_if(c).alias(f"v:{n}") for n, c in counted.items()]
+        metrics = [_count(flagged & mapped.isNull()).alias("corrupt")]
+        metrics += [_count(c).alias(f"v:{n}") for n, c in counted.items()]
         raw = raw.observe(observation, *metrics)
     parsed = raw.select("*", mapped.alias(_MAP))
     values = F.col(_MAP)
