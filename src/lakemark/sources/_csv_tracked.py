@@ -80,11 +80,11 @@ def typed_frame(spark: SparkSession, request: ReadRequest, files: Sequence[FileE
 
     strings = StructType([StructField(n, StringType()) for n in header]
                          + [StructField(_CR, StringType())])
-    raw = read_files(spark, files, root=root, format="csv",
-                     options={**_options(request), "columnNameOfCorruptRecord": _CR},
-                     schema=strings)
-    partitions = [c for c in raw.columns if c not in set(header) | {_CR}]
-    frame = raw.withColumn(_FILE, F.input_file_name())
+    # The record's file: input_file_name() on local files, the object's URI on S3 (Arrow path).
+    frame = read_files(spark, files, root=root, format="csv",
+                       options={**_options(request), "columnNameOfCorruptRecord": _CR},
+                       schema=strings, file_column=_FILE)
+    partitions = [c for c in frame.columns if c not in set(header) | {_CR, _FILE}]
     cr = F.col(_CR)
     text = {n: F.when(cr.isNull(), F.col(_quoted(n))) for n in header}
     tracked = {f.name for f in schema.fields}

@@ -25,7 +25,7 @@ with the run and records :attr:`TrackedRead.record` in the run's manifest; an
 from __future__ import annotations
 
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -43,6 +43,7 @@ if TYPE_CHECKING:
 
     from ..planning.files import FileEntry
     from ..state import StateStore
+    from ._fetched import FetchedRecords
 
 __all__ = ["SchemaTracking", "TRACKED_FORMATS", "TrackedRead", "add_observed", "read_tracked",
            "tracking_of"]
@@ -95,6 +96,8 @@ class TrackedRead:
     record: dict[str, Any] = field(default_factory=dict)  # for the run's manifest
     error: str | None = None
     observation: Any = None  # counts gathered when the frame is written (add_observed)
+    #: Call when the run ends: frees what the frame keeps for the run (S3 records, _fetched).
+    release: Callable[[], None] | None = None
 
 
 def _fields(struct: StructType) -> list[Field]:
@@ -252,7 +255,34 @@ def _read_json(spark: SparkSession, request: ReadRequest, files: Sequence[FileEn
                format: str, options: Mapping[str, str] | None, mode: str) -> TrackedRead:
     """A tracked JSON read by Spark's JSON reader (:mod:`._json_tracked`): one scan of the
     text for untracked keys instead of a parse of every record; the exact path
-    (:mod:`._rescue`) only for files with keys that differ from a column in case."""
+    (:mod:`._rescue`) only for files with keys that differ from a column in case. S3 objects
+    are fetched once for the scan and the typed frame (:mod:`._fetched`), kept until the
+    read's ``release`` is called."""
+    from ._fetched import fetch_records
+
+    fetched = fetch_records(spark, request, files, root)
+    try:
+        read = _read_json_fetched(spark, request, files, root, tracking, tracked, hints,
+                                  reserved, record, version, format=format, options=options,
+                                  mode=mode, fetched=fetched)
+    except BaseException:
+        if fetched is not None:
+            fetched.release()
+        raise
+    if fetched is not None:
+        if read.error is not None:
+            fetched.release()
+        else:
+            read.release = fetched.release
+    return read
+
+
+def _read_json_fetched(spark: SparkSession, request: ReadRequest, files: Sequence[FileEntry],
+                       root: str, tracking: SchemaTracking, tracked: list[Field] | None,
+                       hints: list[Field], reserved: list[str], record: dict[str, Any],
+                       version: int | None, *, format: str, options: Mapping[str, str] | None,
+                       mode: str, fetched: FetchedRecords | None) -> TrackedRead:
+    """:func:`_read_json` with the run's S3 records (None: local files, read by Spark)."""
     from pyspark.sql import Observation
 
     from ._json_tracked import files_named, scan_keys
@@ -269,7 +299,7 @@ def _read_json(spark: SparkSession, request: ReadRequest, files: Sequence[FileEn
         partitions = set(_partition_names(spark, files, root))
         base = list(tracked)
     skip = partitions | set(reserved)
-    scan = scan_keys(spark, request, files, root, _struct(base))
+    scan = scan_keys(spark, request, files, root, _struct(base), fetched)
     keys = {k: n for k, n in scan.keys.items() if k not in skip}
     if tracked is None:
         observed = [f for f in base if f.name not in skip]
@@ -315,7 +345,7 @@ def _read_json(spark: SparkSession, request: ReadRequest, files: Sequence[FileEn
         fast, _ = fast_frame(spark, request, fast_files, root, schema, hidden,
                              rescued_column=tracking.rescued_data_column,
                              file_key=FILE_PATH_KEY, corrupt_key=CORRUPT_KEY,
-                             observation=observation)
+                             observation=observation, records=fetched)
         frames.append(fast)
     if slow_files:
         records, parts = read_records(spark, request, slow_files, root)
