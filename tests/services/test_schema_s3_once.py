@@ -1,8 +1,8 @@
 """A later run of a tracked JSON source on S3 (moto_server, no S3A connector) fetches each
-object once: the key scan and the typed frame share the records the executors cut from the
-objects (sources/_fetched.py), which the job frees when the run ends. Rows, rescued data and
-counts are those of the same run over local files, with the objects' s3:// URIs as
-``_file_path``."""
+object once: the key scan, the type of a new column (addNewColumns) and the typed frame all
+use the records the executors cut from the objects (sources/_fetched.py), which the job frees
+when the run ends. Rows, rescued data and counts are those of the same run over local files,
+with the objects' s3:// URIs as ``_file_path``."""
 
 from __future__ import annotations
 
@@ -37,7 +37,7 @@ def _run(spark: Any, state: str, root: str) -> tuple[list[dict[str, Any]], dict[
     from lakemark.state import open_store
 
     with Job("once", state=state, spark=spark) as job:
-        df = job.read_files(root, format="json", ctx="src", schema_evolution="rescue")
+        df = job.read_files(root, format="json", ctx="src", schema_evolution="addNewColumns")
         rows = [r.asDict() for r in df.collect()]
         run_id = job.run_id
     store = open_store(state)
@@ -88,12 +88,12 @@ def test_tracked_json_on_s3_fetches_each_object_once(spark: Any, s3: Any,
             rescued["_file_path"] = f"s3://{BUCKET}/j/" + path[path.index("day="):]
             row["_rescued_data"] = json.dumps(rescued, separators=(",", ":"))
     assert rows == expected
-    assert [(r["id"], r["code"], r["day"]) for r in rows] == [
-        (None, None, 2), (2, None, 2), (3, 7, 2), (4, 8, 3)]
+    assert [(r["id"], r["code"], r["extra"], r["day"]) for r in rows] == [
+        (None, None, None, 2), (2, None, "e", 2), (3, 7, None, 2), (4, 8, None, 3)]
     assert json.loads(rows[1]["_rescued_data"]) == {
-        "code": "X5", "extra": "e", "_file_path": f"s3://{BUCKET}/j/day=2/b.json"}
+        "code": "X5", "_file_path": f"s3://{BUCKET}/j/day=2/b.json"}
     assert json.loads(rows[0]["_rescued_data"])["_corrupt_record"] == "not json"
-    counts = ("rescued_values", "corrupt_records", "rescued_new_columns")
+    counts = ("rescued_values", "corrupt_records", "added_columns", "inferred")
     assert {k: entry[k] for k in counts} == {k: expected_entry[k] for k in counts} == {
-        "rescued_values": {"code": 1}, "corrupt_records": 1,
-        "rescued_new_columns": {"extra": 1}}
+        "rescued_values": {"code": 1}, "corrupt_records": 1, "added_columns": ["extra"],
+        "inferred": True}

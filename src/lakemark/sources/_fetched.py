@@ -15,7 +15,9 @@ job releases the records when the run ends (:meth:`FetchedRecords.release`), wha
 outcome.
 
 Carrying the object's URI with each record also fills ``_file_path`` of the rescued data on S3
-(Spark's ``input_file_name()`` is empty for rows made by ``mapInArrow``).
+(Spark's ``input_file_name()`` is empty for rows made by ``mapInArrow``), and lets a run that
+meets a new column under ``addNewColumns`` infer its type from the kept records of the files
+holding it (:meth:`FetchedRecords.infer_json`) instead of copying them from S3 again.
 """
 
 from __future__ import annotations
@@ -24,14 +26,18 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from ..errors import ReadError
 from ..storage import mapped_path, parse_uri
 from ._arrow_reader import record_frame, splitting_options
+from ._errors import first_line, spark_errors
 from ._options import ReadRequest
 from ._partitions import layout_of
+from ._sample import sample_files
 from ._tasks import BINARY_FORMATS, FILE, RECORD
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql.types import StructType
 
     from ..planning.files import FileEntry
 
@@ -58,6 +64,25 @@ class FetchedRecords:
         from pyspark.sql import functions as F
 
         return self.frame.select(F.col(RECORD).alias(TEXT), F.col(FILE).alias(FILE_URI))
+
+    def infer_json(self, request: ReadRequest, files: Sequence[FileEntry]) -> StructType:
+        """The data schema Spark's JSON reader infers, with ``request``'s options and mode,
+        from the kept records of the files an S3 read would sample of ``files``
+        (:func:`._sample.sample_files`, which copies them from S3 to infer); ReadError if
+        it cannot. Each record is one JSON document here (already cut as the reader cuts
+        them), and a file is inferred from whole, not from its first 16 MiB."""
+        from pyspark.sql import functions as F
+
+        chosen = [f.path for f in sample_files(request, files)]
+        records = self.text().where(F.col(FILE_URI).isin(chosen)).select(TEXT)
+        reader = self.frame.sparkSession.read.options(**request.options)
+        if request.uses_mode:
+            reader = reader.option("mode", request.mode)
+        try:
+            return reader.json(records).schema
+        except spark_errors() as exc:
+            raise ReadError(f"cannot infer the schema of {len(chosen)} sampled json file(s) "
+                            f"starting with {chosen[0]}: {first_line(exc)}") from None
 
     def release(self) -> None:
         """Drop the kept records from the executors' storage (blocking: the memory and disk

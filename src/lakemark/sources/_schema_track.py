@@ -221,7 +221,9 @@ def _pending(decision: SchemaDecision, tracked: Sequence[Field] | None, version:
 
 
 def _inferred_fields(spark: SparkSession, files: Sequence[FileEntry], *, root: str,
-                     format: str, options: Mapping[str, str] | None, mode: str) -> list[Field]:
+                     format: str, options: Mapping[str, str] | None, mode: str,
+                     fetched: FetchedRecords | None = None,
+                     request: ReadRequest | None = None) -> list[Field]:
     """The columns Spark infers from ``files``, one per name up to case.
 
     Spark refuses to infer a schema from JSON records holding keys that differ only in case
@@ -229,6 +231,8 @@ def _inferred_fields(spark: SparkSession, files: Sequence[FileEntry], *, root: s
     would leave a source's first run failing forever. So inference runs case-sensitively and
     keeps one column per case-insensitive name: the all-lowercase spelling when the files have
     it, else the first in Spark's order. The other spellings are case variants, rescued.
+    ``fetched`` (with the ``request`` that made it): infer from the run's records kept from
+    S3 (:meth:`._fetched.FetchedRecords.infer_json`) instead of copying the files again.
     """
     from ._read import read_files
 
@@ -236,8 +240,11 @@ def _inferred_fields(spark: SparkSession, files: Sequence[FileEntry], *, root: s
     before = conf.get("spark.sql.caseSensitive", "false") or "false"
     conf.set("spark.sql.caseSensitive", "true")
     try:
-        fields = _fields(read_files(spark, files, root=root, format=format, options=options,
-                                    mode=mode).schema)
+        if fetched is not None and request is not None:
+            fields = _fields(fetched.infer_json(request, files))
+        else:
+            fields = _fields(read_files(spark, files, root=root, format=format,
+                                        options=options, mode=mode).schema)
     finally:
         conf.set("spark.sql.caseSensitive", before)
     chosen: dict[str, Field] = {}
@@ -312,7 +319,7 @@ def _read_json_fetched(spark: SparkSession, request: ReadRequest, files: Sequenc
             holding = files_named(files, sorted({p for n in fresh for p in scan.files[n]}))
             types = {f.name: f.type for f in _inferred_fields(
                 spark, holding if holding else files, root=root, format=format,
-                options=options, mode=mode)}
+                options=options, mode=mode, fetched=fetched, request=request)}
             inferred = True
             observed += [Field(n, types.get(n, "string")) for n in fresh]
         else:
