@@ -9,7 +9,9 @@ module keeps the plain read and adds only what is needed to lose no value:
    tracked columns. A native regular expression (``rlike``) flags the records that might hold
    one (a ``"key":`` after ``{`` or ``,`` that is not a known name at any depth); only those
    are tokenised (``json_object_keys``) to get their exact keys, counted per key with the
-   files they occur in. Records without drift cost one regex scan, not a parse.
+   files they occur in. Records without drift cost one regex scan, not a parse. On S3 the
+   scan computes the run's records fetched once (:mod:`._fetched`); the typed frame parses
+   them from there instead of fetching the objects again.
 2. :func:`typed_frame` — Spark's JSON reader with the schema the run decided, every untracked
    key to rescue as a hidden ``string`` column (the reader keeps a value of any shape as its
    JSON text) and a corrupt-record column: a record whose value does not fit its column comes

@@ -268,19 +268,26 @@ def _read_json(spark: SparkSession, request: ReadRequest, files: Sequence[FileEn
     from ._fetched import fetch_records
 
     fetched = fetch_records(spark, request, files, root)
+    kept: list[DataFrame] = []  # other frames persisted for the run (the exact path's, S3)
+
+    def release() -> None:
+        if fetched is not None:
+            fetched.release()
+        for frame in kept:
+            frame.unpersist(blocking=True)
+
     try:
         read = _read_json_fetched(spark, request, files, root, tracking, tracked, hints,
                                   reserved, record, version, format=format, options=options,
-                                  mode=mode, fetched=fetched)
+                                  mode=mode, fetched=fetched, kept=kept)
     except BaseException:
-        if fetched is not None:
-            fetched.release()
+        release()
         raise
     if fetched is not None:
         if read.error is not None:
-            fetched.release()
+            release()
         else:
-            read.release = fetched.release
+            read.release = release
     return read
 
 
@@ -288,8 +295,11 @@ def _read_json_fetched(spark: SparkSession, request: ReadRequest, files: Sequenc
                        root: str, tracking: SchemaTracking, tracked: list[Field] | None,
                        hints: list[Field], reserved: list[str], record: dict[str, Any],
                        version: int | None, *, format: str, options: Mapping[str, str] | None,
-                       mode: str, fetched: FetchedRecords | None) -> TrackedRead:
-    """:func:`_read_json` with the run's S3 records (None: local files, read by Spark)."""
+                       mode: str, fetched: FetchedRecords | None,
+                       kept: list[DataFrame]) -> TrackedRead:
+    """:func:`_read_json` with the run's S3 records (None: local files, read by Spark); frames
+    it persists for the run are added to ``kept``."""
+    from pyspark import StorageLevel
     from pyspark.sql import Observation
 
     from ._json_tracked import files_named, scan_keys
@@ -356,6 +366,9 @@ def _read_json_fetched(spark: SparkSession, request: ReadRequest, files: Sequenc
         frames.append(fast)
     if slow_files:
         records, parts = read_records(spark, request, slow_files, root)
+        if fetched is not None:  # S3: the exact path's count and frame share one fetch too
+            records = records.persist(StorageLevel.MEMORY_AND_DISK)
+            kept.append(records)
         seen = observe(records, schema)
         record.update({"rescued_values": dict(sorted(seen.mismatched.items())),
                        "corrupt_records": seen.corrupt})
