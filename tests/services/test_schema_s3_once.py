@@ -1,9 +1,10 @@
-"""A later run of a tracked JSON source on S3 (moto_server, no S3A connector) fetches each
-object once: the key scan, the type of a new column (addNewColumns) and the typed frame all
-use the records the executors cut from the objects (sources/_fetched.py), which the job frees
-when the run ends. Rows, rescued data and counts are those of the same run over local files,
-with the objects' s3:// URIs as ``_file_path``. (Files holding a key that differs from a column
-only in case are read by the exact path, which fetches them once more: a known limit.)"""
+"""A run of a tracked JSON source on S3 (moto_server, no S3A connector) fetches each object
+once: the first run's inference, the key scan, the type of a new column (addNewColumns) and
+the typed frame all use the records the executors cut from the objects (sources/_fetched.py),
+which the job frees when the run ends. Rows, rescued data and counts are those of the same
+run over local files, with the objects' s3:// URIs as ``_file_path``. (Files holding a key
+that differs from a column only in case are read by the exact path, which fetches them once
+more: a known limit.)"""
 
 from __future__ import annotations
 
@@ -70,17 +71,22 @@ def test_tracked_json_on_s3_fetches_each_object_once(spark: Any, s3: Any,
             client.put_object(Bucket=BUCKET, Key=f"j/{key}", Body=_body(rows))
             (local / key).write_bytes(_body(rows))
 
+    def gets() -> Counter[str]:
+        return Counter(path for method, path in s3.recorded()
+                       if method == "GET" and "?" not in path)
+
     put(FIRST)
-    _run(spark, s3_state, root)  # the schema is inferred and tracked
+    s3.record()
+    _run(spark, s3_state, root)  # the schema is inferred (from the kept records) and tracked
+    assert gets() == {f"/{BUCKET}/j/{key}": 1 for key in FIRST}
     _run(spark, local_state, str(local))
     put(LATER)
     before = _persisted(spark)
     s3.record()
     rows, entry = _run(spark, s3_state, root)
-    requests = s3.recorded()
-    gets = Counter(path for method, path in requests if method == "GET" and "?" not in path)
+    fetched = gets()
     once = {f"/{BUCKET}/j/{key}": 1 for key in LATER}
-    assert gets == {**once, f"/{BUCKET}/j/day=3/d.json": 2}, requests
+    assert fetched == {**once, f"/{BUCKET}/j/day=3/d.json": 2}
     assert _persisted(spark) == before  # the records kept for the run are freed
 
     expected, expected_entry = _run(spark, local_state, str(local))

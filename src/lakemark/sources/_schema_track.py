@@ -309,7 +309,8 @@ def _read_json_fetched(spark: SparkSession, request: ReadRequest, files: Sequenc
     if tracked is None:
         partitions = set(_partition_names(spark, files, root))
         base = [f for f in _inferred_fields(spark, files, root=root, format=format,
-                                            options=options, mode=mode)
+                                            options=options, mode=mode, fetched=fetched,
+                                            request=request)
                 if f.name not in partitions]
         inferred = True
     else:
