@@ -15,7 +15,8 @@ rules are Spark's. Malformed records are always parsed PERMISSIVE into a corrupt
 then kept (PERMISSIVE), dropped (DROPMALFORMED) or turned into an error naming the file
 (FAILFAST). Partition values are joined per folder; the columns come out in Spark's order
 (data columns, a partition column replacing a data column of the same name, then the other
-partition columns).
+partition columns). A run that reads the same text objects twice (a tracked JSON source: key
+scan, then typed frame) fetches them once (``_fetched``) and passes the kept records here.
 """
 
 from __future__ import annotations
