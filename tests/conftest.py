@@ -6,12 +6,15 @@ why; in CI a missing service is an error.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import time
+import urllib.parse
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
@@ -79,8 +82,30 @@ class MotoServer:
         )
 
     def reset(self) -> None:
-        req = urllib.request.Request(f"{self.endpoint}/moto-api/reset", method="POST")
-        urllib.request.urlopen(req, timeout=10).read()
+        self._api("reset", "POST")
+
+    def _api(self, path: str, method: str = "GET") -> bytes:
+        req = urllib.request.Request(f"{self.endpoint}/moto-api/{path}", method=method)
+        with urllib.request.urlopen(req, timeout=10) as response:
+            return bytes(response.read())
+
+    def record(self) -> None:
+        """Start recording the requests the server gets (moto's recorder), from none."""
+        self._api("recorder/reset-recording", "POST")
+        self._api("recorder/start-recording", "POST")
+
+    def recorded(self) -> list[tuple[str, str]]:
+        """Stop recording; the recorded requests as (method, URL path and query)."""
+        self._api("recorder/stop-recording", "POST")
+        lines = self._api("recorder/download-recording").decode().splitlines()
+        out = []
+        for line in lines:
+            if line.strip():
+                entry = json.loads(line)
+                parts = urllib.parse.urlsplit(entry["url"])
+                path = urllib.parse.unquote(parts.path)
+                out.append((entry["method"], path + (f"?{parts.query}" if parts.query else "")))
+        return out
 
 
 @pytest.fixture(scope="session")
@@ -93,10 +118,13 @@ def moto_server() -> Iterator[MotoServer]:
     if not os.path.exists(exe):
         need_service("moto_server is not installed (pip install 'moto[server]')")
     port = free_port()
+    # Where moto's recorder writes, when a test turns it on (MotoServer.record).
+    recordings = tempfile.mkdtemp(prefix="lakemark-moto-")
     proc = subprocess.Popen(
         [exe, "-H", "127.0.0.1", "-p", str(port)],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
+        env={**os.environ, "MOTO_RECORDER_FILEPATH": os.path.join(recordings, "requests")},
     )
     endpoint = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 30
@@ -107,6 +135,7 @@ def moto_server() -> Iterator[MotoServer]:
         except OSError:
             if proc.poll() is not None or time.monotonic() > deadline:
                 proc.kill()
+                shutil.rmtree(recordings, ignore_errors=True)
                 pytest.fail("moto_server did not start")
             time.sleep(0.1)
     server = MotoServer(endpoint)
@@ -120,6 +149,7 @@ def moto_server() -> Iterator[MotoServer]:
             os.environ[k] = v
     proc.terminate()
     proc.wait(timeout=10)
+    shutil.rmtree(recordings, ignore_errors=True)
 
 
 @pytest.fixture

@@ -47,6 +47,8 @@ def read_with_tracking(job: Job, ctx: str | None, files: Sequence[FileEntry], *,
     read = read_tracked(job.spark, job.store, job.name, ctx, files,
                         root=base_path or roots[0], format=format, options=options, mode=mode,
                         tracking=tracking)
+    if read.release is not None:  # S3 records kept for the run (sources/_fetched.py)
+        job._at_run_end.append(read.release)  # noqa: SLF001 - the job calls it when it ends
     job.store.record_plan(job.run_id, f"schema:{ctx}",
                           {**read.record, **({"error": read.error} if read.error else {})}, [])
     if read.error is not None:

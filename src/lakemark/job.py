@@ -153,6 +153,8 @@ class Job:
         self._pending: dict[str, dict[str, Any]] = {}
         self._pending_schemas: dict[str, Any] = {}  # ctx -> PendingSchema (_tracked_read)
         self._schema_counts: dict[str, Any] = {}  # ctx -> (Observation, record) (_tracked_read)
+        #: Called when the run ends, however: frees what reads keep for the run (_tracked_read).
+        self._at_run_end: list[Callable[[], None]] = []
         self._ctxs_read: set[str] = set()
         self._untracked = 0
         self._read_started = False
@@ -698,6 +700,13 @@ class Job:
 
     def _close(self) -> None:
         self._stop_heartbeat(check=False)
+        releases, self._at_run_end = self._at_run_end, []
+        for release in releases:
+            try:
+                release()
+            except Exception as exc:  # noqa: BLE001 - the run's outcome is recorded already
+                log.warning("job %s: could not free what a read kept for the run: %s",
+                            self.name, exc)
         if self._own_store and self._store is not None:
             self._store.close()
             self._store = None

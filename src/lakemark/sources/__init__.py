@@ -29,7 +29,10 @@ Known differences of the Arrow reader from Spark's readers:
 * Schema inference sees a sample (the first parquet/orc file; up to 16 files or 64 MiB of
   json/csv/xml, at most 16 MiB of a large uncompressed line-based file). A column, a wider type
   or a ``_corrupt_record`` column that only appears in unsampled files is missing; pass a
-  schema to be exact.
+  schema to be exact. (A tracked JSON source infers from the same sample's records, kept for
+  its run, whole: ``_fetched``.)
+* ``input_file_name()`` is empty on the rows it makes; ``read_files(file_column=...)`` adds
+  each row's ``s3://`` URI (and ``input_file_name()`` on Spark's path).
 * Each text-format file is read whole into the task's memory before it is cut into records;
   compression is detected from the extension (gz, bz2, zst, lz4, br).
 * JSON: a line (or multiLine file) holding a top-level array of objects is re-serialized per

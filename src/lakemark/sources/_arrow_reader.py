@@ -15,7 +15,8 @@ rules are Spark's. Malformed records are always parsed PERMISSIVE into a corrupt
 then kept (PERMISSIVE), dropped (DROPMALFORMED) or turned into an error naming the file
 (FAILFAST). Partition values are joined per folder; the columns come out in Spark's order
 (data columns, a partition column replacing a data column of the same name, then the other
-partition columns).
+partition columns). A run that reads the same text objects twice (a tracked JSON source: key
+scan, then typed frame) fetches them once (``_fetched``) and passes the kept records here.
 """
 
 from __future__ import annotations
@@ -40,8 +41,9 @@ if TYPE_CHECKING:
     from pyspark.sql.types import DataType, StructType
 
     from ..planning.files import FileEntry
+    from ._fetched import FetchedRecords
 
-__all__ = ["read_with_arrow", "avro_schema"]
+__all__ = ["read_with_arrow", "avro_schema", "record_frame", "splitting_options"]
 
 _ROW = "__lakemark_row"
 _CORRUPT = "__lakemark_corrupt"
@@ -142,6 +144,56 @@ def _files_frame(spark: SparkSession, files: Sequence[FileEntry], layout: Layout
     return spark.createDataFrame(rdd, schema)
 
 
+def splitting_options(request: ReadRequest) -> tuple[tuple[str, str], ...]:
+    """The options (lower-case names) that say how the executors cut a text file into
+    records: two reads with equal ones cut the same records from the same files."""
+    return tuple(sorted((k.lower(), v) for k, v in request.options.items()
+                        if k.lower() in _SPLITTING))
+
+
+def record_frame(spark: SparkSession, request: ReadRequest, files: Sequence[FileEntry],
+                 root: str, layout: Layout, *, with_file: bool) -> DataFrame:
+    """The records of text-format ``files``, cut on the executors (``mapInArrow``): one row
+    ``(RECORD, FOLDER)`` per record (FOLDER: the index of its folder in ``layout``), and
+    FILE (the file's URI) ``with_file``. Lazy: the files are fetched when it is computed."""
+    from pyspark.sql import types as T
+
+    _check_options(request)
+    fields = [T.StructField(RECORD, T.StringType(), True),
+              T.StructField(FOLDER, T.IntegerType(), False)]
+    if with_file:
+        fields.append(T.StructField(FILE, T.StringType(), True))
+    spec = TaskSpec(arrow_fs_config(root), request.format, options=splitting_options(request),
+                    with_file=with_file)
+    return _files_frame(spark, files, layout).mapInArrow(partial(read_task, spec),
+                                                         T.StructType(fields))
+
+
+def _fetched_frame(spark: SparkSession, records: FetchedRecords, request: ReadRequest,
+                   files: Sequence[FileEntry], root: str, layout: Layout) -> DataFrame | None:
+    """The records of ``files`` taken from ``records`` (fetched before in this run), with
+    FOLDER as ``layout`` numbers it; None when they do not hold exactly what a fetch of
+    ``files`` would give (another root, format or way of cutting records, a file not
+    fetched), so that the caller fetches the files itself."""
+    from pyspark.sql import functions as F
+    from pyspark.sql import types as T
+
+    if (records.root != root or records.format != request.format
+            or records.splitting != splitting_options(request)):
+        return None
+    paths = tuple(f.path for f in files)
+    if paths == records.paths:
+        return records.frame
+    if not set(paths) <= set(records.paths):
+        return None
+    folders = spark.createDataFrame(
+        list(zip(paths, layout.folder_of)),
+        T.StructType([T.StructField(FILE, T.StringType(), False),
+                      T.StructField(FOLDER, T.IntegerType(), False)]))
+    return (records.frame.where(F.col(FILE).isin(list(paths))).drop(FOLDER)
+            .join(F.broadcast(folders), on=FILE, how="inner"))
+
+
 def _function_options(request: ReadRequest) -> dict[str, str]:
     return {k: v for k, v in request.options.items() if k.lower() not in _READER_ONLY}
 
@@ -151,9 +203,10 @@ def _ddl(schema: StructType) -> str:
                      for f in schema.fields)
 
 
-def _parse_records(raw: DataFrame, request: ReadRequest, data: StructType, spark: SparkSession
-                   ) -> DataFrame:
-    """Records parsed by Spark's own parser, with the mode applied; data columns, FOLDER."""
+def _parse_records(raw: DataFrame, request: ReadRequest, data: StructType, spark: SparkSession,
+                   *, keep_file: bool = False) -> DataFrame:
+    """Records parsed by Spark's own parser, with the mode applied; data columns, FOLDER
+    (and FILE when ``keep_file`` or FAILFAST needs it)."""
     from pyspark.sql import functions as F
     from pyspark.sql import types as T
 
@@ -179,7 +232,7 @@ def _parse_records(raw: DataFrame, request: ReadRequest, data: StructType, spark
         last = T.StructType([f for f in schema.fields if f.name != column]
                             + [f for f in schema.fields if f.name == column])
         parsed = F.from_xml(record, last, options)
-    extra = [F.col(FILE)] if request.mode == "FAILFAST" else []
+    extra = [F.col(FILE)] if request.mode == "FAILFAST" or keep_file else []
     rows = raw.select(parsed.alias(_ROW), F.col(FOLDER), *extra)
     df = rows.select(*(F.col(_ROW).getField(f.name).alias(f.name) for f in schema.fields),
                      F.col(FOLDER), *extra)
@@ -207,8 +260,14 @@ def _check_options(request: ReadRequest) -> None:
 
 
 def read_with_arrow(spark: SparkSession, request: ReadRequest, files: Sequence[FileEntry],
-                    root: str, user_schema: StructType | None) -> DataFrame:
-    """A lazy DataFrame of ``files`` read with pyarrow/fastavro on the executors."""
+                    root: str, user_schema: StructType | None, *,
+                    records: FetchedRecords | None = None,
+                    file_column: str | None = None) -> DataFrame:
+    """A lazy DataFrame of ``files`` read with pyarrow/fastavro on the executors.
+
+    ``records``: the run's text records fetched before (:mod:`._fetched`), parsed instead of
+    fetching the files again when they hold these files cut the same way. ``file_column``:
+    a last column with each row's file URI."""
     from pyspark.sql import functions as F
     from pyspark.sql import types as T
     from pyspark.sql.pandas.types import to_arrow_schema
@@ -224,7 +283,8 @@ def read_with_arrow(spark: SparkSession, request: ReadRequest, files: Sequence[F
     data, avro_fix = _data_schema(spark, request, files, user_schema, set(by_name))
 
     binary = request.format in BINARY_FORMATS
-    with_file = request.mode == "FAILFAST" and request.uses_mode
+    keep_file = file_column is not None
+    with_file = (request.mode == "FAILFAST" and request.uses_mode) or keep_file
     if binary:
         large = spark.conf.get("spark.sql.execution.arrow.useLargeVarTypes", "false") == "true"
         try:
@@ -232,24 +292,21 @@ def read_with_arrow(spark: SparkSession, request: ReadRequest, files: Sequence[F
         except Exception as exc:  # pyspark raises its own error types for unsupported types
             raise FormatError(f"cannot read {request.format} columns {data.simpleString()} "
                               f"with Arrow: {exc}") from None
-        out = T.StructType([*data.fields, T.StructField(FOLDER, T.IntegerType(), False)])
-        spec = TaskSpec(arrow_fs_config(root), request.format, schema=arrow, avro_fix=avro_fix)
+        out = T.StructType([*data.fields, T.StructField(FOLDER, T.IntegerType(), False)]
+                           + ([T.StructField(FILE, T.StringType(), True)] if keep_file else []))
+        spec = TaskSpec(arrow_fs_config(root), request.format, schema=arrow, avro_fix=avro_fix,
+                        with_file=keep_file)
+        df = _files_frame(spark, files, layout).mapInArrow(partial(read_task, spec), out)
     else:
-        fields = [T.StructField(RECORD, T.StringType(), True),
-                  T.StructField(FOLDER, T.IntegerType(), False)]
-        if with_file:
-            fields.append(T.StructField(FILE, T.StringType(), True))
-        out = T.StructType(fields)
-        splitting = tuple((k.lower(), v) for k, v in request.options.items()
-                          if k.lower() in _SPLITTING)
-        spec = TaskSpec(arrow_fs_config(root), request.format, options=splitting,
-                        with_file=with_file)
-
-    df = _files_frame(spark, files, layout).mapInArrow(partial(read_task, spec), out)
+        fetched = (_fetched_frame(spark, records, request, files, root, layout)
+                   if records is not None else None)
+        df = fetched if fetched is not None else record_frame(
+            spark, request, files, root, layout, with_file=with_file)
+    kept = [F.col(FILE)] if keep_file else []
     if request.format == "text":
-        df = df.select(F.col(RECORD).alias(data.fields[0].name), F.col(FOLDER))
+        df = df.select(F.col(RECORD).alias(data.fields[0].name), F.col(FOLDER), *kept)
     elif not binary:
-        df = _parse_records(df, request, data, spark)
+        df = _parse_records(df, request, data, spark, keep_file=keep_file)
 
     columns: list[Column] = []
     if partitions.fields:
@@ -269,4 +326,6 @@ def read_with_arrow(spark: SparkSession, request: ReadRequest, files: Sequence[F
     for i, p in enumerate(partitions.fields):
         if p.name.lower() not in names:
             columns.append(F.col(f"{_PART}{i}").alias(p.name))
+    if file_column is not None:
+        columns.append(F.col(FILE).alias(file_column))
     return df.select(*columns)

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
 __all__ = ["header_of", "typed_frame"]
 
 _CR = "__lm_corrupt"
+_FILE = "__lm_file"
 
 
 def _options(request: ReadRequest) -> dict[str, str]:
@@ -70,11 +71,11 @@ def typed_frame(spark: SparkSession, request: ReadRequest, files: Sequence[FileE
 
     strings = StructType([StructField(n, StringType()) for n in header]
                          + [StructField(_CR, StringType())])
-    raw = read_files(spark, files, root=root, format="csv",
-                     options={**_options(request), "columnNameOfCorruptRecord": _CR},
-                     schema=strings)
-    partitions = [c for c in raw.columns if c not in set(header) | {_CR}]
-    frame = raw
+    # The record's file: input_file_name() on local files, the object's URI on S3 (Arrow path).
+    frame = read_files(spark, files, root=root, format="csv",
+                       options={**_options(request), "columnNameOfCorruptRecord": _CR},
+                       schema=strings, file_column=_FILE)
+    partitions = [c for c in frame.columns if c not in set(header) | {_CR, _FILE}]
     cr = F.col(_CR)
     text = {n: F.when(cr.isNull(), F.col(_quoted(n))) for n in header}
     tracked = {f.name for f in schema.fields}
@@ -103,9 +104,7 @@ def typed_frame(spark: SparkSession, request: ReadRequest, files: Sequence[FileE
     fields = [F.when(c, text[n]).alias(n) for n, c in mismatch.items()]
     fields += [text[n].alias(n) for n in extra]
     fields.append(cr.alias(corrupt_key))
-    # The record's file is looked up only for a row with something to rescue: as a column of
-    # every row (under the counts) it cost about half a plain read more (see _json_tracked).
-    fields.append(F.input_file_name().alias(file_key))
+    fields.append(F.col(_FILE).alias(file_key))
     anything = cr.isNotNull()
     for c in mismatch.values():
         anything = anything | c

@@ -11,7 +11,9 @@ module keeps the plain read and adds only what is needed to lose no value:
    are tokenised (``json_object_keys``) to get their exact keys, counted per key with the
    files they occur in. Flat records without drift cost one regex scan, not a parse; a
    record holding a struct whose field names are not top-level columns is always tokenised
-   (the text does not say a key's depth).
+   (the text does not say a key's depth). On S3 the scan computes the run's records fetched
+   once (:mod:`._fetched`); the typed frame parses them from there instead of fetching the
+   objects again.
 2. :func:`typed_frame` — Spark's JSON reader with the schema the run decided, every untracked
    key to rescue as a hidden ``string`` column (the reader keeps a value of any shape as its
    JSON text) and a corrupt-record column: a record whose value does not fit its column comes
@@ -41,12 +43,14 @@ if TYPE_CHECKING:
     from pyspark.sql.types import DataType, StructType
 
     from ..planning.files import FileEntry
+    from ._fetched import FetchedRecords
 
 __all__ = ["KeyScan", "scan_keys", "typed_frame", "files_named", "text_options",
            "observed_counts"]
 
 _CR = "__lm_corrupt"
 _MAP = "__lm_map"
+_FILE = "__lm_file"
 
 
 @dataclass(frozen=True)
@@ -96,20 +100,27 @@ def _candidate_regex(schema: StructType) -> str:
 
 
 def scan_keys(spark: SparkSession, request: ReadRequest, files: Sequence[FileEntry],
-              root: str, schema: StructType) -> KeyScan:
+              root: str, schema: StructType, records: FetchedRecords | None = None) -> KeyScan:
     """The top-level keys of ``files``' records that are not ``schema``'s columns (exact
-    names), with the number of records having each and the files they occur in."""
+    names), with the number of records having each and the files they occur in.
+    ``records``: the files' records fetched once for the run (S3, :mod:`._fetched`), scanned
+    instead of reading the files as text; this scan is what fetches and keeps them."""
     from pyspark.sql import functions as F
 
+    from ._fetched import FILE_URI
     from ._read import read_files
 
-    raw = read_files(spark, files, root=root, format="text", options=text_options(request))
+    if records is None:
+        raw = read_files(spark, files, root=root, format="text", options=text_options(request))
+        file = F.input_file_name()
+    else:
+        raw, file = records.text(), F.col(FILE_URI)
     names = [f.name for f in schema.fields]
     value = F.col("value")
     keys = F.array_distinct(F.json_object_keys(value))
     unknown = F.array_except(keys, F.array(*[F.lit(n) for n in names])) if names else keys
     rows = (raw.where(value.rlike(_candidate_regex(schema)))
-            .select(F.explode(unknown).alias("k"), F.input_file_name().alias("f"))
+            .select(F.explode(unknown).alias("k"), file.alias("f"))
             .groupBy("k").agg(F.count(F.lit(1)).alias("n"), F.collect_set("f").alias("fs"))
             .collect())
     return KeyScan({r["k"]: int(r["n"]) for r in rows},
@@ -163,14 +174,17 @@ def _unfit(typed: Column, text: Column, data_type: DataType) -> Column:
 def typed_frame(spark: SparkSession, request: ReadRequest, files: Sequence[FileEntry],
                 root: str, schema: StructType, hidden: Sequence[str], *,
                 rescued_column: str | None, file_key: str, corrupt_key: str,
-                observation: Any = None) -> tuple[DataFrame, list[str]]:
+                observation: Any = None, records: FetchedRecords | None = None
+                ) -> tuple[DataFrame, list[str]]:
     """``files`` read by Spark's JSON reader with ``schema``: its columns, the partition
     columns, then the rescued-data column (``rescued_column``; None: a ``corrupt_key`` column
     with the records that are not JSON objects). ``hidden``: untracked keys whose values go to
     the rescued data. Returns the frame and the partition column names. ``observation`` (a
     ``pyspark.sql.Observation``) gets, once the frame is written, the rescued values per
     column (``v:<column>``) and the corrupt records (``corrupt``): see
-    :func:`observed_counts`.
+    :func:`observed_counts`. ``records``: the files' records fetched once for the run (S3,
+    :mod:`._fetched`), parsed instead of fetching the files again; they carry each object's
+    URI for ``file_key``.
 
     Cost: the counts are observed on the reader's own rows, before anything else is computed,
     and each metric looks at a record only when the reader flagged it (a null check
@@ -192,8 +206,12 @@ def typed_frame(spark: SparkSession, request: ReadRequest, files: Sequence[FileE
                                     "samplingratio", "primitivesasstring", "prefersdecimal")}
     options["columnNameOfCorruptRecord"] = _CR
     raw = read_files(spark, files, root=root, format="json", options=options,
-                     schema=read_schema, mode="PERMISSIVE")
-    partitions = [c for c in raw.columns if c not in {f.name for f in read_schema.fields}]
+                     schema=read_schema, mode="PERMISSIVE", records=records,
+                     file_column=_FILE if records is not None else None)
+    # Spark's reader: the file is looked up only for a row with something to rescue.
+    file = F.col(_FILE) if records is not None else F.input_file_name()
+    partitions = [c for c in raw.columns
+                  if c not in {f.name for f in read_schema.fields} and c != _FILE]
     cr = F.col(_CR)
     flagged = cr.isNotNull()
     # The record's values as text, parsed again only when the reader flagged the record.
@@ -228,7 +246,7 @@ def typed_frame(spark: SparkSession, request: ReadRequest, files: Sequence[FileE
     fields = [F.when(c, values[n]).alias(n) for n, c in mismatch.items()]
     fields += [F.col(_quoted(h)).alias(h) for h in extra]
     fields.append(F.when(flagged & (fitted | values.isNull()), cr).alias(corrupt_key))
-    fields.append(F.input_file_name().alias(file_key))
+    fields.append(file.alias(file_key))
     anything = flagged
     for h in extra:
         anything = anything | F.col(_quoted(h)).isNotNull()

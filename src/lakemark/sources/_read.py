@@ -15,6 +15,8 @@ from ._spark_reader import read_with_spark
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
+    from ._fetched import FetchedRecords
+
 __all__ = ["read_files"]
 
 
@@ -27,6 +29,8 @@ def read_files(
     options: Mapping[str, str] | None = None,
     schema: Any = None,
     mode: str = "PERMISSIVE",
+    records: FetchedRecords | None = None,
+    file_column: str | None = None,
 ) -> DataFrame:
     """A DataFrame of exactly ``files`` (full paths or ``s3://`` URIs under ``root``).
 
@@ -42,6 +46,12 @@ def read_files(
     differs). Bad arguments raise ConfigError (FormatError for the format) before any I/O;
     schema inference failures raise ReadError here; read failures at action time (FAILFAST,
     corrupt files) are raised as ReadError by the returned DataFrame's actions.
+
+    ``records``: records of these S3 objects fetched before in this run (:mod:`._fetched`),
+    parsed instead of fetching the objects again (ignored where they do not apply).
+    ``file_column``: a last column with each row's file (``input_file_name()`` for Spark's
+    readers; the object's ``s3://`` URI on the Arrow path, where ``input_file_name()`` is
+    empty).
     """
     from pyspark.sql.types import StructType
 
@@ -55,10 +65,20 @@ def read_files(
     if not entries:
         # An RDD with no partitions: writing it starts no Python worker, which the empty
         # Python RDD of createDataFrame([]) does (seconds per run with nothing new to read).
-        return spark.createDataFrame(spark.sparkContext.emptyRDD(),
-                                     struct if struct is not None else StructType([]))
+        empty = spark.createDataFrame(spark.sparkContext.emptyRDD(),
+                                      struct if struct is not None else StructType([]))
+        if file_column is not None:
+            from pyspark.sql import functions as F
+
+            empty = empty.withColumn(file_column, F.lit(None).cast("string"))
+        return empty
     if parse_uri(root).is_s3 or request.format == "avro":
-        df = read_with_arrow(spark, request, entries, root, struct)
+        df = read_with_arrow(spark, request, entries, root, struct, records=records,
+                             file_column=file_column)
     else:
         df = read_with_spark(spark, request, entries, root, struct)
+        if file_column is not None:
+            from pyspark.sql import functions as F
+
+            df = df.withColumn(file_column, F.input_file_name())
     return guard(df, request.format)

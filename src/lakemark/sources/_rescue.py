@@ -97,12 +97,13 @@ def read_records(spark: SparkSession, request: ReadRequest, files: Sequence[File
     for key in ("recursiveFileLookup",):
         if request.option(key):
             text_options[key] = str(request.option(key))
-    raw = read_files(spark, files, root=root, format="text", options=text_options)
-    partitions = [c for c in raw.columns if c != "value"]
+    # The record's file: input_file_name() on local files, the object's URI on S3 (Arrow path).
+    raw = read_files(spark, files, root=root, format="text", options=text_options,
+                     file_column=_FILE)
+    partitions = [c for c in raw.columns if c not in ("value", _FILE)]
     parse_options = {k: v for k, v in request.options.items() if k.lower() not in _CUT_OPTIONS}
     frame = (raw.withColumnRenamed("value", _VALUE)
              .where(F.trim(F.col(_VALUE)) != "")
-             .withColumn(_FILE, F.input_file_name())
              .withColumn(_MAP, F.from_json(F.col(_VALUE), "map<string,string>",
                                            {**parse_options, "mode": "PERMISSIVE"})))
     return frame, partitions

@@ -45,6 +45,7 @@ if TYPE_CHECKING:
 
     from ..planning.files import FileEntry
     from ..state import StateStore
+    from ._fetched import FetchedRecords
 
 __all__ = ["SchemaTracking", "TRACKED_FORMATS", "TrackedRead", "add_observed", "read_tracked",
            "tracking_of"]
@@ -97,6 +98,8 @@ class TrackedRead:
     record: dict[str, Any] = field(default_factory=dict)  # for the run's manifest
     error: str | None = None
     observation: Any = None  # counts gathered when the frame is written (add_observed)
+    #: Call when the run ends: frees what the frame keeps for the run (S3 records, _fetched).
+    release: Callable[[], None] | None = None
 
 
 def resolved_hints(text: str | None, format: str) -> list[Field]:
@@ -245,7 +248,9 @@ def _later_columns(tracked: list[Field], keys: Sequence[str], reserved: Sequence
 
 
 def _inferred_fields(spark: SparkSession, files: Sequence[FileEntry], *, root: str,
-                     format: str, options: Mapping[str, str] | None, mode: str) -> list[Field]:
+                     format: str, options: Mapping[str, str] | None, mode: str,
+                     fetched: FetchedRecords | None = None,
+                     request: ReadRequest | None = None) -> list[Field]:
     """The columns Spark infers from ``files``, one per name up to case.
 
     Spark refuses to infer a schema from JSON records holding keys that differ only in case
@@ -253,6 +258,8 @@ def _inferred_fields(spark: SparkSession, files: Sequence[FileEntry], *, root: s
     would leave a source's first run failing forever. So inference runs case-sensitively and
     keeps one column per case-insensitive name: the all-lowercase spelling when the files have
     it, else the first in Spark's order. The other spellings are case variants, rescued.
+    ``fetched`` (with the ``request`` that made it): infer from the run's records kept from
+    S3 (:meth:`._fetched.FetchedRecords.infer_json`) instead of copying the files again.
     """
     from ._read import read_files
 
@@ -260,8 +267,11 @@ def _inferred_fields(spark: SparkSession, files: Sequence[FileEntry], *, root: s
     before = conf.get("spark.sql.caseSensitive", "false") or "false"
     conf.set("spark.sql.caseSensitive", "true")
     try:
-        fields = _fields(read_files(spark, files, root=root, format=format, options=options,
-                                    mode=mode).schema)
+        if fetched is not None and request is not None:
+            fields = _fields(fetched.infer_json(request, files))
+        else:
+            fields = _fields(read_files(spark, files, root=root, format=format,
+                                        options=options, mode=mode).schema)
     finally:
         conf.set("spark.sql.caseSensitive", before)
     chosen: dict[str, Field] = {}
@@ -279,7 +289,44 @@ def _read_json(spark: SparkSession, request: ReadRequest, files: Sequence[FileEn
                format: str, options: Mapping[str, str] | None, mode: str) -> TrackedRead:
     """A tracked JSON read by Spark's JSON reader (:mod:`._json_tracked`): one scan of the
     text for untracked keys instead of a parse of every record; the exact path
-    (:mod:`._rescue`) only for files with keys that differ from a column in case."""
+    (:mod:`._rescue`) only for files with keys that differ from a column in case. S3 objects
+    are fetched once for the scan and the typed frame (:mod:`._fetched`), kept until the
+    read's ``release`` is called."""
+    from ._fetched import fetch_records
+
+    fetched = fetch_records(spark, request, files, root)
+    kept: list[DataFrame] = []  # other frames persisted for the run (the exact path's, S3)
+
+    def release() -> None:
+        if fetched is not None:
+            fetched.release()
+        for frame in kept:
+            frame.unpersist(blocking=True)
+
+    try:
+        read = _read_json_fetched(spark, request, files, root, tracking, tracked, hints,
+                                  reserved, record, version, format=format, options=options,
+                                  mode=mode, fetched=fetched, kept=kept)
+    except BaseException:
+        release()
+        raise
+    if fetched is not None:
+        if read.error is not None:
+            release()
+        else:
+            read.release = release
+    return read
+
+
+def _read_json_fetched(spark: SparkSession, request: ReadRequest, files: Sequence[FileEntry],
+                       root: str, tracking: SchemaTracking, tracked: list[Field] | None,
+                       hints: list[Field], reserved: list[str], record: dict[str, Any],
+                       version: int | None, *, format: str, options: Mapping[str, str] | None,
+                       mode: str, fetched: FetchedRecords | None,
+                       kept: list[DataFrame]) -> TrackedRead:
+    """:func:`_read_json` with the run's S3 records (None: local files, read by Spark); frames
+    it persists for the run are added to ``kept``."""
+    from pyspark import StorageLevel
     from pyspark.sql import Observation
 
     from ._json_tracked import files_named, scan_keys
@@ -289,14 +336,15 @@ def _read_json(spark: SparkSession, request: ReadRequest, files: Sequence[FileEn
     if tracked is None:
         partitions = set(_partition_names(spark, files, root))
         base = [f for f in _inferred_fields(spark, files, root=root, format=format,
-                                            options=options, mode=mode)
+                                            options=options, mode=mode, fetched=fetched,
+                                            request=request)
                 if f.name not in partitions]
         inferred = True
     else:
         partitions = set(_partition_names(spark, files, root))
         base = list(tracked)
     skip = partitions | set(reserved)
-    scan = scan_keys(spark, request, files, root, _struct(base))
+    scan = scan_keys(spark, request, files, root, _struct(base), fetched)
     keys = {k: n for k, n in scan.keys.items() if k not in skip}
     if tracked is None:
         observed = [f for f in base if f.name not in skip]
@@ -307,7 +355,7 @@ def _read_json(spark: SparkSession, request: ReadRequest, files: Sequence[FileEn
             holding = files_named(files, sorted({p for n in fresh for p in scan.files[n]}))
             return {f.name: f.type for f in _inferred_fields(
                 spark, holding if holding else files, root=root, format=format,
-                options=options, mode=mode)}
+                options=options, mode=mode, fetched=fetched, request=request)}
 
         observed, inferred = _later_columns(tracked, sorted(keys), reserved, tracking.mode,
                                             types_of)
@@ -335,10 +383,13 @@ def _read_json(spark: SparkSession, request: ReadRequest, files: Sequence[FileEn
         fast, _ = fast_frame(spark, request, fast_files, root, schema, hidden,
                              rescued_column=tracking.rescued_data_column,
                              file_key=FILE_PATH_KEY, corrupt_key=CORRUPT_KEY,
-                             observation=observation)
+                             observation=observation, records=fetched)
         frames.append(fast)
     if slow_files:
         records, parts = read_records(spark, request, slow_files, root)
+        if fetched is not None:  # S3: the exact path's count and frame share one fetch too
+            records = records.persist(StorageLevel.MEMORY_AND_DISK)
+            kept.append(records)
         seen = observe(records, schema, request.options)
         record.update({"rescued_values": dict(sorted(seen.mismatched.items())),
                        "corrupt_records": seen.corrupt})

@@ -6,8 +6,11 @@ record batches:
 
 * parquet / orc / avro: the data columns, converted to the Spark schema's Arrow types (columns
   matched by name, case-insensitively; missing columns null), plus the file's folder index;
-* json / csv / xml / text: one string per record (see ``_records``), the folder index and, when
-  FAILFAST needs to name it, the file's URI. Spark's own parsers turn the records into columns.
+* json / csv / xml / text: one string per record (see ``_records``) and the folder index.
+  Spark's own parsers turn the records into columns.
+
+With ``with_file`` each row also carries its file's URI (FAILFAST names the file; a file
+column was asked for; a run's records fetched once keep their objects' URIs, ``_fetched``).
 
 Any failure is raised as :class:`~lakemark.errors.ReadError` naming the file.
 """
