@@ -162,6 +162,7 @@ def read_plan(job: Job, roots: Sequence[str], plan: FilePlan, *, format: str,
                                      format=format, options=options, schema=schema,
                                      mode=mode, tracking=tracking)
         job._read_started = True
+        fault_point("mid-read")
         if not plan.files:
             job._empty_reads[id(tracked)] = tracked
         return tracked
