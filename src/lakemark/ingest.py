@@ -86,8 +86,8 @@ class IngestOptions:
     def evolution_mode(self) -> str | None:
         """The schema evolution mode the source is read with (None: not tracked):
         ``--schema-evolution`` as given, or by default ``addNewColumns`` for a json, csv, xml
-        or avro source in PERMISSIVE mode (an upsert, ``--merge-key``, reads untracked unless
-        a mode is given)."""
+        or avro source in PERMISSIVE mode (an upsert, ``--merge-key``, reads untracked; a mode
+        given with it is refused by :meth:`check`)."""
         from .planning.schema import effective_evolution_mode
 
         if self.schema_evolution is None and self.merge_keys:

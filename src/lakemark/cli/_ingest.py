@@ -129,7 +129,7 @@ def ingest() -> None:
               "(addNewColumns, the default), go to the rescued data (rescue), fail the run "
               "(failOnNewColumns) or are ignored and counted (none); values that do not fit "
               "their column go to the rescued data. off: no tracking, Spark infers the schema "
-              "every run. An upsert (--merge-key) is not tracked unless a mode is given. See "
+              "every run. An upsert (--merge-key) reads its source untracked. See "
               "docs/schema.md.")
 @click.option("--rescued-data-column", default="_rescued_data", show_default=True,
               metavar="NAME", help="With a tracked schema: the column holding, per row, a "
