@@ -859,8 +859,9 @@ def render(d: dict[str, dict[str, Any]], out: Path) -> str:
             add(f"- Against today's default read with inference: **"
                 f"{sr['tracked_over_inferred']:.2f}x** wall, "
                 f"{sr['tracked_cpu_over_inferred']:.2f}x JVM CPU; time saved per run "
-                f"{med['inferred'] - med['tracked']:.1f} s of {med['inferred']:.1f} s "
-                "(negative: the tracked read is slower).\n")
+                f"{med['inferred'] - med['tracked']:.1f} s of {med['inferred']:.1f} s"
+                + (" (negative: the tracked read is slower)"
+                   if med['inferred'] < med['tracked'] else "") + ".\n")
         add(f"- Against a plain read with a given schema (which silently nulls what does not "
             f"fit and drops new keys): {ratio:.2f}x wall"
             + (f", {sr['tracked_cpu_over_schema_given']:.2f}x JVM CPU"
