@@ -124,7 +124,7 @@ def test_seed_sample_script_processes_only_new_files(glue: GlueEnv) -> None:
     assert set(bookmark["state"]) == {"datasource0"}
 
 
-@pytest.mark.long  # ./dev test -m long: kept out of the default run's time budget
+@pytest.mark.long  # a long scenario (runs in ./dev test; -m "not long" skips it)
 def test_seed_sample_with_bookmarks_disabled_reads_everything_and_keeps_no_state(
     glue: GlueEnv,
 ) -> None:
@@ -141,7 +141,7 @@ def test_seed_sample_with_bookmarks_disabled_reads_everything_and_keeps_no_state
     assert glue.cli("bookmark", "show", "j")["state"] == {}
 
 
-@pytest.mark.long  # ./dev test -m long: kept out of the default run's time budget
+@pytest.mark.long  # a long scenario (runs in ./dev test; -m "not long" skips it)
 def test_glue_studio_script_with_sql_and_catalog_updating_sink(glue: GlueEnv) -> None:
     src = glue.tmp / "orders"
     src.mkdir()
@@ -165,7 +165,7 @@ def test_glue_studio_script_with_sql_and_catalog_updating_sink(glue: GlueEnv) ->
     assert entry["Parameters"]["classification"] == "parquet"
 
 
-@pytest.mark.long  # ./dev test -m long: kept out of the default run's time budget
+@pytest.mark.long  # a long scenario (runs in ./dev test; -m "not long" skips it)
 def test_hand_written_dynamicframe_script(glue: GlueEnv) -> None:
     events = glue.tmp / "events"
     events.mkdir()
@@ -192,7 +192,7 @@ def test_hand_written_dynamicframe_script(glue: GlueEnv) -> None:
     assert set(bookmark["state"]) == {"events", "users"}
 
 
-@pytest.mark.long  # ./dev test -m long: kept out of the default run's time budget
+@pytest.mark.long  # a long scenario (runs in ./dev test; -m "not long" skips it)
 def test_dataframe_script_driven_by_job_arguments(glue: GlueEnv) -> None:
     data = glue.tmp / "q"
     data.mkdir()
@@ -233,7 +233,7 @@ def test_missing_required_argument_is_named(glue: GlueEnv) -> None:
 
 # ------------------------------------------------------------------ Glue fidelity (issue 18)
 
-@pytest.mark.long  # ./dev test -m long: kept out of the default run's time budget
+@pytest.mark.long  # a long scenario (runs in ./dev test; -m "not long" skips it)
 def test_resolve_choice_tutorial_keeps_every_value_of_a_choice_column(glue: GlueEnv) -> None:
     """A CSV column of longs with two text ids is choice(long, string), whatever the catalog
     says; each resolveChoice strategy gives Glue's documented result and nothing is lost."""
@@ -281,7 +281,7 @@ def test_resolve_choice_tutorial_keeps_every_value_of_a_choice_column(glue: Glue
         (10003, 40), (10004, 50), (None, 40)]
 
 
-@pytest.mark.long  # ./dev test -m long: kept out of the default run's time budget
+@pytest.mark.long  # a long scenario (runs in ./dev test; -m "not long" skips it)
 def test_legislators_join_keeps_shared_fields_once(glue: GlueEnv) -> None:
     """Join.apply of frames sharing non-key fields (``image``, ``links``) as in AWS's
     legislators tutorial: each field once, the second frame's value where it has one."""

@@ -113,7 +113,7 @@ def cluster(tmp_path: Path) -> Iterator[Cluster]:
     c.stop()
 
 
-@pytest.mark.long  # ./dev test -m long: kept out of the default run's time budget
+@pytest.mark.long  # a long scenario (runs in ./dev test; -m "not long" skips it)
 def test_incremental_job_on_a_standalone_cluster(tmp_path: Path, cluster: Cluster) -> None:
     import psycopg
 

@@ -46,7 +46,7 @@ def test_reads_json_csv_and_parquet_from_s3(spark: Any, bucket: Any) -> None:
     assert sorted(r["k"] for r in spark.read.parquet("s3://lake/pq/").collect()) == [1, 2]
 
 
-@pytest.mark.long  # ./dev test -m long: kept out of the default run's time budget
+@pytest.mark.long  # a long scenario (runs in ./dev test; -m "not long" skips it)
 def test_writes_with_partition_folders_and_save_modes(spark: Any, bucket: Any) -> None:
     df = spark.createDataFrame([(1, "eu"), (2, "us"), (3, "eu")], "id int, region string")
     df.write.partitionBy("region").parquet("s3://lake/out/")

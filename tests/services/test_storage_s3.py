@@ -112,7 +112,7 @@ def test_whole_bucket(layout: Any) -> None:
     assert not any(k.endswith("/") or "_temporary" in k for k in keys_of(listing.files))
 
 
-@pytest.mark.long  # ./dev test -m long: kept out of the default run's time budget
+@pytest.mark.long  # a long scenario (runs in ./dev test; -m "not long" skips it)
 def test_pagination_over_more_than_1000_objects(bucket: Any) -> None:
     keys = [f"big/part-{i:05d}.json" for i in range(1234)]
     put_all(bucket, keys + ["bigger/other.json"])

@@ -26,7 +26,7 @@ def _ingest(src: Path, target: Path, state: str, env: dict[str, str]) -> subproc
                             env=env)
 
 
-@pytest.mark.long  # ./dev test -m long: kept out of the default run's time budget
+@pytest.mark.long  # a long scenario (runs in ./dev test; -m "not long" skips it)
 @pytest.mark.spark
 def test_two_ingest_processes_started_together_exactly_one_proceeds(tmp_path: Path) -> None:
     src = tmp_path / "in"

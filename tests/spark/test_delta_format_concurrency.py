@@ -79,7 +79,7 @@ def test_two_writers_appending_at_once_both_commit(spark, tmp_path):  # type: ig
         1, 2, 10, 11]
 
 
-@pytest.mark.long  # ./dev test -m long: kept out of the default run's time budget
+@pytest.mark.long  # a long scenario (runs in ./dev test; -m "not long" skips it)
 def test_a_writer_killed_mid_write_leaves_nothing_visible(spark, tmp_path):  # type: ignore[no-untyped-def]
     assert register(spark)
     table = tmp_path / "t"

@@ -72,7 +72,7 @@ for where in (sys.argv[2], "s3://plain/t"):
     assert f"PARTS s3://plain/t ['v'] {folders}" in out.stdout
 
 
-@pytest.mark.long  # ./dev test -m long: kept out of the default run's time budget
+@pytest.mark.long  # a long scenario (runs in ./dev test; -m "not long" skips it)
 def test_a_plain_script_under_lakemark_run(tmp_path: Path) -> None:
     code = PLAIN_SESSION.format(extra="") + """
 import sys

@@ -69,7 +69,7 @@ class Folder:
         return sorted(table.column("id").to_pylist()) if table.num_rows else []
 
 
-@pytest.mark.long  # ./dev test -m long: kept out of the default run's time budget
+@pytest.mark.long  # a long scenario (runs in ./dev test; -m "not long" skips it)
 def test_retry_after_publish_does_not_duplicate_rows(tmp_path: Path, spark) -> None:  # type: ignore[no-untyped-def]
     f = Folder(tmp_path)
     f.arrive(3)

@@ -103,7 +103,7 @@ def _world(tmp: Path) -> Path:
     return bucket
 
 
-@pytest.mark.long  # ./dev test -m long: kept out of the default run's time budget
+@pytest.mark.long  # a long scenario (runs in ./dev test; -m "not long" skips it)
 def test_production_script_runs_on_mapped_folders_with_bookmarks(tmp_path: Path) -> None:
     bucket = _world(tmp_path)
     args = ("--bucket-map", f"s3://prod-bucket={bucket}", "job.py", "--JOB_NAME", "prod-orders",

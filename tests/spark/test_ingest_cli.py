@@ -290,7 +290,7 @@ def test_python_api_script_through_lakemark_run(lake: Lake, tmp_path: Path) -> N
     assert bm["run"] == 1 and "in" in bm["state"]
 
 
-@pytest.mark.long  # ./dev test -m long: kept out of the default run's time budget
+@pytest.mark.long  # a long scenario (runs in ./dev test; -m "not long" skips it)
 def test_the_console_command_runs_in_a_fresh_process(tmp_path: Path) -> None:
     src = tmp_path / "in"
     write_json(src / "a.json", rows(0, 2))

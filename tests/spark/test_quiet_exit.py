@@ -73,7 +73,7 @@ def test_ingest_to_delta_is_quiet_and_exits_0(tmp_path: Path) -> None:
     assert json.loads(out.stdout)["rows"] == 2
 
 
-@pytest.mark.long  # ./dev test -m long: kept out of the default run's time budget
+@pytest.mark.long  # a long scenario (runs in ./dev test; -m "not long" skips it)
 def test_glue_script_writing_delta_is_quiet_and_exits_0(tmp_path: Path) -> None:
     landing = tmp_path / "landing"
     landing.mkdir()

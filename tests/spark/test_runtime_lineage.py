@@ -35,7 +35,7 @@ def lines(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text().splitlines()]
 
 
-@pytest.mark.long  # ./dev test -m long: kept out of the default run's time budget
+@pytest.mark.long  # a long scenario (runs in ./dev test; -m "not long" skips it)
 def test_runs_emit_start_and_complete_or_fail_and_nothing_when_off(tmp_path: Path) -> None:
     src = tmp_path / "landing"
     write_json(src / "a.json", range(0, 3))
@@ -83,9 +83,10 @@ def test_runs_emit_start_and_complete_or_fail_and_nothing_when_off(tmp_path: Pat
     [output] = complete["outputs"]
     assert (output["namespace"], output["name"]) == ("file", str((tmp_path / "t").resolve()))
     schema = {f["name"]: f["type"] for f in output["facets"]["schema"]["fields"]}
-    assert schema == {"id": "bigint", "name": "string"}
+    # A tracked read (the default) adds the rescued-data column, traced to its source too.
+    assert schema == {"id": "bigint", "name": "string", "_rescued_data": "string"}
     lineage = output["facets"]["columnLineage"]["fields"]
-    assert set(lineage) == {"id", "name"}
+    assert set(lineage) == {"id", "name", "_rescued_data"}
     [edge] = lineage["name"]["inputFields"]
     assert (edge["namespace"], edge["name"], edge["field"]) == ("file", str(src.resolve()),
                                                                 "name")

@@ -82,7 +82,7 @@ def test_avro_drift_is_added_widened_or_rescued_run_after_run(spark: Any, tmp_pa
     assert json.loads(shown)["schemas"]["source"]["rescued_values"] == {"code": 1}
 
 
-@pytest.mark.long  # ./dev test -m long: kept out of the default run's time budget
+@pytest.mark.long  # a long scenario (runs in ./dev test; -m "not long" skips it)
 def test_avro_modes_rescue_fail_and_none(spark: Any, tmp_path: Path) -> None:
     from lakemark import Job
     from lakemark.errors import SchemaEvolutionError
@@ -160,7 +160,7 @@ def test_xml_drift_is_added_or_rescued_and_malformed_records_are_kept(spark: Any
     assert [r["_corrupt_record"] for r in broken] == ['<row id="5"><code>8</code><broken></row>']
 
 
-@pytest.mark.long  # ./dev test -m long: kept out of the default run's time budget
+@pytest.mark.long  # a long scenario (runs in ./dev test; -m "not long" skips it)
 def test_xml_modes_rescue_fail_and_none(spark: Any, tmp_path: Path) -> None:
     from lakemark import Job
     from lakemark.errors import ConfigError, SchemaEvolutionError
@@ -194,7 +194,7 @@ def test_xml_modes_rescue_fail_and_none(spark: Any, tmp_path: Path) -> None:
         read(job, "f", "failOnNewColumns")
 
 
-@pytest.mark.long  # ./dev test -m long: kept out of the default run's time budget
+@pytest.mark.long  # a long scenario (runs in ./dev test; -m "not long" skips it)
 def test_tracked_avro_reads_every_type_as_the_untracked_reader(spark: Any, tmp_path: Path
                                                                ) -> None:
     import datetime as dt
@@ -370,7 +370,7 @@ def test_a_drifting_namespaced_feed_loses_nothing(spark: Any, tmp_path: Path) ->
         read()
 
 
-@pytest.mark.long  # ./dev test -m long: kept out of the default run's time budget
+@pytest.mark.long  # a long scenario (runs in ./dev test; -m "not long" skips it)
 def test_a_drifting_avro_producer_loses_nothing(spark: Any, tmp_path: Path) -> None:
     # A producer's schema evolves as Avro allows: new fields with defaults, a new enum
     # symbol, a wider decimal, a nested int become long; logical types (uuid,

@@ -77,7 +77,7 @@ def test_json_nested_hints_type_fields_and_rescue_misfits(
     assert str(fields["later"].fields[0].type) == "PrimitiveType(\"integer\")"
 
 
-@pytest.mark.long  # ./dev test -m long: kept out of the default run's time budget
+@pytest.mark.long  # a long scenario (runs in ./dev test; -m "not long" skips it)
 def test_json_nested_hints_reach_a_column_added_later_not_a_tracked_one(
         spark: Any, tmp_path: Path) -> None:
     lake = Lake(tmp_path, "json")
@@ -118,7 +118,7 @@ def test_bad_nested_hints_fail_before_anything_is_written(spark: Any, tmp_path: 
     assert not csv.target.exists()
 
 
-@pytest.mark.long  # ./dev test -m long: kept out of the default run's time budget
+@pytest.mark.long  # a long scenario (runs in ./dev test; -m "not long" skips it)
 def test_xml_and_avro_nested_hints_type_fields_and_rescue_misfits(spark: Any,
                                                                   tmp_path: Path) -> None:
     import fastavro
