@@ -320,3 +320,48 @@ def test_a_run_that_fails_while_its_store_is_full_raises_its_own_error(
             assert store.get_bookmark("orders").version == 0
         finally:
             store.close()
+
+
+_FSIZE_RUN = """
+import resource, signal, sys
+from lakemark.errors import StateError
+from lakemark.state import open_store
+store = open_store(sys.argv[1])
+run = store.begin_run("orders", "enable", host="h", pid=1, lease_timeout_s=60)
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit fails with EFBIG
+resource.setrlimit(resource.RLIMIT_FSIZE, (1, 1))
+try:
+    store.commit_run(run.run_id, {"src": {"high": 1}}, update_bookmark=True)
+except StateError as exc:
+    print(exc)
+"""
+
+
+def test_a_write_the_file_system_refuses_is_an_io_error_not_a_traceback(tmp_path: Path) -> None:
+    """RLIMIT_FSIZE makes the kernel refuse every write that grows a file (EFBIG), which SQLite
+    reports as "disk I/O error", as it does for a failing or vanished disk. The file system is
+    neither read-only nor full, so neither is claimed."""
+    url = f"sqlite:///{tmp_path}/state.db"
+    done = subprocess.run([sys.executable, "-c", _FSIZE_RUN, url], capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
+    text = done.stdout.strip()
+    assert text.startswith(f"state store {url}: a write failed: "), text
+    assert "the disk or file system failed to read or write it" in text, text
+    assert "read-only" not in text and "full" not in text and "not a lakemark" not in text
+    store = open_store(url)
+    try:  # nothing was committed
+        assert store.get_bookmark("orders").version == 0
+    finally:
+        store.close()
+
+
+def test_an_existing_default_store_is_read_on_a_read_only_home(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    (home / ".lakemark").mkdir(parents=True)
+    committed_store(home / ".lakemark")
+    with read_only_view(home, tmp_path / "ro-home") as ro:
+        result = CliRunner().invoke(cli, ["bookmark", "show", "orders", "--json"],
+                                    env={"HOME": str(ro)})
+        assert result.exit_code == 0, result.output
+        assert '"run": 1' in result.output

@@ -78,7 +78,9 @@ def open_store(url: str, *, read_only: bool = False) -> StateStore:
     ``read_only`` (for commands that only look: ``bookmark show|history``, ``runs list|show``)
     creates nothing and changes nothing: an SQLite file or folder that does not exist, or a
     PostgreSQL schema without lakemark's tables, is a StateError naming it — except the default
-    location (``~/.lakemark/state.db``), which is created as a write would create it.
+    location (``~/.lakemark/state.db``), which is created as a write would create it when it
+    does not exist yet (an existing one is opened read-only, so it is read on a read-only
+    file system too).
     """
     scheme = url.split(":", 1)[0].split("+", 1)[0].lower() if ":" in url else ""
     target = _BACKENDS.get(scheme)
@@ -90,7 +92,8 @@ def open_store(url: str, *, read_only: bool = False) -> StateStore:
     obj: object = importlib.import_module(module_name)
     for part in attr.split("."):
         obj = getattr(obj, part)
-    if read_only and url == default_state_url():
+    if read_only and url == default_state_url() \
+            and not (Path.home() / ".lakemark" / "state.db").exists():
         read_only = False  # the default store may be created by any command
     try:
         store = obj(url, read_only=read_only)  # type: ignore[operator]
