@@ -1,7 +1,8 @@
-"""A full disk under the target (a small tmpfs, for real): `lakemark ingest files` ends in one
-`error:` line naming the target and the cause ("No space left on device" out of Spark's error
-chain), prints no Java stack trace, moves no bookmark and leaves no data in the table; once
-there is space again the next run writes every row exactly once (issue 31, finding 8)."""
+"""A full disk under the target or under the state store (a small tmpfs, for real): `lakemark
+ingest files` ends in one `error:` line naming the target or store and the cause ("No space
+left on device" out of Spark's error chain; "disk full" for the store), prints no Java stack
+trace or Python traceback, moves no bookmark and leaves no half-written data; once there is
+space again the next run leaves every row in the table exactly once (issue 31, finding 8)."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from pathlib import Path
 import pytest
 from deltalake import DeltaTable
 
-from fs_faults import tmpfs
+from fs_faults import fill, tmpfs
 
 pytestmark = pytest.mark.spark
 
@@ -58,3 +59,42 @@ def test_a_full_disk_under_the_target_is_named_and_loses_nothing(tmp_path: Path)
         assert done.returncode == 0, done.stderr[-3000:]
         got = DeltaTable(str(table)).to_pyarrow_table(columns=["id"]).column("id").to_pylist()
         assert sorted(got) == list(ids)
+
+
+@pytest.mark.parametrize("point", ["after-plan-recorded", "before-job-commit"])
+def test_a_store_whose_disk_fills_mid_run_ends_in_one_line_and_loses_nothing(
+        tmp_path: Path, point: str) -> None:
+    """`ingest files` held at ``point`` (before its sink wrote, or after its sink committed)
+    while the disk under its SQLite store fills: one `error:` line naming the store and "disk
+    full", no traceback; with space again the next run leaves every row in the table once."""
+    from crash_support import check_exactly_once, start_held
+
+    src = tmp_path / "in"
+    src.mkdir()
+    (src / "a.json").write_text("".join(json.dumps({"id": i}) + "\n" for i in range(50)))
+    target = tmp_path / "table"
+    with tmpfs(tmp_path / "disk", "2m") as disk:
+        state = f"sqlite:///{disk}/state.db"
+        gate = tmp_path / "gate"
+        proc, reached = start_held(str(src), str(target), job="j", state=state, point=point,
+                                   gate=gate)
+        if not reached:
+            raise AssertionError(f"the run ended before {point}: {proc.communicate()[1]}")
+        filler = fill(disk)
+        gate.touch()
+        _, stderr = proc.communicate(timeout=900)
+        assert proc.returncode == 1, stderr[-3000:]
+        assert "Traceback" not in stderr and "\tat " not in stderr, stderr[-3000:]
+        errors = [line for line in stderr.splitlines() if line.startswith("error:")]
+        assert len(errors) == 1, stderr[-3000:]
+        flat = " ".join(stderr.split())
+        assert f"state store {state}" in flat and "disk under it is full" in flat, flat
+        assert "not a lakemark state database" not in flat
+        filler.unlink()
+        again = lakemark("ingest", "files", str(src), str(target), "--job", "j", "--state",
+                         state, "--master", "local[1]")
+        assert again.returncode == 0, again.stderr[-3000:]
+        found = check_exactly_once(target, "delta", state=state, job="j",
+                                   files={"a.json": list(range(50))}, all_taken=True)
+        assert found.ok, found.problems
+        assert found.rows == 50
