@@ -7,7 +7,7 @@ import logging
 from typing import TYPE_CHECKING
 
 from ._heartbeat import Heartbeat
-from .errors import LakemarkError
+from .errors import LakemarkError, LeaseLost
 from .state import RunRecord
 
 if TYPE_CHECKING:
@@ -40,6 +40,10 @@ def fail_after_commit_error(job: Job, record: RunRecord, exc: BaseException) -> 
     if even that cannot be recorded, the lease ages out (no more heartbeats) or this
     process's next run of the job takes it over (``held`` in begin_run)."""
     message = f"commit failed: {type(exc).__name__}: {exc}"
+    if isinstance(exc, LeaseLost):  # fenced off: the run that took over records the outcome
+        job._emit("failed", None, {"error": message})
+        job._close()
+        return
     try:
         job.store.fail_run(record.run_id, message[:4000],
                             update_bookmark=job._updates_bookmark(record))

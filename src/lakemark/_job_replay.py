@@ -63,7 +63,9 @@ def check_skipped_write(job: Job, key: str, target: str,
                       and _sink_committed(m, a.run_id)), None)
     if committer is None:
         if automatic is not None and not retried_sink(job, key):
-            # Only a failed attempt of this very run may have committed its token.
+            # Only a failed attempt of this very run may have committed its token, or the run
+            # that took this one's lease over while it wrote: then say that (LeaseLost).
+            job.store.heartbeat(record.run_id, what=f"write to {target}")
             raise StateError(
                 f"target {target} already recorded app id {automatic.app_id!r} at "
                 f"version >= {automatic.version}, but no earlier attempt of run "

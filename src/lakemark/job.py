@@ -239,11 +239,21 @@ class Job:
             return
         if exc is None:
             self.commit()
-        elif isinstance(exc, (ConfigError, SourceError)) and not self._read_started:
-            # Bad input found while planning: nothing was read, so the bookmark stays as it was.
-            self.fail(exc, update_bookmark=False)
-        else:
-            self.fail(exc)
+            return
+        try:
+            if isinstance(exc, (ConfigError, SourceError)) and not self._read_started:
+                # Bad input found while planning: nothing was read, the bookmark stays.
+                self.fail(exc, update_bookmark=False)
+            else:
+                self.fail(exc)
+        except StateError as again:
+            # The store failed too (a full disk, a lost connection): the run's own error is
+            # what the caller sees; the run stays RUNNING in the store until its lease ages
+            # out or this host's next run finds its process gone, and its input unprocessed.
+            if not isinstance(exc, StateError):
+                log.warning("run %s: its failure could not be recorded: %s",
+                            self._record.run_id, again)
+            self._close()
 
     def commit(self) -> Bookmark:
         """End the run successfully: every state element and the run's end in one transaction."""
@@ -305,7 +315,9 @@ class Job:
             bookmark = self.store.fail_run(record.run_id, redact(message)[:4000],
                                            update_bookmark=update_bookmark)
         except LeaseLost as exc:  # fenced off: the run that took over records the outcome
-            log.info("run %s: %s", record.run_id, exc)
+            # Said once: when the run itself failed on being fenced, its error is this one.
+            (log.debug if isinstance(error, LeaseLost) else log.info)("run %s: %s",
+                                                                      record.run_id, exc)
             bookmark = self.store.get_bookmark(self.name)
         self._record = self.store.get_run(record.run_id)
         self._emit("failed", None, {"error": message})

@@ -21,7 +21,8 @@ def state_option(func: F) -> F:
         metavar="URL",
         default=None,
         help="Bookmark state store, e.g. sqlite:///path/state.db "
-        "[env LAKEMARK_STATE; default sqlite:///~/.lakemark/state.db].",
+        "[env LAKEMARK_STATE; default sqlite:///~/.lakemark/state.db; an empty value is "
+        "refused].",
     )(func)
 
 

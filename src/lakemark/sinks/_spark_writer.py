@@ -50,10 +50,12 @@ def spark_errors() -> tuple[type[BaseException], ...]:
 
 
 def spark_failure(target: Target, exc: BaseException) -> SinkError:
-    """A SinkError for a failed Spark write, with the first line of Spark's message."""
-    text = str(exc).strip()
-    first = text.splitlines()[0] if text else type(exc).__name__
-    return SinkError(f"writing {target.root} failed: {first}")
+    """A SinkError for a failed Spark write naming the target and the root cause (a full
+    disk, a read-only file system, …) dug out of Spark's error chain (:mod:`._spark_cause`)."""
+    from ._spark_cause import spark_root_cause
+
+    return SinkError(f"writing {target.root} failed: {spark_root_cause(exc)}",
+                     target=target.root)
 
 
 def has_s3a(spark: SparkSession) -> bool:

@@ -49,9 +49,27 @@ def default_state_url() -> str:
 
 
 def resolve_state_url(explicit: str | None, env: Mapping[str, str] | None = None) -> str:
-    """The state URL to use: the explicit value, then ``LAKEMARK_STATE``, then the default."""
+    """The state URL to use: the explicit value, then ``LAKEMARK_STATE``, then the default.
+
+    An empty (or blank) value is refused with ConfigError rather than read as "not given": a
+    script that passes ``--state "$STATE"`` with the variable unset would otherwise run against
+    the default store and leave the store it meant untouched.
+    """
     env = os.environ if env is None else env
-    return explicit or env.get("LAKEMARK_STATE") or default_state_url()
+    if explicit is not None:
+        if not explicit.strip():
+            raise ConfigError("the state URL (--state or state=) is empty: give one, e.g. "
+                              "sqlite:///path/state.db, or leave it out to use LAKEMARK_STATE "
+                              "or the default")
+        return explicit
+    value = env.get("LAKEMARK_STATE")
+    if value is not None:
+        if not value.strip():
+            raise ConfigError("environment variable LAKEMARK_STATE is set but empty: set it to "
+                              "a state URL, e.g. sqlite:///path/state.db, or unset it to use "
+                              "the default")
+        return value
+    return default_state_url()
 
 
 def open_store(url: str, *, read_only: bool = False) -> StateStore:
@@ -60,7 +78,9 @@ def open_store(url: str, *, read_only: bool = False) -> StateStore:
     ``read_only`` (for commands that only look: ``bookmark show|history``, ``runs list|show``)
     creates nothing and changes nothing: an SQLite file or folder that does not exist, or a
     PostgreSQL schema without lakemark's tables, is a StateError naming it — except the default
-    location (``~/.lakemark/state.db``), which is created as a write would create it.
+    location (``~/.lakemark/state.db``), which is created as a write would create it when it
+    does not exist yet (an existing one is opened read-only, so it is read on a read-only
+    file system too).
     """
     scheme = url.split(":", 1)[0].split("+", 1)[0].lower() if ":" in url else ""
     target = _BACKENDS.get(scheme)
@@ -72,7 +92,8 @@ def open_store(url: str, *, read_only: bool = False) -> StateStore:
     obj: object = importlib.import_module(module_name)
     for part in attr.split("."):
         obj = getattr(obj, part)
-    if read_only and url == default_state_url():
+    if read_only and url == default_state_url() \
+            and not (Path.home() / ".lakemark" / "state.db").exists():
         read_only = False  # the default store may be created by any command
     try:
         store = obj(url, read_only=read_only)  # type: ignore[operator]

@@ -121,14 +121,24 @@ class LockedReads:
     heartbeat thread writes through it too): each statement runs and is fetched whole under
     the store's lock, so it never interleaves with another thread's transaction."""
 
-    def __init__(self, conn: Any, lock: threading.RLock) -> None:
+    def __init__(self, conn: Any, lock: threading.RLock,
+                 fault: Callable[[Exception, str], StateError | None] | None = None) -> None:
         self._conn = conn
         self._lock = lock
+        self._fault = fault
 
     def execute(self, query: Any, params: Sequence[Any] = ()) -> _Rows:
+        """Run one statement and fetch its rows; a driver error the store's ``fault``
+        translates (a full disk, a lost connection, …) is raised as that StateError."""
         with self._lock:
-            cur = self._conn.execute(query, params)
-            rows = cur.fetchall() if cur.description is not None else []
+            try:
+                cur = self._conn.execute(query, params)
+                rows = cur.fetchall() if cur.description is not None else []
+            except Exception as exc:
+                fault = self._fault(exc, "a read") if self._fault is not None else None
+                if fault is None:
+                    raise
+                raise fault from exc
             return _Rows(rows, cur.rowcount)
 
 
@@ -437,15 +447,20 @@ class SqlStore(SchemaRecords):
         """Why ``record`` may not change the state: taken over (LeaseLost) or ended."""
         if record.status != "RUNNING" and (record.error or "").startswith(_TAKEN_OVER):
             row = db.execute(
-                "SELECT run_id, generation FROM runs WHERE job_name = ? AND generation > ? "
-                "ORDER BY generation LIMIT 1",
+                "SELECT run_id, generation, host, pid, started_at FROM runs "
+                "WHERE job_name = ? AND generation > ? ORDER BY generation LIMIT 1",
                 (record.job_name, record.generation or 0),
             ).fetchone()
             taker, taker_gen = (str(row[0]), int(row[1])) if row is not None else ("?", -1)
+            known = [f"host {row[2]}, pid {row[3]}", f"at {row[4]}"] if row is not None else []
+            _, sep, why = (record.error or "").partition(": ")
+            if sep and why:
+                known.append(f"because {why}")
             return LeaseLost(
                 f"lease of job {record.job_name!r} was taken over by run {taker} at generation "
                 f"{taker_gen} (run {record.run_id} held generation {record.generation}): its "
-                f"{what} was refused and nothing was changed",
+                f"{what} was refused and nothing it did was committed"
+                + (f"; taken over by {', '.join(known)}" if known else ""),
                 job_name=record.job_name, holder_run_id=taker,
                 generation=record.generation or 0, holder_generation=taker_gen,
             )
@@ -456,9 +471,9 @@ class SqlStore(SchemaRecords):
             job_name=record.job_name, holder_run_id=self._live_holder(db, record.job_name) or "",
         )
 
-    def heartbeat(self, run_id: str) -> None:
+    def heartbeat(self, run_id: str, *, what: str = "heartbeat") -> None:
         with self._tx() as db:
-            self._fenced(db, run_id, "heartbeat")
+            self._fenced(db, run_id, what)
 
     def record_plan(
         self, run_id: str, ctx: str, plan: Mapping[str, Any], files: Sequence[FileEntry]

@@ -185,9 +185,10 @@ class StateStore(Protocol):
         """
         ...
 
-    def heartbeat(self, run_id: str) -> None:
+    def heartbeat(self, run_id: str, *, what: str = "heartbeat") -> None:
         """Extend the lease of a RUNNING run; LeaseLost if it was taken over (a newer
-        generation holds it), LeaseError if the run has ended. Either way nothing changes."""
+        generation holds it), LeaseError if the run has ended. Either way nothing changes.
+        ``what``: the step the error says was refused (a lease check before a step)."""
         ...
 
     def record_plan(

@@ -29,6 +29,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 from ..errors import ConfigError, EnvironmentProblem, StateError
 from ..redaction import redact
 from ._ddl import ddl
+from ._faults import postgres_fault
 from ._schemas import SCHEMA_TABLE_POSTGRES
 from ._sql import SCHEMA_VERSION, LockedReads, OlderSchema, SqlStore
 
@@ -77,7 +78,7 @@ class PostgresStore(SqlStore):
         try:
             self._db: psycopg.Connection[Any] = psycopg.connect(conninfo, autocommit=True,
                                                                 connect_timeout=30)
-            self._q = LockedReads(_Qmark(self._db), self._lock)
+            self._q = LockedReads(_Qmark(self._db), self._lock, self._fault)
         except psycopg.Error as exc:
             first = str(exc).strip().splitlines()[0] if str(exc).strip() else exc
             raise StateError(f"cannot connect to state store {self.url}: {first}") from None
@@ -87,9 +88,19 @@ class PostgresStore(SqlStore):
                 self._check_schema()
             else:
                 self._migrate()
+        except psycopg.Error as exc:
+            self._db.close()
+            raise postgres_fault(self.url, exc, "opening it", closed=True) from exc
         except BaseException:
             self._db.close()
             raise
+
+    def _fault(self, exc: Exception, doing: str) -> StateError | None:
+        """The StateError for a psycopg error met while ``doing`` something (None for
+        another kind of error)."""
+        if not isinstance(exc, psycopg.Error):
+            return None
+        return postgres_fault(self.url, exc, doing, closed=self._db.closed)
 
     @staticmethod
     def _parse(url: str) -> tuple[str, str]:
@@ -142,7 +153,7 @@ class PostgresStore(SqlStore):
                         pgsql.Identifier(self.schema)))
                     yield _Qmark(db)
             except psycopg.Error as exc:
-                raise StateError(f"state store {self.url}: {str(exc).strip()}") from exc
+                raise postgres_fault(self.url, exc, "a write", closed=self._db.closed) from exc
 
     def _migrate(self) -> None:
         with self._tx() as db:

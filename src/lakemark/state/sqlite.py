@@ -20,6 +20,7 @@ from pathlib import Path
 from ..errors import ConfigError, StateError
 from ..redaction import redact
 from ._ddl import ddl
+from ._faults import filesystem_problem, sqlite_fault, sqlite_not_a_database
 from ._schemas import SCHEMA_TABLE_SQLITE
 from ._sql import SCHEMA_VERSION, LockedReads, OlderSchema, SqlStore, new_run_id  # noqa: F401 - re-exported
 
@@ -32,8 +33,11 @@ class SQLiteStore(SqlStore):
     """A :class:`~lakemark.state.base.StateStore` in an SQLite database file."""
 
     def __init__(self, path: str | Path, *, clock: Callable[[], float] = time.time,
-                 read_only: bool = False) -> None:
+                 read_only: bool = False, busy_timeout_s: float = 30.0) -> None:
+        """Open (or create) the file at ``path``; ``busy_timeout_s``: how long a statement
+        waits for another process's lock before it fails as "locked"."""
         self.path = str(path)
+        self._busy_s = busy_timeout_s
         self.url = f"sqlite:///{self.path}"
         self._clock = clock
         self._lock = threading.RLock()
@@ -50,27 +54,55 @@ class SQLiteStore(SqlStore):
             except OSError as exc:
                 raise StateError(
                     f"cannot create the folder of state database {self.path}: {exc}") from exc
+        existed = self.path == ":memory:" or Path(self.path).exists()
         try:
-            self._db = sqlite3.connect(self.path, timeout=30.0, isolation_level=None,
+            self._db = sqlite3.connect(self.path, timeout=self._busy_s, isolation_level=None,
                                        check_same_thread=False)
-            self._q = LockedReads(self._db, self._lock)
+            self._q = LockedReads(self._db, self._lock, self._fault)
         except sqlite3.Error as exc:
-            raise StateError(f"cannot open state database {self.path}: {exc}") from exc
+            raise sqlite_fault(self.url, self.path, exc, "opening it") from exc
         try:
-            self._db.execute("PRAGMA busy_timeout = 30000")
+            self._db.execute(f"PRAGMA busy_timeout = {int(self._busy_s * 1000)}")
             if self.path != ":memory:":
-                self._use_wal()
+                self._use_wal(self._busy_s)
                 self._db.execute("PRAGMA synchronous = NORMAL")
             self._migrate()
-        except StateError:
+        except (StateError, sqlite3.Error) as exc:
             self._db.close()
-            raise
-        except sqlite3.DatabaseError as exc:
-            self._db.close()
-            raise StateError(
+            if not existed:
+                self._remove_empty()
+            if isinstance(exc, StateError):
+                raise
+            raise self._open_fault(exc) from exc
+
+    def _remove_empty(self) -> None:
+        """Remove the file this open created if it stayed empty (a full disk, a read-only
+        folder): a failed open leaves nothing behind."""
+        file = Path(self.path)
+        try:
+            if file.stat().st_size == 0:
+                file.unlink()
+        except OSError:
+            pass
+
+    def _fault(self, exc: Exception, doing: str) -> StateError | None:
+        """The StateError for an sqlite3 error met while ``doing`` something (None for
+        another kind of error)."""
+        if not isinstance(exc, sqlite3.Error):
+            return None
+        return sqlite_fault(self.url, self.path, exc, doing)
+
+    def _open_fault(self, exc: sqlite3.Error) -> StateError:
+        """Why opening the file failed: "not a lakemark state database" only when SQLite says
+        so; a read-only or full file system, a lock or an I/O error is named as such."""
+        if sqlite_not_a_database(exc):
+            return StateError(
                 f"{self.path} is not a lakemark state database ({exc}); point --state or "
                 "LAKEMARK_STATE at another file"
-            ) from exc
+            )
+        fault = self._fault(exc, "opening it")
+        assert fault is not None
+        return fault
 
     def _open_read_only(self) -> None:
         """Open an existing state file without creating or changing anything (no folder, no
@@ -91,29 +123,36 @@ class SQLiteStore(SqlStore):
         # mode=rw never creates the file, and as the last connection it removes the WAL's
         # side files on close, as a writer does (mode=ro would leave -wal/-shm behind);
         # query_only refuses every write. A file we may not write is opened with mode=ro.
-        try:
+        # On a read-only file system SQLite cannot make the WAL's -shm index, so a file
+        # there is opened as immutable (nothing can change it) unless a -wal file holds
+        # writes not yet copied into it, which mode=ro reads through the existing -shm.
+        uri = file.resolve().as_uri()
+        modes = ["mode=rw", "mode=ro"]
+        if filesystem_problem(self.path) == "its file system is read-only":
+            wal = Path(f"{self.path}-wal")
+            modes = ["mode=ro"] if wal.exists() and wal.stat().st_size > 0 else \
+                ["mode=ro&immutable=1"]
+        row = None
+        for i, mode in enumerate(modes):
             try:
-                self._db = sqlite3.connect(f"{file.resolve().as_uri()}?mode=rw", uri=True,
-                                           timeout=30.0, isolation_level=None,
-                                           check_same_thread=False)
-            except sqlite3.OperationalError:
-                self._db = sqlite3.connect(f"{file.resolve().as_uri()}?mode=ro", uri=True,
-                                           timeout=30.0, isolation_level=None,
-                                           check_same_thread=False)
-            self._q = self._db
-        except sqlite3.Error as exc:
-            raise StateError(f"cannot open state database {self.path}: {exc}") from exc
-        try:
-            self._db.execute("PRAGMA query_only = ON")
-            self._db.execute("PRAGMA busy_timeout = 30000")
-            row = self._db.execute(
-                "SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
-        except sqlite3.DatabaseError as exc:
-            self._db.close()
-            raise StateError(
-                f"{self.path} is not a lakemark state database ({exc}); point --state or "
-                "LAKEMARK_STATE at another file"
-            ) from exc
+                self._db = sqlite3.connect(f"{uri}?{mode}", uri=True, timeout=self._busy_s,
+                                           isolation_level=None, check_same_thread=False)
+            except sqlite3.Error as exc:
+                if i + 1 < len(modes):
+                    continue
+                raise self._open_fault(exc) from exc
+            self._q = LockedReads(self._db, self._lock, self._fault)
+            try:
+                self._db.execute("PRAGMA query_only = ON")
+                self._db.execute(f"PRAGMA busy_timeout = {int(self._busy_s * 1000)}")
+                row = self._db.execute(
+                    "SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+                break
+            except sqlite3.Error as exc:
+                self._db.close()
+                if i + 1 < len(modes) and not sqlite_not_a_database(exc):
+                    continue
+                raise self._open_fault(exc) from exc
         if row is not None and int(row[0]) < SCHEMA_VERSION:
             self._db.close()
             raise OlderSchema(f"{self.path} has schema version {row[0]}")
@@ -143,7 +182,8 @@ class SQLiteStore(SqlStore):
                     raise
                 if time.monotonic() >= deadline:
                     raise StateError(
-                        f"state database {self.path} stayed locked for {wait_s:g} s while opening"
+                        f"state store {self.url}: opening it failed: it stayed locked by "
+                        f"another process for {wait_s:g} s"
                     ) from exc
                 time.sleep(delay)
                 delay = min(delay * 2, 0.2)
@@ -177,15 +217,29 @@ class SQLiteStore(SqlStore):
         with self._lock:
             try:
                 db.execute("BEGIN IMMEDIATE")
-            except sqlite3.OperationalError as exc:
-                raise StateError(f"state database {self.path} is busy or read-only: {exc}") from exc
+            except sqlite3.Error as exc:
+                raise sqlite_fault(self.url, self.path, exc, "a write") from exc
             try:
                 yield db
-            except BaseException:
-                db.execute("ROLLBACK")
+            except BaseException as exc:
+                self._rollback()
+                if isinstance(exc, sqlite3.Error):
+                    raise sqlite_fault(self.url, self.path, exc, "a write") from exc
                 raise
             else:
-                db.execute("COMMIT")
+                try:
+                    db.execute("COMMIT")
+                except sqlite3.Error as exc:
+                    self._rollback()
+                    raise sqlite_fault(self.url, self.path, exc, "a write") from exc
+
+    def _rollback(self) -> None:
+        """Undo the open transaction; SQLite has already undone it after some errors (a full
+        disk, an I/O error), and a failing rollback leaves the file as the journal keeps it."""
+        try:
+            self._db.execute("ROLLBACK")
+        except sqlite3.Error:
+            pass
 
     def _migrate(self) -> None:
         with self._tx() as db:
