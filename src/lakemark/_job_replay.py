@@ -159,6 +159,11 @@ def _sink_committed(plan: SinkManifest, run_id: str) -> bool:
     if plan.status == "committed":
         return True
     fmt = plan.format.strip().lower()
+    if fmt == "jdbc":
+        # The state store cannot look into the database (no credentials are kept): an
+        # attempt that began a tokened write may have committed it. Replaying its input is
+        # right either way; the token table then decides whether the rows are written.
+        return plan.status == "writing" and plan.token is not None
     token = plan.token
     if fmt == "iceberg":
         from .sinks._iceberg import iceberg_committed

@@ -619,6 +619,38 @@ class Job:
                            ctx=ctx, options=options, token=token, iceberg_catalog=iceberg_catalog,
                            merge_keys=merge_keys, delete_when=delete_when, order_by=order_by)
 
+    def write_jdbc(
+        self,
+        df: DataFrame,
+        url: str,
+        dbtable: str,
+        *,
+        ctx: str | None = None,
+        user: str | None = None,
+        password: str | None = None,
+        driver: str | None = None,
+        options: Mapping[str, str] | None = None,
+    ) -> WriteResult:
+        """Append ``df`` to database table ``dbtable`` over JDBC, exactly once per run.
+
+        On PostgreSQL and MySQL/MariaDB the rows and the run's token (``<job>/<ctx>`` at the
+        run number) commit in one database transaction (a staging table moved into the
+        target, the token in ``_lakemark_commits`` beside it), so a retried attempt skips a
+        write that landed; other engines are appended to by Spark alone, with a warning that
+        the write is not exactly-once. ``options``: more Spark JDBC writer options. See
+        :mod:`lakemark.sinks._jdbc` and docs/exactly-once.md."""
+        from ._job_jdbc import write_jdbc_frame
+        from .redaction import remember_secret
+        from .sinks import JdbcTarget
+        from .sources.jdbc import JdbcSource
+
+        remember_secret(password)
+        # the reader's resolution of URL, credentials and driver class (by URL prefix)
+        reach = JdbcSource(url=url, dbtable=dbtable, user=user, password=password,
+                           driver=driver).spark_options()
+        spark_options = {**(options or {}), **reach, "dbtable": dbtable, "lakemark.url": url}
+        return write_jdbc_frame(self, df, JdbcTarget(spark_options), ctx)
+
     # -- sources planned elsewhere (S3 events, JDBC) -------------------------------------------
     def state_of(self, ctx: str) -> dict[str, Any] | None:
         """The committed state element of ``ctx`` this run started from (None if there is none)."""

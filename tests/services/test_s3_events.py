@@ -209,6 +209,62 @@ def test_lost_notification_is_caught_by_backfill(pipeline: Pipeline) -> None:
     assert pipeline.target_ids() == [1, 2]
 
 
+def test_backfilled_objects_are_taken_once_across_scheduled_runs_and_late_notifications(
+    pipeline: Pipeline,
+) -> None:
+    """Issue 31's story: notifications lost, a backfill, later runs that keep the flag (as a
+    schedule does), a late notification of a backfilled object, and a re-uploaded key."""
+    backfill = ("--backfill-prefix", f"s3://{BUCKET}/in/")
+
+    def lose_notifications() -> list[str]:
+        """Take the queued notifications out of the queue: lost, or late if sent again."""
+        bodies: list[str] = []
+        while True:
+            got = pipeline.sqs.receive_message(QueueUrl=pipeline.queue, MaxNumberOfMessages=10,
+                                               WaitTimeSeconds=0).get("Messages", [])
+            if not got:
+                return bodies
+            for m in got:
+                bodies.append(m["Body"])
+                pipeline.sqs.delete_message(QueueUrl=pipeline.queue,
+                                            ReceiptHandle=m["ReceiptHandle"])
+
+    pipeline.put("in/seen.json", [{"id": 1}])
+    pipeline.stage1()
+    pipeline.put("in/a.json", [{"id": 2}])
+    pipeline.put("in/b.json", [{"id": 3}])
+    late = lose_notifications()
+    first = pipeline.stage2(*backfill)
+    assert (first["files"], first["backfilled"]) == (3, 2)
+    assert pipeline.target_ids() == [1, 2, 3]
+    for _ in range(2):  # later scheduled runs keep the flag
+        again = pipeline.stage2(*backfill)
+        assert again["files"] == 0 and again["rows"] == 0
+    for body in late:  # the lost notifications arrive after all
+        pipeline.sqs.send_message(QueueUrl=pipeline.queue, MessageBody=body)
+    assert pipeline.stage1()["inserted"] >= 2
+    stale = pipeline.stage2(*backfill)
+    assert (stale["files"], stale["skipped_stale"]) == (0, 2)
+    shown = CliRunner().invoke(cli, ["runs", "show", stale["run_id"], "--state",
+                                     pipeline.state, "--json"])
+    assert json.loads(shown.stdout)["sources"]["events"]["skipped_stale"] == 2
+    assert pipeline.target_ids() == [1, 2, 3]
+    # A key uploaded again with new content is a new object: taken once, whether its
+    # notification is lost (the backfill finds the new eTag) or delivered.
+    pipeline.put("in/a.json", [{"id": 4}])
+    lose_notifications()
+    assert pipeline.stage2(*backfill)["files"] == 1
+    pipeline.put("in/b.json", [{"id": 5}])
+    pipeline.stage1()
+    assert pipeline.stage2(*backfill)["files"] == 1
+    assert pipeline.stage2(*backfill)["files"] == 0
+    assert pipeline.target_ids() == [1, 2, 3, 4, 5]
+    # The backfill's events are in the events table, beside S3's own, for anyone to query.
+    filled = [r["key"] for r in pipeline.events_rows()
+              if r["event_name"] == "ObjectCreated:LakemarkBackfill"]
+    assert sorted(filled) == ["in/a.json", "in/a.json", "in/b.json"]
+
+
 def test_bad_options_are_refused_before_any_work(pipeline: Pipeline) -> None:
     out = pipeline.stage2("--max-files", "0", ok=False)
     assert out["exit_code"] == 1 and "--max-files" in out["output"]

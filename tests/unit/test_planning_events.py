@@ -17,10 +17,12 @@ from hypothesis import strategies as st
 
 from lakemark.errors import ConfigError
 from lakemark.planning.events import (
+    BACKFILL_EVENT,
     STATE_KIND,
     ObjectFilter,
     Position,
     S3EventRecord,
+    backfill_events,
     latest_per_object,
     resume_point,
     select_objects,
@@ -187,3 +189,105 @@ def test_resume_point_refuses_another_sources_state_and_restarts_from_a_version(
         resume_point({"kind": "jdbc"})
     assert resume_point({"kind": STATE_KIND, "version": 7, "position": None}, 3) == (2, None)
     assert resume_point(None, 0) == (None, None)
+
+
+class Bucket:
+    """A bucket whose notifications may be lost or late, with an events table and a backfill,
+    as a scheduled ``s3-incremental --backfill-prefix`` sees them."""
+
+    def __init__(self) -> None:
+        self.table = Table()
+        self.objects: dict[str, tuple[int, int, str]] = {}  # key -> (mtime, size, etag)
+        self.notices: list[S3EventRecord] = []
+        self.sequence = 0
+
+    def put(self, key: str, etag: str, mtime: int) -> S3EventRecord:
+        """Upload; the notification is returned, not delivered (deliver it, or lose it)."""
+        self.sequence += 1
+        self.objects[key] = (mtime, 10, etag)
+        return S3EventRecord("bk", key, "ObjectCreated:Put", mtime + 3, 10, etag, None,
+                             f"{self.sequence:08X}")
+
+    def deliver(self, *records: S3EventRecord) -> None:
+        self.commit(list(records))
+
+    def commit(self, records: list[S3EventRecord]) -> None:
+        known = {r["record_id"] for r in self.table.rows}
+        new = [r for r in records if r.record_id not in known]  # the MERGE on record_id
+        if not new:
+            return
+        self.table.version = 0 if self.table.version is None else self.table.version + 1
+        self.table.rows += [{**r.to_row(), "_commit_version": self.table.version} for r in new]
+
+    def run(self, state: dict[str, Any] | None, backfill: bool = True) -> Any:
+        if backfill:
+            known = [(r["bucket"], r["key"], r["etag"]) for r in self.table.rows
+                     if r["event_name"].startswith("ObjectCreated:")]
+            listed = [(k, m, s, f'"{e}"') for k, (m, s, e) in sorted(self.objects.items())]
+            self.commit(backfill_events("bk", listed, known, ObjectFilter()))
+        result, _ = plan(self.table, state)
+        return result
+
+
+def test_a_backfilled_object_is_taken_once_whatever_later_runs_and_notifications_do() -> None:
+    bucket = Bucket()
+    bucket.deliver(bucket.put("seen", "e1", 100))
+    lost_a = bucket.put("a", "ea", 110)  # these notifications are lost (for now)
+    bucket.put("b", "eb", 120)
+    taken: list[str] = []
+    first = bucket.run(None)
+    taken += [f.path for f in first.files]
+    assert sorted(taken) == ["s3://bk/a", "s3://bk/b", "s3://bk/seen"]
+    assert first.backfilled == 2
+    state = first.next_state
+    for _ in range(2):  # a schedule keeps the flag: nothing is taken again
+        again = bucket.run(state)
+        assert again.files == () and again.backfilled == 0
+        state = again.next_state
+    bucket.deliver(lost_a)  # the lost notification arrives after all, late
+    late = bucket.run(state)
+    assert late.files == () and late.skipped_stale == 1
+    state = late.next_state
+    # The same key uploaded again with new content is a new object: taken once, whether its
+    # notification is lost (the backfill finds the new eTag) ...
+    bucket.put("a", "ea2", 200)
+    again = bucket.run(state)
+    assert [f.path for f in again.files] == ["s3://bk/a"] and again.backfilled == 1
+    state = again.next_state
+    # ... or delivered (the backfill then finds it named and writes nothing).
+    bucket.deliver(bucket.put("b", "eb2", 210))
+    again = bucket.run(state)
+    assert [f.path for f in again.files] == ["s3://bk/b"] and again.backfilled == 0
+    assert bucket.run(again.next_state).files == ()
+
+
+def test_a_backfill_event_and_a_notification_of_the_same_upload_in_one_run_take_it_once(
+) -> None:
+    bucket = Bucket()
+    notice = bucket.put("a", "ea", 100)
+    # The backfill wrote its event, then the run died before committing; the notification
+    # arrived in between: the retry reads both, and takes the object once.
+    bucket.run(None)
+    bucket.deliver(notice)
+    result = bucket.run(None)
+    assert [f.path for f in result.files] == ["s3://bk/a"]
+
+
+def test_backfill_events_compare_etags_not_keys_and_are_idempotent() -> None:
+    listed = [("in/a", 100, 5, '"x"'), ("in/b", 100, 5, '"y"'), ("in/c", 100, 5, None),
+              ("skip/d", 100, 5, '"z"')]
+    known = [("bk", "in/a", "x"), ("bk", "in/b", "old"), ("bk", "in/c", None)]
+    made = backfill_events("bk", listed, known, ObjectFilter(key_prefix="in/"))
+    assert [(r.key, r.etag, r.event_name) for r in made] == [("in/b", "y", BACKFILL_EVENT)]
+    again = backfill_events("bk", listed, known, ObjectFilter(key_prefix="in/"))
+    assert [r.record_id for r in again] == [r.record_id for r in made]
+
+
+def test_against_a_backfill_event_time_orders_and_the_same_content_is_not_newer() -> None:
+    filled = S3EventRecord("bk", "a", BACKFILL_EVENT, 100, 1, "x", None, None)
+    same = S3EventRecord("bk", "a", "ObjectCreated:Put", 90, 1, "x", None, "0001")
+    older_upload = S3EventRecord("bk", "a", "ObjectCreated:Put", 50, 1, "w", None, "0001")
+    removed_later = S3EventRecord("bk", "a", "ObjectRemoved:Delete", 150, None, None, None, "9")
+    assert not same.newer_than(filled) and not filled.newer_than(same)
+    assert not older_upload.newer_than(filled) and filled.newer_than(older_upload)
+    assert removed_later.newer_than(filled)

@@ -123,7 +123,8 @@ def _sqs_client() -> Any:
 @click.option("--check-exists", is_flag=True,
               help="HEAD each object first and skip ones deleted since their event.")
 @click.option("--backfill-prefix", metavar="S3_URI",
-              help="Also list this prefix and take objects no event names (lost notifications).")
+              help="Also list this prefix and write an event for each object that no created "
+              "event names with its eTag (a lost notification); each is then taken once.")
 @click.option("--from-version", type=int, metavar="V",
               help="Start from this events-table version instead of the checkpoint.")
 @click.option("--option", "reader_options", multiple=True, metavar="KEY=VALUE",
@@ -172,6 +173,7 @@ def s3_incremental(target: str, events_table: str, job_name: str, fmt: str,
            "attempt": record.attempt, "status": record.status, "files": len(files),
            "bytes": total_bytes, "rows": result.rows if result else 0,
            "skipped": bool(result and result.skipped),
+           "backfilled": plan.backfilled, "skipped_stale": plan.skipped_stale,
            "target": target, "target_format": target_format,
            "bookmark_version": store.get_bookmark(job_name).version}
     store.close()

@@ -133,6 +133,10 @@ def run_details(store: StateStore, run_id: str) -> dict[str, Any]:
                                        table_state=plan.get("table_state"))
         if plan.get("kind") == "hudi-table":  # a Hudi source took a range of instants
             sources[inputs.ctx].update(kind="hudi-table", range=plan.get("range"))
+        if plan.get("kind") == "s3-events":  # what the events said, beside what was taken
+            sources[inputs.ctx].update(kind="s3-events", **{k: plan.get(k) for k in (
+                "events_table_version", "backfilled", "skipped_stale", "skipped_removed",
+                "skipped_missing")})
     out["sources"] = sources
     out["sinks"] = sinks
     if schemas:

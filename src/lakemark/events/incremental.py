@@ -8,8 +8,10 @@ the last event taken (``[commit version, event time, key, record_id]``). A run:
 2. keeps, per object, its last event (by S3's sequencer): an object created then removed is
    not read; created events pass the key filters;
 3. optionally checks that each object still exists (HEAD), skipping ones deleted since;
-4. optionally (**backfill**) lists the prefix and adds objects that no created event names,
-   so a lost notification cannot lose a file;
+4. optionally (**backfill**), before step 1, lists the prefix and writes a backfill event
+   into the events table for each object that no created event names with its eTag (the
+   notification was lost), so a lost notification cannot lose a file: steps 1–6 then take it
+   like any other event, exactly once, and later runs find it named;
 5. takes them in (commit version, event time, key) order up to ``max_files`` / ``max_bytes``;
 6. records the objects in the run's manifest and reads them with lakemark's file reader.
 
@@ -34,6 +36,7 @@ from ..planning.events import (
     EventObjectPlan,
     ObjectFilter,
     S3EventRecord,
+    backfill_events,
     resume_point,
     select_objects,
     take_objects,
@@ -80,6 +83,8 @@ def plan_event_objects(table: EventsTable, previous: dict[str, Any] | None,
     """Which objects to take now: the pure rules of :mod:`lakemark.planning.events` over the
     events read from ``table``, with the optional existence checks and backfill listing."""
     after, cut = resume_point(previous, options.from_version)
+    if options.backfill_prefix is not None:
+        _backfill(table, options, s3_client)
     rows, current = table.changes_after(after)
     earlier = [] if after is None else table.events_before(after, rows)
     selection = select_objects(rows.to_pylist(), cut, options.filter, earlier)
@@ -89,8 +94,7 @@ def plan_event_objects(table: EventsTable, previous: dict[str, Any] | None,
         existing = [c for c in candidates if _exists(s3_client, c[1])]
         missing = len(candidates) - len(existing)
         candidates = existing
-    backfill = _backfill(table, options, s3_client, {c[1].uri for c in candidates})
-    return take_objects(table.uri, current, candidates, backfill, max_files=options.max_files,
+    return take_objects(table.uri, current, candidates, max_files=options.max_files,
                         max_bytes=options.max_bytes, removed=selection.removed,
                         missing=missing, stale=selection.stale)
 
@@ -109,21 +113,36 @@ def _exists(client: Any, record: S3EventRecord) -> bool:
         raise SourceError(f"cannot check {record.uri}: {exc}") from exc
 
 
-def _backfill(table: EventsTable, options: IncrementalOptions, client: Any,
-              taking: set[str]) -> list[FileEntry]:
-    """Objects under the backfill prefix that no created event in the table names."""
-    if options.backfill_prefix is None:
-        return []
-    from ..storage import list_files
+def _backfill(table: EventsTable, options: IncrementalOptions, client: Any) -> int:
+    """Write a backfill event for each object under the backfill prefix that no created event
+    names with its eTag (:func:`lakemark.planning.events.backfill_events`); how many were new.
 
-    listing = list_files(options.backfill_prefix, s3_client=client)
-    known = {f"s3://{b}/{k}" for b, k in table.created_keys()}
-    return sorted(
-        (f for f in listing.entries
-         if f.path not in known and f.path not in taking
-         and options.filter.keeps(f.path.split("/", 3)[3] if f.path.count("/") >= 3 else "")),
-        key=lambda f: (f.mtime, f.path),
-    )
+    The events table is a changelog, so this is the only thing a backfill must remember: a
+    later run that keeps the flag finds those objects named, and a late notification of one of
+    them is the same content and stale. Writing them is idempotent (the event id is a digest
+    of key, Last-Modified and eTag), so a run that dies after it loses and doubles nothing."""
+    from ..storage import parse_uri, s3_client
+
+    assert options.backfill_prefix is not None
+    where = parse_uri(options.backfill_prefix)
+    bucket = where.bucket
+    prefix = where.key if not where.key or where.key.endswith("/") else where.key + "/"
+    client = client or s3_client()
+    listed: list[tuple[str, int, int, str | None]] = []
+    try:
+        for page in client.get_paginator("list_objects_v2").paginate(Bucket=bucket,
+                                                                     Prefix=prefix):
+            for obj in page.get("Contents", ()):
+                if obj["Key"].endswith("/"):
+                    continue  # a "folder" marker, not an object to read
+                listed.append((obj["Key"], int(obj["LastModified"].timestamp() * 1000),
+                               int(obj["Size"]), obj.get("ETag")))
+    except Exception as exc:
+        raise SourceError(f"--backfill-prefix {options.backfill_prefix}: cannot list: "
+                          f"{exc}") from exc
+    events = backfill_events(bucket, listed, table.created_objects(bucket, prefix),
+                             options.filter)
+    return table.append(events)[0] if events else 0
 
 
 def read_event_objects(job: SourceHost, events_table: str, *, format: str, ctx: str = "events",

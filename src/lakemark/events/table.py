@@ -164,15 +164,19 @@ class EventsTable:
         keys = pc.is_in(data.column("key"), value_set=rows.column("key").unique())
         return [r for r in data.filter(keys).to_pylist() if (r["bucket"], r["key"]) in wanted]
 
-    def created_keys(self) -> set[tuple[str, str]]:
-        """Every (bucket, key) that a created event in the table names."""
+    def created_objects(self, bucket: str, prefix: str) -> set[tuple[str, str, str | None]]:
+        """Every ``(bucket, key, eTag)`` that a created event in the table names, for the keys
+        of ``bucket`` under ``prefix`` (what a backfill of that prefix compares its listing to)."""
+        import pyarrow.compute as pc
+
         table = self._open()
         if table is None:
             return set()
-        data = table.to_pyarrow_table(columns=["bucket", "key", "event_name"])
-        return {
-            (b, k) for b, k, n in zip(data.column("bucket").to_pylist(),
-                                      data.column("key").to_pylist(),
-                                      data.column("event_name").to_pylist())
-            if str(n).startswith("ObjectCreated:")
-        }
+        self._check_schema(table)
+        data = table.to_pyarrow_table(columns=["bucket", "key", "event_name", "etag"])
+        wanted = pc.and_(pc.equal(data.column("bucket"), bucket),
+                         pc.starts_with(data.column("key"), prefix))
+        data = data.filter(pc.and_(wanted, pc.starts_with(data.column("event_name"),
+                                                          "ObjectCreated:")))
+        return set(zip(data.column("bucket").to_pylist(), data.column("key").to_pylist(),
+                       data.column("etag").to_pylist(), strict=True))

@@ -2,9 +2,12 @@
 
 S3/file sinks append new files to the path, as Glue does, through lakemark's sinks (so a write
 inside a job is recorded in the run's manifest under ``sink:<transformation_ctx>``). JDBC sinks
-append rows through Spark's JDBC writer. A catalog sink writes to the table's location in its
-format, and ``enableUpdateCatalog`` creates or updates the table (and its partitions); a Delta
-or Iceberg catalog table gets a table commit (``_delta``, ``_iceberg``).
+append rows exactly once per run on PostgreSQL and MySQL/MariaDB: the rows and the run's token
+commit in one database transaction (:mod:`lakemark.sinks._jdbc`); other engines, and writes
+outside a job run, are appended by Spark alone, with a warning that they are not exactly-once.
+A catalog sink writes to the table's location in its format, and ``enableUpdateCatalog``
+creates or updates the table (and its partitions); a Delta or Iceberg catalog table gets a
+table commit (``_delta``, ``_iceberg``).
 """
 
 from __future__ import annotations
@@ -79,8 +82,7 @@ def write_options_sink(
     if kind in JDBC_TYPES:
         if txn:
             raise ConfigError("txnAppId/txnVersion apply to Delta targets only, not to JDBC sinks")
-        write_jdbc(glue_ctx, df, None, options)
-        return None
+        return write_jdbc(glue_ctx, df, None, options, transformation_ctx or None)
     if kind not in ("s3", "file"):
         raise UnsupportedError(
             f"connection_type {connection_type!r} is not supported for writing; lakemark "
@@ -102,12 +104,22 @@ def write_options_sink(
 
 
 def write_jdbc(glue_ctx: GlueContext, df: DataFrame, catalog_connection: str | None,
-               options: Mapping[str, Any]) -> None:
-    """Append ``df`` to a database table through Spark's JDBC writer."""
+               options: Mapping[str, Any], ctx: str | None = None) -> WriteResult:
+    """Append ``df`` to a database table: inside a job run, exactly once with the run's token
+    (recorded under ``sink:<ctx>``); outside one, by Spark alone (see the module doc)."""
+    from ..sinks import JdbcTarget, write_jdbc_table
     from .jdbc import jdbc_write_options
 
     opts = jdbc_write_options(glue_ctx, catalog_connection, options)
-    df.write.format("jdbc").options(**opts).mode("append").save()
+    job = glue_ctx.active_job()
+    if job is None:
+        return write_jdbc_table(df, JdbcTarget(opts), None)
+    named = {k: opts.pop(k, None) for k in ("url", "lakemark.url", "dbtable", "user",
+                                             "password", "driver")}
+    opts.pop("permitMysqlScheme", None)  # derived from the URL again
+    return job.write_jdbc(df, str(named["lakemark.url"] or named["url"]),
+                          str(named["dbtable"]), ctx=ctx, user=named["user"],
+                          password=named["password"], driver=named["driver"], options=opts)
 
 
 def write_catalog(
@@ -126,9 +138,8 @@ def write_catalog(
         if txn:
             raise ConfigError("txnAppId/txnVersion apply to Delta targets only, not to JDBC "
                               f"table {database}.{table_name}")
-        write_jdbc(glue_ctx, df, table.parameters.get("connectionName"),
-                   {"dbtable": table.location})
-        return None
+        return write_jdbc(glue_ctx, df, table.parameters.get("connectionName"),
+                          {"dbtable": table.location}, transformation_ctx or None)
     extra_keys = extra.pop("partitionKeys", None)
     partition_keys = extra_keys or [c.name for c in table.partition_keys]
     extra.pop("enableUpdateCatalog", None)

@@ -214,7 +214,8 @@ class GlueContext:
         transformation_ctx: str = "", catalog_id: str | None = None, **kwargs: Any,
     ) -> Any:
         _no_extra_kwargs("write_dynamic_frame.from_jdbc_conf", kwargs)
-        write_jdbc(self, _to_df(frame), catalog_connection, connection_options or {})
+        write_jdbc(self, _to_df(frame), catalog_connection, connection_options or {},
+                   transformation_ctx or None)
         return frame
 
     def write_from_options(self, frame_or_dfc: Any, connection_type: str,

@@ -104,7 +104,8 @@ def jdbc_read_options(glue_ctx: GlueContext, connection_type: str,
 
 def jdbc_write_options(glue_ctx: GlueContext, catalog_connection: str | None,
                        options: Mapping[str, Any]) -> dict[str, str]:
-    """Spark JDBC writer options for ``write_dynamic_frame.from_jdbc_conf`` / ``from_options``."""
+    """Spark JDBC writer options for ``write_dynamic_frame.from_jdbc_conf`` / ``from_options``
+    (``lakemark.url``: the URL as given, which the exactly-once sink connects to)."""
     out: dict[str, str] = {}
     if catalog_connection:
         out.update(_connection_options(glue_ctx, catalog_connection))
@@ -121,6 +122,7 @@ def jdbc_write_options(glue_ctx: GlueContext, catalog_connection: str | None,
     driver = _driver_for(out["url"], "")
     if driver:
         out["driver"] = driver
+    out["lakemark.url"] = out["url"]
     out.update(spark_url_options(out["url"]))
     return out
 

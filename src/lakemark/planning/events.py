@@ -9,13 +9,21 @@ plus — when a bound cut a version's events in two — the position of the last
    passing the key filters is a candidate, a removed one is counted and not read. "Last" is
    over the object's whole history, not only the new events: a notification that arrives late
    (SQS does not keep order) with an older sequencer than one already decided is stale and
-   changes nothing — it neither re-reads the object nor hides a newer creation;
+   changes nothing — it neither re-reads the object nor hides a newer creation. A *backfill
+   event* (``ObjectCreated:LakemarkBackfill``, written by a backfill for an object that a
+   listing found and no created event names, see :func:`backfill_events`) has no sequencer:
+   against it, events are ordered by time (its time is the object's Last-Modified), and a
+   created event with the same content (eTag, version id) is the same object — the late
+   notification of an object the backfill already took — so it is stale too;
 3. candidates are taken in the (commit version, event time, key) order of their last event, up
    to ``max_files`` / ``max_bytes`` (the first object is always taken, however large, so a run
    moves on);
 4. when a bound cut the candidates, the checkpoint is the version before the last taken event
-   plus that event's position; otherwise it is the table's current version, and the objects a
-   backfill listing found (which no event names) are taken too.
+   plus that event's position; otherwise it is the table's current version.
+
+A backfill therefore takes nothing on its own: it writes the notifications that were lost into
+the events table, and the checkpoint takes them like any other event — once, in bounded runs,
+replayed exactly on a retry — so later runs that keep the flag find them named and add nothing.
 
 The I/O around it (reading the table's change feed, HEAD checks, the backfill listing) lives in
 ``lakemark.events.incremental``.
@@ -38,8 +46,10 @@ __all__ = [
     "EventObjectPlan",
     "ObjectFilter",
     "Position",
+    "BACKFILL_EVENT",
     "S3EventRecord",
     "Selection",
+    "backfill_events",
     "latest_per_object",
     "position_of",
     "resume_point",
@@ -50,6 +60,9 @@ __all__ = [
 STATE_KIND = "s3-events"
 
 Position = tuple[int, int, str, str]
+
+#: Event name of the events a backfill writes for objects that no created event names.
+BACKFILL_EVENT = "ObjectCreated:LakemarkBackfill"
 
 
 @dataclass(frozen=True)
@@ -84,9 +97,33 @@ class S3EventRecord:
                  str(self.event_time_ms), self.etag or "", self.version_id or ""]
         return hashlib.sha256("\x00".join(parts).encode()).hexdigest()[:32]
 
+    @property
+    def backfilled(self) -> bool:
+        """Written by a backfill listing, not by S3 (no sequencer; the time is Last-Modified)."""
+        return self.event_name == BACKFILL_EVENT
+
     def order_key(self) -> tuple[str, int]:
         """Sort key of events of one object: sequencer first (padded), then event time."""
         return ((self.sequencer or "").rjust(32, "0"), self.event_time_ms)
+
+    def same_content(self, other: S3EventRecord) -> bool:
+        """Both created events name the same upload: equal version ids when both have one,
+        else equal eTags (an unversioned re-upload of identical bytes cannot be told apart)."""
+        if not (self.created and other.created):
+            return False
+        if self.version_id and other.version_id:
+            return self.version_id == other.version_id
+        return bool(self.etag) and _etag(self.etag) == _etag(other.etag)
+
+    def newer_than(self, other: S3EventRecord) -> bool:
+        """Whether this event of an object supersedes ``other`` (see the module doc, rule 2)."""
+        if self.same_content(other) and (self.backfilled or other.backfilled):
+            return False
+        if self.backfilled or other.backfilled:
+            if self.event_time_ms != other.event_time_ms:
+                return self.event_time_ms > other.event_time_ms
+            return not self.backfilled  # S3's own event wins a tie
+        return self.order_key() >= other.order_key()
 
     def to_row(self) -> dict[str, Any]:
         return {
@@ -110,9 +147,31 @@ def latest_per_object(records: Iterable[S3EventRecord]) -> dict[tuple[str, str],
     for record in records:
         ident = (record.bucket, record.key)
         current = latest.get(ident)
-        if current is None or record.order_key() >= current.order_key():
+        if current is None or record.newer_than(current):
             latest[ident] = record
     return latest
+
+
+def _etag(value: str | None) -> str:
+    return (value or "").strip().strip('"')
+
+
+def backfill_events(bucket: str, listed: Iterable[tuple[str, int, int, str | None]],
+                    known: Iterable[tuple[str, str, str | None]],
+                    keep: ObjectFilter) -> list[S3EventRecord]:
+    """The events a backfill writes: one per listed object ``(key, mtime_ms, size, etag)``
+    that passes ``keep`` and that no created event in ``known`` (``(bucket, key, etag)``)
+    names with the same eTag. A key named only with another eTag was uploaded again after its
+    last notification (a new object), so it is backfilled too. An event's id is a digest of
+    the object's key, time and eTag: two runs that backfill the same object write one event."""
+    named = {(b, k, _etag(e)) for b, k, e in known}
+    return [
+        S3EventRecord(bucket, key, BACKFILL_EVENT, int(mtime), int(size), _etag(etag) or None,
+                      None, None)
+        for key, mtime, size, etag in listed
+        if keep.keeps(key) and (bucket, key, _etag(etag)) not in named
+        and (bucket, key, "") not in named  # an event without an eTag names the key only
+    ]
 
 
 @dataclass(frozen=True)
@@ -211,7 +270,7 @@ def select_objects(rows: Iterable[Mapping[str, Any]], cut: Position | None,
     removed = stale = 0
     for ident, record in latest.items():
         before = decided.get(ident)
-        if before is not None and before.order_key() >= record.order_key():
+        if before is not None and not record.newer_than(before):
             stale += 1
         elif record.removed:
             removed += 1
@@ -223,11 +282,12 @@ def select_objects(rows: Iterable[Mapping[str, Any]], cut: Position | None,
 
 def take_objects(source: str, current_version: int | None,
                  candidates: Sequence[tuple[Position, S3EventRecord]],
-                 backfill: Sequence[FileEntry] = (), *, max_files: int | None = None,
+                 *, max_files: int | None = None,
                  max_bytes: int | None = None, removed: int = 0, missing: int = 0,
                  stale: int = 0) -> EventObjectPlan:
     """Rules 3 and 4 of the module documentation: the run's objects and its checkpoint."""
     taken: list[FileEntry] = []
+    backfilled = 0
     total = 0
     last: Position | None = None
     cut_short = False
@@ -238,6 +298,7 @@ def take_objects(source: str, current_version: int | None,
             cut_short = True
             break
         taken.append(FileEntry(record.event_time_ms, record.uri, size))
+        backfilled += record.backfilled
         total += size
         last = pos
     pending = len(candidates) - len(taken)
@@ -247,6 +308,5 @@ def take_objects(source: str, current_version: int | None,
     else:
         state = {"kind": STATE_KIND, "source": source, "version": current_version,
                  "position": None}
-        taken.extend(backfill)
     return EventObjectPlan(tuple(taken), state, current_version, pending, removed, missing,
-                           len(backfill) if not cut_short else 0, stale)
+                           backfilled, stale)

@@ -14,11 +14,15 @@ token's ``txn`` action in the same commit. See ``_delta`` for the commit protoco
 rules, ``_files`` for folder formats and ``_publish`` for the staged, committed publish of folder
 writes, local and S3 (a job's per-run token kept in a commit record inside the folder);
 :func:`committed_files` lists the files of a folder target that committed runs wrote.
+:func:`write_jdbc_table` appends to a database table with the run's token in the same database
+transaction as the rows (PostgreSQL, MySQL/MariaDB; ``_jdbc``).
 """
 
 from ._model import FORMATS, MODES, IdempotencyToken, WriteResult
+from ._jdbc import JdbcTarget, write_jdbc_table
 from ._publish import committed_files
 from ._write import TXN_APP_ID, TXN_VERSION, check_write, token_from_options, write_target
 
-__all__ = ["FORMATS", "MODES", "IdempotencyToken", "WriteResult", "TXN_APP_ID", "TXN_VERSION",
-           "check_write", "committed_files", "token_from_options", "write_target"]
+__all__ = ["FORMATS", "MODES", "IdempotencyToken", "JdbcTarget", "WriteResult", "TXN_APP_ID",
+           "TXN_VERSION", "check_write", "committed_files", "token_from_options",
+           "write_jdbc_table", "write_target"]

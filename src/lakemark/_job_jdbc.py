@@ -1,0 +1,61 @@
+"""The job's JDBC sink: append to a database table exactly once per run.
+
+The body of :meth:`lakemark.job.Job.write_jdbc`. Like a Delta sink, a JDBC sink of a run that
+tracks its bookmark gets the token ``<job>/<ctx>`` at the run number (``<job>/<dbtable>`` when
+no ctx is given); :func:`lakemark.sinks.write_jdbc_table` commits it in the same database
+transaction as the rows. The manifest records the write's intent before it starts; a failed
+attempt that recorded one may have committed (the state store cannot see into the database),
+so its retry replays that attempt's input exactly (docs/exactly-once.md, pinned replay) and the
+token decides whether the rows are written.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from ._fault import fault_point
+from ._job_replay import check_skipped_write
+from ._job_sinks import claim_sink
+from .state.manifest import SinkManifest, SinkToken
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
+
+    from .job import Job
+    from .sinks import JdbcTarget, WriteResult
+
+__all__ = ["write_jdbc_frame"]
+
+
+def write_jdbc_frame(job: Job, df: DataFrame, target: JdbcTarget,
+                     ctx: str | None) -> WriteResult:
+    """Append ``df`` to ``target`` in ``job``'s run, exactly once (see the module doc)."""
+    from .sinks import IdempotencyToken, write_jdbc_table
+    from .sinks._jdbc import jdbc_dialect
+
+    record = job._started()
+    key = claim_sink(job, ctx, target.display)
+    token = (IdempotencyToken(f"{job.name}/{ctx or target.dbtable}", record.run)
+             if job.tracking and jdbc_dialect(target.url) else None)
+    job.store.heartbeat(record.run_id)
+    job._read_started = True
+    entry = SinkManifest(
+        ctx=ctx, target=target.display, format="jdbc", mode="append", partition_by=[],
+        token=SinkToken(token.app_id, token.version) if token else None,
+        token_source="automatic" if token else None, status="writing",
+        present=frozenset({"token_source"}),
+    )
+    job.store.record_plan(record.run_id, key, entry.to_json(), [])
+    result = write_jdbc_table(df, target, token, run_id=record.run_id,
+                              before_commit=lambda: job.store.heartbeat(record.run_id))
+    fault_point("after-sink-commit")
+    if result.skipped:
+        check_skipped_write(job, key, target.display, token)
+    job.results.append(result)
+    entry = replace(entry, status="skipped" if result.skipped else "committed",
+                    rows=result.rows, files=0, bytes=0, skipped=result.skipped)
+    job.store.record_plan(record.run_id, key, entry.to_json(), [])
+    job._emit("written", ctx, {"rows": result.rows, "files": 0, "target": target.display,
+                                "table": target.dbtable, "skipped": result.skipped}, frame=df)
+    return result
