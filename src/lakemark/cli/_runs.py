@@ -13,6 +13,7 @@ from rich.table import Table
 
 from ..state import StateStore, open_store, resolve_state_url
 from ._common import json_option, state_option
+from ._files_report import FILE_NOTE_KEYS, file_notes
 from ._output import console, fmt_ms, handle_errors, human_bytes, print_json, print_table
 
 
@@ -123,6 +124,7 @@ def run_details(store: StateStore, run_id: str) -> dict[str, Any]:
             "replay": plan.get("replay"),
             "listing": plan.get("listing"),
             "files": [e.to_json() for e in inputs.files],
+            **{k: plan[k] for k in FILE_NOTE_KEYS if plan.get(k)},
         }
         if plan.get("kind") == "jdbc":  # a JDBC source took a key range, not files
             sources[inputs.ctx].update(kind="jdbc", dbtable=plan.get("dbtable"),
@@ -181,6 +183,8 @@ def show_run(run_id: str, state_url: str | None, as_json: bool) -> None:
         for f in src["files"]:
             table.add_row(f["path"], fmt_ms(f["mtime"]), str(f["size"]))
         print_table(table)
+        for label, text in file_notes(src, limit=1_000_000):
+            console.print(f"{label}:\n  " + text.replace("\n", "\n  "), highlight=False)
     for ctx, tracked in details.get("schemas", {}).items():
         counts = {k: tracked.get(k) for k in ("added_columns", "new_columns", "ignored_columns",
                                               "rescued_values", "corrupt_records")
