@@ -191,3 +191,31 @@ def test_append_is_refused_for_a_columnar_format_by_name(lake: Lake) -> None:
                    "--state", lake.state, "--format", "parquet", "--on-modified", "append",
                    code=2)
     assert "--on-modified append" in out.output and "parquet" in out.output
+
+
+def test_a_retry_after_the_sink_committed_replays_the_appended_tail(lake: Lake) -> None:
+    """Run 2 takes the tail and dies after its Delta commit (SIGKILL at after-sink-commit):
+    the retry replays the recorded input — the tail, not the whole file — and its write is
+    skipped by the token. 35 rows, none twice."""
+    import subprocess
+    import sys
+
+    from lakemark._fault import FAULT_ENV
+
+    lake.ingest("--on-modified", "append")
+    lake.append(20, 15)
+    env = {**os.environ, FAULT_ENV: "after-sink-commit"}
+    killed = subprocess.run(
+        [sys.executable, "-m", "lakemark", "ingest", "files", str(lake.src), str(lake.target),
+         "--job", "j", "--state", lake.state, "--on-modified", "append", "--master",
+         "local[1]"], capture_output=True, text=True, timeout=600, env=env)
+    assert killed.returncode == -9, killed.stderr[-2000:]
+    assert lake.ids() == list(range(35))
+    retry = lake.ingest("--on-modified", "append")
+    assert (retry["attempt"], retry["skipped"]) == (1, True)
+    shown = json.loads(lake.cli("runs", "show", retry["run_id"], "--state", lake.state,
+                                "--json").stdout)
+    [entry] = shown["sources"]["source"]["files"]
+    assert (entry["path"], entry["offset"]) == (str(lake.log), len(lines(0, 20).encode()))
+    assert shown["sinks"]["target"]["status"] == "skipped"
+    assert lake.ids() == list(range(35))

@@ -115,6 +115,7 @@ def run_details(store: StateStore, run_id: str) -> dict[str, Any]:
         if plan.get("kind") == "clean":  # the clean-up of processed files after the commit
             cleanups[str(plan.get("ctx"))] = {k: v for k, v in plan.items() if k != "kind"}
             continue
+        tails = plan.get("tails") or {}  # appended tails taken (on_modified append)
         sources[inputs.ctx] = {
             "source": plan.get("source"),
             "format": plan.get("format"),
@@ -123,7 +124,8 @@ def run_details(store: StateStore, run_id: str) -> dict[str, Any]:
             "pending_files": plan.get("pending_files"),
             "replay": plan.get("replay"),
             "listing": plan.get("listing"),
-            "files": [e.to_json() for e in inputs.files],
+            "files": [{**e.to_json(), **({"offset": tails[e.path]} if e.path in tails else {})}
+                      for e in inputs.files],
             **{k: plan[k] for k in FILE_NOTE_KEYS if plan.get(k)},
         }
         if plan.get("kind") == "jdbc":  # a JDBC source took a key range, not files
