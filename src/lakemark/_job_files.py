@@ -19,9 +19,9 @@ from .planning import (
     FileState,
     ListingOptions,
     plan_everything,
-    plan_files,
     resume_after,
 )
+from ._exact_read import fresh_plan, plan_report
 from ._fault import fault_point
 from .state.manifest import SourceManifest
 from ._job_replay import pinned_inputs, pinned_plan, replay_case_of
@@ -90,6 +90,7 @@ def plan_source(
     listed_at = min(listing.started_ms for listing in listings)
     job._emit("listed", key, {"files": len(files), "root": source})
     previous = previous_state(job, ctx, source)
+    deferred: list[dict[str, Any]] = []
     if ctx is None or job.bookmark_option == "disable":
         if ctx is None and job.bookmark_option != "disable":
             warn_untracked(job, source)
@@ -99,8 +100,8 @@ def plan_source(
     else:
         if pinned is not None and pinned[1].manifest.kind == "files":
             plan = pinned_plan(job, ctx, pinned, files)
-        else:
-            plan = plan_files(previous, files, listed_at, options)
+        else:  # earlier takes and the policy for modified files: _exact_read
+            plan, deferred = fresh_plan(job, ctx, previous, files, listed_at, options)
     recorded = SourceManifest(
         kind="files",
         source=source,
@@ -113,6 +114,7 @@ def plan_source(
             "maxFilesInBand": options.max_files_in_band,
             "boundedFiles": options.bounded_files,
             "boundedSize": options.bounded_size,
+            "modified": options.modified,
         },
         listed_at_ms=listed_at,
         listed_files=len(files),
@@ -127,6 +129,7 @@ def plan_source(
         pending_files=plan.pending,
         previous_state=previous.to_json() if previous else None,
         next_state=plan.next_state.to_json(),
+        extra=plan_report(plan, deferred),
     )
     if ctx is not None and job.tracking and job.from_run_id is None:
         recorded = recorded.with_replay(replay_case_of(job, ctx))

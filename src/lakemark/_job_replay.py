@@ -149,7 +149,10 @@ def pinned_plan(job: Job, ctx: str, pinned: tuple[str, Any],
         )
     plan = inputs.manifest
     assert isinstance(plan, SourceManifest) and plan.next_state is not None
-    return FilePlan(files=tuple(inputs.files),
+    tails = plan.extra.get("tails") or {}  # appended tails (on_modified append): the same bytes
+    files = tuple(FileEntry(e.mtime, e.path, e.size, int(tails.get(e.path, 0)))
+                  for e in inputs.files)
+    return FilePlan(files=files,
                     next_state=FileState.from_json(plan.next_state),
                     pending=int(plan.pending_files or 0))
 

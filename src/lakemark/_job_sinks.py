@@ -8,11 +8,14 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from ._job_keys import GENERATION_KEY, RUN_ID_KEY
 from .errors import ConfigError
 from ._fault import fault_point
+from ._commit_gate import commit_gate
+from ._exact_read import check_reads
 from .state.manifest import SinkManifest, SinkToken
 
 from ._job_replay import check_skipped_write
@@ -114,14 +117,15 @@ def write_frame(
     job.store.record_plan(record.run_id, key, entry.to_json(), [])
     user_options = {k: v for k, v in (options or {}).items()
                     if k not in ("txnAppId", "txnVersion")}
-    result = write_target(
-        job.spark, df, target, format=format, mode=mode, partition_by=partition_by,
-        options=user_options, token=None if folder else used,
-        commit_info={RUN_ID_KEY: record.run_id, "lakemark.job": job.name,
-                     GENERATION_KEY: str(record.generation)},
-        commit_token=used if folder else None, iceberg_catalog=iceberg_catalog,
-        merge_keys=merge_keys, delete_when=delete_when, order_by=order_by,
-    )
+    with commit_gate(partial(check_reads, job)):  # each file read as planned (_exact_read)
+        result = write_target(
+            job.spark, df, target, format=format, mode=mode, partition_by=partition_by,
+            options=user_options, token=None if folder else used,
+            commit_info={RUN_ID_KEY: record.run_id, "lakemark.job": job.name,
+                         GENERATION_KEY: str(record.generation)},
+            commit_token=used if folder else None, iceberg_catalog=iceberg_catalog,
+            merge_keys=merge_keys, delete_when=delete_when, order_by=order_by,
+        )
     fault_point("after-sink-commit")
     if result.skipped:
         check_skipped_write(job, key, result.target, automatic)

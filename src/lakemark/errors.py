@@ -13,7 +13,8 @@ these where they enter lakemark, so callers and the CLI catch one family and pri
     │   ├── UnsupportedError   a Glue API, transform or option lakemark does not provide
     │   └── TypeSyntaxError    a malformed Hive/Glue type string (lakemark.catalog)
     ├── SourceError            a source path/prefix is missing, unreadable or of the wrong kind
-    │   └── SchemaEvolutionError  new columns refused by schema evolution mode failOnNewColumns
+    │   ├── SchemaEvolutionError  new columns refused by schema evolution mode failOnNewColumns
+    │   └── ChangedDuringRun   a planned file changed while the run read it (nothing committed)
     ├── StateError             the state store cannot be opened, is corrupt or of a newer schema
     │   ├── LeaseError         another run of the same job holds the lease
     │   ├── CommitConflict     a compare-and-swap commit lost a race
@@ -33,6 +34,7 @@ __all__ = [
     "ConfigError",
     "SourceError",
     "SchemaEvolutionError",
+    "ChangedDuringRun",
     "FormatError",
     "StateError",
     "LeaseError",
@@ -73,6 +75,16 @@ class SourceError(LakemarkError):
 
 class SchemaEvolutionError(SourceError):
     """A tracked source met new columns that its evolution mode (failOnNewColumns) refuses."""
+
+
+class ChangedDuringRun(SourceError):
+    """Planned files whose size or mtime changed between the plan and the end of the read,
+    found before a sink committed. ``paths``: those files (``uri`` the first); the next
+    attempt plans again and takes them whole."""
+
+    def __init__(self, message: str, *, paths: tuple[str, ...]) -> None:
+        super().__init__(message, uri=paths[0] if paths else None)
+        self.paths = paths
 
 
 class FormatError(ConfigError):

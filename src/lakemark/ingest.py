@@ -17,7 +17,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from .errors import ConfigError
+from ._exact_read import forget_sink
+from .errors import ChangedDuringRun, ConfigError
 from .job import Job, JobEvent
 from .planning import DEFAULT_MAX_BAND_MS, FileOptions
 from .planning.schema import EVOLUTION_OFF
@@ -82,6 +83,7 @@ class IngestOptions:
     archive_to: str | None = None
     clean_source_retention: str | None = None
     verbose: bool = False
+    on_modified: str = "retake"
 
     def evolution_mode(self) -> str | None:
         """The schema evolution mode the source is read with (None: not tracked):
@@ -97,9 +99,17 @@ class IngestOptions:
                                         read_mode=self.mode)
 
     def file_options(self) -> FileOptions:
-        """The planner's options (ConfigError for a bad band or bound)."""
+        """The planner's options (ConfigError for a bad band, bound or --on-modified)."""
+        from .planning import check_modified_policy
+
+        try:
+            modified = check_modified_policy(self.on_modified, format=self.format,
+                                             option="--on-modified")
+        except ConfigError as exc:
+            raise IngestOptionError(str(exc)) from None
         return FileOptions(max_band_ms=self.max_band_ms, max_files_in_band=self.max_files_in_band,
-                           bounded_files=self.bounded_files, bounded_size=self.bounded_size)
+                           bounded_files=self.bounded_files, bounded_size=self.bounded_size,
+                           modified=modified)
 
     def writer_options(self) -> dict[str, str]:
         """The sink options the flags amount to (token, mergeSchema); IngestOptionError for
@@ -238,6 +248,7 @@ class IngestResult:
             "bookmark_version": self.bookmark.version,
             "corrupt_records": int(self.sink.get("corrupt_records") or 0),
             "rejected_file": self.sink.get("rejected_file"),
+            **files_report(self.inputs.get(SOURCE_CTX, {})),
         }
         tracked = self.tracked_schema
         if tracked is not None:
@@ -245,6 +256,14 @@ class IngestResult:
         if self.cleanups or opts.clean_source != "off":
             out["clean_up"] = clean_report(self.cleanups, record.run_id)
         return out
+
+
+def files_report(source: Mapping[str, Any]) -> dict[str, Any]:
+    """What ``--json`` says about files taken before, skipped as modified and left out as
+    changed during the run (from the source's manifest entry)."""
+    return {"taken_before": list(source.get("taken_before") or []),
+            "skipped_modified": list(source.get("skipped_modified") or []),
+            "changed_during_run": list(source.get("changed_during_run") or [])}
 
 
 def _hints(opts: IngestOptions, store: StateStore) -> str | None:
@@ -305,9 +324,10 @@ def ingest_files(options: IngestOptions, store: StateStore, *,
             clean_source=opts.clean_source,
             archive_to=opts.archive_to,
             clean_source_retention=opts.clean_source_retention,
+            on_modified=opts.on_modified,
         )
         result = None
-        if plan.files or opts.write_mode == "overwrite":
+        while plan.files or opts.write_mode == "overwrite":
             from .spark import get_spark
 
             get_spark(opts.master, verbose=opts.verbose)  # the session the job picks up
@@ -316,12 +336,20 @@ def ingest_files(options: IngestOptions, store: StateStore, *,
                 mode=opts.mode.upper(),
                 schema_evolution=opts.evolution_mode() or EVOLUTION_OFF,
                 rescued_data_column=opts.rescued_data_column, schema_hints=_hints(opts, store))
-            result = job.write(
-                df, opts.target, format=opts.target_format, mode=opts.write_mode,
-                partition_by=opts.partition_by, ctx=TARGET_CTX, options=sink_options,
-                merge_keys=list(opts.merge_keys) or None, delete_when=opts.delete_when,
-                order_by=list(opts.order_by) or None, iceberg_catalog=opts.iceberg_catalog,
-            )
+            try:
+                result = job.write(
+                    df, opts.target, format=opts.target_format, mode=opts.write_mode,
+                    partition_by=opts.partition_by, ctx=TARGET_CTX, options=sink_options,
+                    merge_keys=list(opts.merge_keys) or None, delete_when=opts.delete_when,
+                    order_by=list(opts.order_by) or None, iceberg_catalog=opts.iceberg_catalog,
+                )
+                break
+            except ChangedDuringRun:
+                # Files changed while read: out of the run (_exact_read), read again without
+                # them before anything commits; each round leaves at least one file out.
+                forget_sink(job, f"sink:{TARGET_CTX}")
+                plan = job.plans[SOURCE_CTX]
+        plan = job.plans.get(SOURCE_CTX, plan)
     record = store.get_run(job.run.run_id)
     inputs = {i.ctx: i.plan for i in store.run_inputs(record.run_id)}
     return IngestResult(opts, record, store.get_bookmark(opts.job_name), plan, result, inputs,

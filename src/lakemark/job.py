@@ -34,10 +34,12 @@ from .errors import ConfigError, LeaseLost, SourceError, StateError
 from .planning import (
     DEFAULT_FULL_LISTING_EVERY,
     DEFAULT_MAX_BAND_MS,
+    DEFAULT_MODIFIED,
     FileEntry,
     FileOptions,
     FilePlan,
     ListingOptions,
+    check_modified_policy,
 )
 from ._cleanup import clean_after_commit, record_intents
 from ._fault import fault_point
@@ -351,10 +353,11 @@ class Job:
         clean_source: str = "off",
         archive_to: str | None = None,
         clean_source_retention: str | float | None = None,
+        on_modified: str = DEFAULT_MODIFIED,
     ) -> FilePlan:
         """Plan (and record) which files of ``path`` this run takes, without reading them.
 
-        ``clean_source``/``archive_to``/``clean_source_retention``: as for
+        ``clean_source``/``archive_to``/``clean_source_retention``/``on_modified``: as for
         :meth:`read_files`."""
         clean = self._clean_spec(path, ctx, clean_source, archive_to, clean_source_retention)
         return self._plan(
@@ -367,6 +370,8 @@ class Job:
                 max_files_in_band=max_files_in_band,
                 bounded_files=bounded_files,
                 bounded_size=bounded_size,
+                modified=check_modified_policy(on_modified, format=format,
+                                               option="on_modified"),
             ),
             format=format,
             listing=ListingOptions(incremental_listing, full_listing_every),
@@ -413,6 +418,7 @@ class Job:
         clean_source: str = "off",
         archive_to: str | None = None,
         clean_source_retention: str | float | None = None,
+        on_modified: str = DEFAULT_MODIFIED,
     ) -> DataFrame:
         """A DataFrame of only the files of ``path`` that this run should process.
 
@@ -442,6 +448,14 @@ class Job:
         clean-up is finished by the next run. ``clean_source_retention`` (seconds, or "12h",
         "7d"): leave the files that long after the commit; a later run's commit cleans them.
         See docs/clean-source.md.
+
+        ``on_modified``: what a run does with a file an earlier run took that has changed
+        since — ``retake`` it whole (Glue's behaviour, the default), ``skip`` it, or take only
+        the ``append``-ed tail past the bytes taken before (json, csv, text). A retaken
+        file is listed in the run's manifest as taken before. Each file is read as planned:
+        one whose size or mtime changed before a sink commits fails the run
+        (:class:`~lakemark.errors.ChangedDuringRun`, naming it), and the next attempt takes
+        it whole (docs/bookmarks.md).
         """
         from .planning.schema import effective_evolution_mode
         from .sources import check_read_options
@@ -457,6 +471,7 @@ class Job:
             max_files_in_band=max_files_in_band,
             bounded_files=bounded_files,
             bounded_size=bounded_size,
+            modified=check_modified_policy(on_modified, format=format, option="on_modified"),
         )
         roots, plan = self._plan(
             path, ctx=ctx, recurse=recurse, exclusions=exclusions, options=file_options,

@@ -108,3 +108,9 @@ def test_glue_data_quality_import_fails_naming_it() -> None:
     finally:
         sys.path.remove(shim_path())
         sys.modules.pop("awsgluedq", None)
+
+
+def test_on_modified_connection_option_reaches_the_planner() -> None:
+    """Glue scripts choose what a run does with a file taken before that changed."""
+    assert s3_source_options({"onModified": "skip"}).planner_kwargs()["on_modified"] == "skip"
+    assert "on_modified" not in s3_source_options({}).planner_kwargs()

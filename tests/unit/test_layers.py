@@ -3,7 +3,8 @@
 The layers are DESIGN.md's (and docs/architecture.md's):
 
     0  errors, _fault, redaction,        the error tree, the test-only fault hook, redaction,
-       _jdbc_drivers                     the JDBC driver jars on this machine
+       _jdbc_drivers, _commit_gate       the JDBC driver jars on this machine; the pre-commit
+                                         check sinks run
     1  planning                          pure planners
     2  storage                           listing and file systems by URI scheme
     3  state, catalog                    bookmark stores; data catalogs
@@ -13,8 +14,8 @@ The layers are DESIGN.md's (and docs/architecture.md's):
        _recorded                          writers, kept for lakemark's terminal calls)
     5  job, _heartbeat, _tracked_read,   the run lifecycle (job.py: class Job; its parts:
        _job_files, _job_replay,          file sources, retries/pinning, sinks, the lease,
-       _job_sinks, _job_jdbc, _job_lease,  shared record keys)
-       _job_keys
+       _job_sinks, _job_jdbc, _job_lease,  shared record keys; _exact_read: each file read as
+       _job_keys, _exact_read             planned, earlier takes)
     6  glue, events, lineage, ingest     Glue facade; S3 events; lineage; file ingestion
     7  cli                               parses, calls, prints
     8  lakemark/__init__, __main__       the public surface
@@ -33,7 +34,7 @@ import lakemark
 ROOT = Path(lakemark.__file__).parent
 
 LAYERS = {
-    "errors": 0, "_fault": 0, "redaction": 0, "resources": 0, "_jdbc_drivers": 0,
+    "errors": 0, "_fault": 0, "_commit_gate": 0, "redaction": 0, "resources": 0, "_jdbc_drivers": 0,
     "planning": 1,
     "storage": 2,
     "state": 3, "catalog": 3,
@@ -41,6 +42,7 @@ LAYERS = {
     "_class_cache": 4, "_recorded": 4,
     "job": 5, "_heartbeat": 5, "_tracked_read": 5, "_cleanup": 5, "_job_keys": 5,
     "_job_files": 5, "_job_replay": 5, "_job_sinks": 5, "_job_lease": 5, "_job_jdbc": 5,
+    "_exact_read": 5,
     "glue": 6, "events": 6, "lineage": 6, "ingest": 6,
     "cli": 7,
     "__init__": 8, "__main__": 8,

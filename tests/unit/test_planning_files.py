@@ -319,3 +319,203 @@ def test_listing_options_start_after_and_count_runs_to_the_full_listing() -> Non
     assert ListingOptions().next_element(None, {}, full=True) is None
     with pytest.raises(ConfigError, match="fullListingEvery"):
         ListingOptions(incremental=True, full_listing_every=0)
+
+
+# -- files changed after an earlier take: the policy (planning/modified.py) -------------------
+
+from lakemark.planning import (  # noqa: E402 - grouped with the tests that use them
+    EarlierTake,
+    candidate_paths,
+    check_modified_policy,
+    leave_out,
+)
+
+
+def _taken(plan, run: int, earlier: dict) -> None:  # type: ignore[no-untyped-def]
+    """What the state store would record for ``plan``'s files (the last take per path)."""
+    for e in plan.files:
+        earlier[e.path] = EarlierTake(e.path, e.mtime, e.size, f"r{run}", run)
+
+
+def _modified_story(policy: str):  # type: ignore[no-untyped-def]
+    """log.json taken with 20 bytes in run 1, then appended to (35 bytes) before run 2."""
+    options = FileOptions(modified=policy)
+    earlier: dict[str, EarlierTake] = {}
+    run1 = plan_files(None, [f("log.json", 10, 20)], now_ms=100, options=options)
+    _taken(run1, 1, earlier)
+    listing = [f("log.json", 150, 35), f("new.json", 140, 5)]
+    wanted = candidate_paths(run1.next_state, listing, 200, options)
+    assert sorted(wanted) == ["log.json", "new.json"]
+    found = {p: earlier[p] for p in wanted if p in earlier}
+    return plan_files(run1.next_state, listing, now_ms=200, options=options, earlier=found)
+
+
+def test_retake_takes_a_modified_file_whole_and_says_which_run_took_it_before() -> None:
+    run2 = _modified_story("retake")
+    assert names(run2) == ["new.json", "log.json"]
+    assert [e.offset for e in run2.files] == [0, 0]
+    assert run2.taken_before["log.json"].run_id == "r1"
+    assert "new.json" not in run2.taken_before
+    assert run2.total_bytes == 40
+
+
+def test_skip_passes_a_modified_file_over_and_does_not_look_at_it_again() -> None:
+    run2 = _modified_story("skip")
+    assert names(run2) == ["new.json"]
+    assert [e.path for e in run2.skipped] == ["log.json"]
+    # The skipped version is seen: the next run does not even consider it.
+    again = candidate_paths(run2.next_state, [f("log.json", 150, 35)], 300,
+                            FileOptions(modified="skip"))
+    assert again == []
+
+
+def test_append_takes_only_the_tail_past_the_size_taken_before() -> None:
+    run2 = _modified_story("append")
+    tail = next(e for e in run2.files if e.path == "log.json")
+    assert (tail.offset, tail.size, tail.read_bytes) == (20, 35, 15)
+    assert tail.to_json()["offset"] == 20
+    assert run2.total_bytes == 15 + 5
+
+
+@pytest.mark.parametrize("path,size", [("log.json", 10), ("log.json", 20), ("log.json.gz", 35)])
+def test_append_retakes_whole_what_is_not_an_append(path: str, size: int) -> None:
+    """A file that shrank or kept its size, or a compressed one: retaken whole, reported."""
+    options = FileOptions(modified="append")
+    earlier = {path: EarlierTake(path, 10, 20, "r1", 1)}
+    plan = plan_files(FileState(high=100), [f(path, 150, size)], now_ms=200, options=options,
+                      earlier=earlier)
+    assert [(e.path, e.offset) for e in plan.files] == [(path, 0)]
+    assert plan.taken_before[path].run == 1
+
+
+def test_an_unchanged_file_after_a_reset_is_not_a_modification() -> None:
+    """After a reset the same version is listed again: taken, not reported as a retake."""
+    earlier = {"a": EarlierTake("a", 10, 5, "r1", 1)}
+    for policy in ("retake", "skip", "append"):
+        plan = plan_files(None, [f("a", 10, 5)], now_ms=100,
+                          options=FileOptions(modified=policy), earlier=earlier)
+        assert names(plan) == ["a"] and plan.taken_before == {} and plan.skipped == ()
+
+
+def test_policy_names_are_checked_and_append_is_refused_for_columnar_formats() -> None:
+    assert check_modified_policy(" Append ", format="json") == "append"
+    with pytest.raises(ConfigError, match="option modified must be one of retake, skip, "
+                                          "append, got 'again'"):
+        FileOptions(modified="again")
+    for fmt in ("parquet", "orc", "avro", "xml"):
+        with pytest.raises(ConfigError, match=f"--on-modified append .*a {fmt} file"):
+            check_modified_policy("append", format=fmt, option="--on-modified")
+
+
+def test_leave_out_drops_the_file_from_the_input_and_the_band_and_the_next_run_takes_it() -> None:
+    listing = [f("a", 10, 5), f("b", 20, 7)]
+    plan = plan_files(None, listing, now_ms=100)
+    kept = leave_out(plan, ["b"])
+    assert names(kept) == ["a"] and kept.left_out == ("b",)
+    assert ("b", 20) not in kept.next_state.band
+    # b changed during the run (same millisecond as its old version, as S3's second-precision
+    # Last-Modified can make it): the next run takes it all the same.
+    nxt = plan_files(kept.next_state, [f("a", 10, 5), f("b", 20, 9)], now_ms=200)
+    assert names(nxt) == ["b"]
+
+
+# One source's life: files appear and grow between runs; some runs see a file change while
+# they read it (it is left out). The store remembers the last take of each path.
+_EVENTS = st.lists(
+    st.tuples(
+        st.lists(st.tuples(st.integers(0, 5), st.integers(1, 9)), max_size=4),  # (file, grow)
+        st.sets(st.integers(0, 5), max_size=2),  # files that change while the run reads them
+        st.integers(1, 3),                       # bounded_files (3: effectively unbounded)
+    ),
+    min_size=1, max_size=8,
+)
+
+
+def _simulate(policy: str, events, max_band_ms: int):  # type: ignore[no-untyped-def]
+    sizes: dict[str, int] = {}
+    mtimes: dict[str, int] = {}
+    earlier: dict[str, EarlierTake] = {}
+    reads: dict[str, list[tuple[int, int]]] = {}   # path -> byte ranges taken
+    versions_taken: dict[str, list[int]] = {}      # path -> sizes of the versions taken
+    state = None
+    clock = 1_000
+    for run, (writes, changing, bound) in enumerate(events, start=1):
+        for index, grow in writes:
+            clock += 1
+            path = f"p{index}"
+            sizes[path] = sizes.get(path, 0) + grow
+            mtimes[path] = clock
+        clock += 1
+        listing = [f(p, mtimes[p], sizes[p]) for p in sizes]
+        options = FileOptions(max_band_ms=max_band_ms, modified=policy,
+                              bounded_files=None if bound == 3 else bound)
+        wanted = candidate_paths(state, listing, clock, options)
+        plan = plan_files(state, listing, clock, options,
+                          earlier={p: earlier[p] for p in wanted if p in earlier})
+        assert set(plan.taken_before) <= {e.path for e in plan.files}
+        for path, before in plan.taken_before.items():
+            assert before == earlier[path]
+        gone = [e.path for e in plan.files if int(e.path[1:]) in changing]
+        plan = leave_out(plan, gone)
+        for path in gone:  # the change lands during the run, after the listing
+            clock += 1
+            sizes[path] += 1
+            mtimes[path] = clock
+        for e in plan.files:
+            reads.setdefault(e.path, []).append((e.offset, e.size))
+            versions_taken.setdefault(e.path, []).append(e.size)
+        _taken(plan, run, earlier)
+        state = plan.next_state
+        clock += 1
+    # Settle: runs with no more writes until nothing is left.
+    for run in range(len(events) + 1, len(events) + 40):
+        clock += 1
+        listing = [f(p, mtimes[p], sizes[p]) for p in sizes]
+        options = FileOptions(max_band_ms=max_band_ms, modified=policy)
+        wanted = candidate_paths(state, listing, clock, options)
+        plan = plan_files(state, listing, clock, options,
+                          earlier={p: earlier[p] for p in wanted if p in earlier})
+        for e in plan.files:
+            reads.setdefault(e.path, []).append((e.offset, e.size))
+            versions_taken.setdefault(e.path, []).append(e.size)
+        _taken(plan, run, earlier)
+        state = plan.next_state
+        if not plan.files:
+            break
+    return sizes, reads, versions_taken
+
+
+@settings(max_examples=200, deadline=None)
+@given(events=_EVENTS, max_band_ms=st.sampled_from([10_000, 900_000]))
+def test_append_reads_every_byte_of_every_file_exactly_once(events, max_band_ms) -> None:
+    """Files only grow: under ``append`` the ranges taken of a file tile it, no byte twice,
+    none missed, whatever was left out because it changed during a run."""
+    sizes, reads, _ = _simulate("append", events, max_band_ms)
+    assert set(reads) == set(sizes)
+    for path, ranges in reads.items():
+        position = 0
+        for start, end in ranges:
+            assert start == position, (path, ranges)
+            position = end
+        assert position == sizes[path]
+
+
+@settings(max_examples=200, deadline=None)
+@given(events=_EVENTS, max_band_ms=st.sampled_from([10_000, 900_000]))
+def test_retake_ends_with_every_file_taken_whole_at_its_last_version(events, max_band_ms) -> None:
+    sizes, reads, versions = _simulate("retake", events, max_band_ms)
+    assert set(reads) == set(sizes)
+    for path, ranges in reads.items():
+        assert all(start == 0 for start, _ in ranges)  # always whole
+        assert versions[path][-1] == sizes[path]       # the last version is taken
+        assert len(set(versions[path])) == len(versions[path])  # no version twice
+
+
+@settings(max_examples=200, deadline=None)
+@given(events=_EVENTS, max_band_ms=st.sampled_from([10_000, 900_000]))
+def test_skip_takes_each_file_once_whole(events, max_band_ms) -> None:
+    """A file left out because it changed while read was not taken: it is still taken once."""
+    sizes, reads, _ = _simulate("skip", events, max_band_ms)
+    assert set(reads) == set(sizes)
+    for ranges in reads.values():
+        assert len(ranges) == 1 and ranges[0][0] == 0

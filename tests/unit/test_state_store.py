@@ -623,3 +623,30 @@ def test_entries_marked_after_the_commit(store) -> None:  # type: ignore[no-unty
     assert store.open_entries("j", "clean:") == []
     (inputs,) = [i for i in store.run_inputs(first.run_id) if i.ctx == "clean:src"]
     assert inputs.plan["status"] == "done" and len(inputs.files) == 2
+
+
+def test_earlier_takes_are_the_last_successful_take_by_path(store) -> None:  # type: ignore[no-untyped-def]
+    """The lookup behind the policy for modified files (state/_takes.py): per path, the last
+    take by a SUCCEEDED bookmark-moving run of the job's ctx, at or before a run number."""
+    r1 = begin(store)
+    store.record_plan(r1.run_id, "src", {}, [FileEntry(1, "/d/a", 10), FileEntry(1, "/d/b", 5)])
+    store.commit_run(r1.run_id, {"src": {}}, update_bookmark=True)
+    r2 = begin(store)
+    store.record_plan(r2.run_id, "src", {}, [FileEntry(7, "/d/a", 30)])
+    store.record_plan(r2.run_id, "other", {}, [FileEntry(8, "/d/b", 99)])
+    store.commit_run(r2.run_id, {"src": {}}, update_bookmark=True)
+    failed = begin(store)  # a failed attempt's files were never taken
+    store.record_plan(failed.run_id, "src", {}, [FileEntry(9, "/d/b", 50)])
+    store.fail_run(failed.run_id, "boom", update_bookmark=True)
+    paused = begin(store, option="pause")  # a run that does not move the bookmark neither
+    store.record_plan(paused.run_id, "src", {}, [FileEntry(9, "/d/a", 70)])
+    store.commit_run(paused.run_id, {}, update_bookmark=False)
+
+    found = store.earlier_takes("j", "src", ["/d/a", "/d/b", "/d/new", "/d/a"], 10)
+    assert {p: (t.mtime, t.size, t.run_id, t.run) for p, t in found.items()} == {
+        "/d/a": (7, 30, r2.run_id, 2), "/d/b": (1, 5, r1.run_id, 1)}
+    # As of run 1 (after a rewind to it): run 2's take does not count.
+    assert store.earlier_takes("j", "src", ["/d/a"], 1)["/d/a"].run_id == r1.run_id
+    assert store.earlier_takes("other-job", "src", ["/d/a"], 10) == {}
+    many = [f"/d/{i}" for i in range(1200)]  # more paths than one query takes
+    assert store.earlier_takes("j", "src", [*many, "/d/b"], 10)["/d/b"].size == 5

@@ -13,6 +13,7 @@ from ..planning import DEFAULT_MAX_BAND_MS
 from ..planning.cleanup import CLEAN_MODES
 from ..planning.schema import EVOLUTION_MODES, EVOLUTION_OFF
 from ._common import json_option, open_state, parse_key_values, state_option, verbose_option
+from ._files_report import ON_MODIFIED_HELP, file_notes
 from ._output import console, handle_errors, human_bytes, print_json, setup_logging, print_table
 
 SOURCE_FORMATS = ("json", "csv", "parquet", "orc", "xml", "text", "avro")
@@ -157,6 +158,9 @@ def ingest() -> None:
               "that took them (seconds, or e.g. 30m, 12h, 7d; Auto Loader's "
               "cleanSource.retentionDuration); a later run's commit cleans them. Default: "
               "right after the commit.")
+@click.option("--on-modified", type=click.Choice(("retake", "skip", "append"),
+                                               case_sensitive=False),
+              default="retake", show_default=True, help=ON_MODIFIED_HELP)
 @state_option
 @json_option
 @verbose_option
@@ -199,6 +203,7 @@ def ingest_files(
     clean_source: str,
     archive_to: str | None,
     clean_source_retention: str | None,
+    on_modified: str,
     state_url: str | None,
     as_json: bool,
     verbose: bool,
@@ -229,6 +234,7 @@ def ingest_files(
         rescued_data_column=None if no_rescued_data else rescued_data_column,
         schema_hints=schema_hints, clean_source=clean_source, archive_to=archive_to,
         clean_source_retention=clean_source_retention, verbose=verbose,
+        on_modified=on_modified.lower(),
     )
     try:  # everything that can be checked is checked before any work and any state change
         writer = options.check()
@@ -263,6 +269,8 @@ def ingest_files(
     table.add_row("files taken", f"{len(plan.files)} ({human_bytes(plan.total_bytes)})")
     if plan.pending:
         table.add_row("files waiting", f"{plan.pending} (bounded run: next runs take them)")
+    for label, text in file_notes(out):
+        table.add_row(label, text)
     table.add_row("rows written", str(out["rows"]) + (
         " (skipped: the table already recorded this write's token)" if out["skipped"] else ""))
     if out["corrupt_records"]:

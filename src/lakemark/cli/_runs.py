@@ -13,6 +13,7 @@ from rich.table import Table
 
 from ..state import StateStore, open_store, resolve_state_url
 from ._common import json_option, state_option
+from ._files_report import FILE_NOTE_KEYS, file_notes
 from ._output import console, fmt_ms, handle_errors, human_bytes, print_json, print_table
 
 
@@ -114,6 +115,7 @@ def run_details(store: StateStore, run_id: str) -> dict[str, Any]:
         if plan.get("kind") == "clean":  # the clean-up of processed files after the commit
             cleanups[str(plan.get("ctx"))] = {k: v for k, v in plan.items() if k != "kind"}
             continue
+        tails = plan.get("tails") or {}  # appended tails taken (on_modified append)
         sources[inputs.ctx] = {
             "source": plan.get("source"),
             "format": plan.get("format"),
@@ -122,7 +124,9 @@ def run_details(store: StateStore, run_id: str) -> dict[str, Any]:
             "pending_files": plan.get("pending_files"),
             "replay": plan.get("replay"),
             "listing": plan.get("listing"),
-            "files": [e.to_json() for e in inputs.files],
+            "files": [{**e.to_json(), **({"offset": tails[e.path]} if e.path in tails else {})}
+                      for e in inputs.files],
+            **{k: plan[k] for k in FILE_NOTE_KEYS if plan.get(k)},
         }
         if plan.get("kind") == "jdbc":  # a JDBC source took a key range, not files
             sources[inputs.ctx].update(kind="jdbc", dbtable=plan.get("dbtable"),
@@ -185,6 +189,8 @@ def show_run(run_id: str, state_url: str | None, as_json: bool) -> None:
         for f in src["files"]:
             table.add_row(f["path"], fmt_ms(f["mtime"]), str(f["size"]))
         print_table(table)
+        for label, text in file_notes(src, limit=1_000_000):
+            console.print(f"{label}:\n  " + text.replace("\n", "\n  "), highlight=False)
     for ctx, tracked in details.get("schemas", {}).items():
         counts = {k: tracked.get(k) for k in ("added_columns", "new_columns", "ignored_columns",
                                               "rescued_values", "corrupt_records")

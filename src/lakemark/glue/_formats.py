@@ -73,6 +73,8 @@ _S3_SOURCE_OPTIONS = {
     "isFailFast": "bool",
     # lakemark's own: S3 StartAfter listing (docs/bookmarks.md)
     "incrementalListing": "bool", "fullListingEvery": "int",
+    # lakemark's own: a file taken before that changed (docs/bookmarks.md)
+    "onModified": "str",
     # lakemark's own: a tracked schema (docs/glue.md, "Sources whose schema drifts")
     "schemaEvolutionMode": "str", "rescuedDataColumn": "str", "schemaHints": "str",
 }
@@ -173,6 +175,7 @@ class FileSourceOptions:
     schema_evolution: str | None = None
     rescued_data_column: str | None = None
     schema_hints: str | None = None
+    on_modified: str | None = None
 
     def tracking_kwargs(self) -> dict[str, Any]:
         """``schema_evolution``/``rescued_data_column``/``schema_hints`` for a tracked read
@@ -202,6 +205,8 @@ class FileSourceOptions:
             out["incremental_listing"] = True
         if self.full_listing_every is not None:
             out["full_listing_every"] = self.full_listing_every
+        if self.on_modified is not None:
+            out["on_modified"] = self.on_modified
         return out
 
 
@@ -265,4 +270,6 @@ def s3_source_options(*option_maps: Mapping[str, Any] | None) -> FileSourceOptio
                 out.rescued_data_column = str(value)
             elif key == "schemaHints":
                 out.schema_hints = str(value)
+            elif key == "onModified":
+                out.on_modified = str(value)
     return out

@@ -8,9 +8,17 @@ from .files import (
     FilePlan,
     FileState,
     ListingOptions,
+    candidate_paths,
     plan_everything,
     plan_files,
     resume_after,
+)
+from .modified import (
+    DEFAULT_MODIFIED,
+    MODIFIED_POLICIES,
+    EarlierTake,
+    check_modified_policy,
+    leave_out,
 )
 
 __all__ = [
@@ -21,6 +29,12 @@ __all__ = [
     "FilePlan",
     "FileState",
     "ListingOptions",
+    "DEFAULT_MODIFIED",
+    "MODIFIED_POLICIES",
+    "EarlierTake",
+    "candidate_paths",
+    "check_modified_policy",
+    "leave_out",
     "plan_everything",
     "plan_files",
     "resume_after",

@@ -27,11 +27,12 @@ The rules are AWS Glue's job-bookmark rules for S3 sources, made exact:
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from operator import attrgetter
 from typing import Any
 
 from ..errors import ConfigError
+from .modified import DEFAULT_MODIFIED, EarlierTake, apply_policy, check_modified_policy
 
 __all__ = [
     "DEFAULT_MAX_BAND_MS",
@@ -44,6 +45,7 @@ __all__ = [
     "resume_after",
     "ListingOptions",
     "DEFAULT_FULL_LISTING_EVERY",
+    "candidate_paths",
 ]
 
 DEFAULT_MAX_BAND_MS = 900_000
@@ -62,21 +64,27 @@ class FileEntry:
     Entries are ordered and compared by ``(mtime, path)``; ``size`` is carried along. A plain
     slotted class rather than a dataclass: listings hold millions of these and the planner's
     time budget is a fraction of the listing's.
+
+    ``offset``: the first byte a run reads (0: the whole file). A planned entry with an offset
+    is the appended tail ``[offset, size)`` of a file an earlier run took up to ``offset``
+    (policy ``append``, :mod:`.modified`); a read never goes past ``size``.
     """
 
-    __slots__ = ("mtime", "path", "size")
+    __slots__ = ("mtime", "offset", "path", "size")
 
-    def __init__(self, mtime: int, path: str, size: int = 0) -> None:
+    def __init__(self, mtime: int, path: str, size: int = 0, offset: int = 0) -> None:
         self.mtime = mtime
         self.path = path
         self.size = size
+        self.offset = offset
 
     @property
     def key(self) -> tuple[int, str]:
         return (self.mtime, self.path)
 
     def __repr__(self) -> str:
-        return f"FileEntry(mtime={self.mtime!r}, path={self.path!r}, size={self.size!r})"
+        tail = f", offset={self.offset!r}" if self.offset else ""
+        return f"FileEntry(mtime={self.mtime!r}, path={self.path!r}, size={self.size!r}{tail})"
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, FileEntry):
@@ -98,8 +106,16 @@ class FileEntry:
     def __ge__(self, other: FileEntry) -> bool:
         return (self.mtime, self.path) >= (other.mtime, other.path)
 
+    @property
+    def read_bytes(self) -> int:
+        """How many bytes a run reads of this entry (the tail only, for an offset)."""
+        return max(self.size - self.offset, 0)
+
     def to_json(self) -> dict[str, Any]:
-        return {"path": self.path, "mtime": self.mtime, "size": self.size}
+        out: dict[str, Any] = {"path": self.path, "mtime": self.mtime, "size": self.size}
+        if self.offset:
+            out["offset"] = self.offset
+        return out
 
 
 @dataclass(frozen=True)
@@ -110,8 +126,11 @@ class FileOptions:
     max_files_in_band: int | None = None
     bounded_files: int | None = None
     bounded_size: int | None = None
+    #: What a run does with a file taken before that changed since (:mod:`.modified`).
+    modified: str = DEFAULT_MODIFIED
 
     def __post_init__(self) -> None:
+        check_modified_policy(self.modified, format=None)
         _non_negative("maxBand", self.max_band_ms)
         for name, value in (
             ("maxFilesInBand", self.max_files_in_band),
@@ -211,10 +230,16 @@ class FilePlan:
     files: tuple[FileEntry, ...]
     next_state: FileState
     pending: int = 0  # candidates left for later runs by a bounded cut
+    #: Files of ``files`` that an earlier run took (retaken whole, or their tail), by path.
+    taken_before: Mapping[str, EarlierTake] = field(default_factory=dict)
+    #: Modified files the policy ``skip`` passed over (seen, not taken).
+    skipped: tuple[FileEntry, ...] = ()
+    #: Paths left out after planning because they changed while the run read them.
+    left_out: tuple[str, ...] = ()
 
     @property
     def total_bytes(self) -> int:
-        return sum(f.size for f in self.files)
+        return sum(f.read_bytes for f in self.files)
 
 
 def _le(key: tuple[int, str], bound: Bound) -> bool:
@@ -257,7 +282,7 @@ def _cut(candidates: list[FileEntry], options: FileOptions) -> int:
     if options.bounded_size is not None:
         total = 0
         for i, entry in enumerate(candidates):
-            total += entry.size
+            total += entry.read_bytes
             if total > options.bounded_size and i > 0:
                 return i
         return len(candidates)
@@ -269,11 +294,32 @@ def plan_files(
     listing: Iterable[FileEntry],
     now_ms: int,
     options: FileOptions = FileOptions(),
+    earlier: Mapping[str, EarlierTake] | None = None,
 ) -> FilePlan:
     """Plan one incremental run: the files to take, in order, and the next state element.
 
     ``now_ms`` is when the listing started; files modified after it wait for a later run.
+    ``earlier``: the last take by an earlier successful run of each path that
+    :func:`candidate_paths` names (the caller looks them up); a candidate whose mtime or size
+    differs from its earlier take is a modification, handled by ``options.modified``
+    (:mod:`.modified`). None or empty: every candidate is new.
     """
+    candidates = _candidates(state, listing, now_ms, options)
+    outcome = apply_policy(candidates, earlier or {}, options.modified)
+    return _plan_from(state or FileState(), outcome.kept, now_ms, options,
+                      skipped=outcome.skipped, taken_before=outcome.taken_before)
+
+
+def candidate_paths(state: FileState | None, listing: Iterable[FileEntry], now_ms: int,
+                    options: FileOptions = FileOptions()) -> list[str]:
+    """The paths :func:`plan_files` would consider taking (before a bounded cut and before
+    the policy for modified files): the only ones whose earlier takes it needs."""
+    return [e.path for e in _candidates(state, listing, now_ms, options)]
+
+
+def _candidates(state: FileState | None, listing: Iterable[FileEntry], now_ms: int,
+                options: FileOptions) -> list[FileEntry]:
+    """The listed files not yet seen, in (mtime, path) order."""
     state = state or FileState()
     floor = _floor_bound(state, options.max_band_ms)
     if state.frontier is None or floor is None:
@@ -286,7 +332,14 @@ def plan_files(
             if e.mtime <= now_ms
             and (e.mtime > above or (e.mtime >= below and _is_candidate(e, state, floor)))
         ]
-    candidates = sorted(chosen, key=_ORDER)
+    return sorted(chosen, key=_ORDER)
+
+
+def _plan_from(state: FileState, candidates: list[FileEntry], now_ms: int,
+               options: FileOptions, *, skipped: list[FileEntry],
+               taken_before: Mapping[str, EarlierTake]) -> FilePlan:
+    """The plan of the ordered ``candidates`` (after the policy): the bounded cut, the new
+    frontier and band. Skipped files at or before the frontier join the band (seen)."""
     n = _cut(candidates, options)
     taken, rest = candidates[:n], candidates[n:]
 
@@ -303,6 +356,8 @@ def plan_files(
         if not _le((m, p), lower) and _le((m, p), frontier)
     }
     kept.update((e.path, e.mtime) for e in taken if not _le(e.key, lower))
+    kept.update((e.path, e.mtime) for e in skipped
+                if not _le(e.key, lower) and _le(e.key, frontier))
 
     new_floor = old_floor
     cap = options.max_files_in_band
@@ -326,7 +381,10 @@ def plan_files(
         floor=new_floor,
         band=frozenset(kept),
     )
-    return FilePlan(files=tuple(taken), next_state=next_state, pending=len(rest))
+    return FilePlan(files=tuple(taken), next_state=next_state, pending=len(rest),
+                    taken_before={e.path: taken_before[e.path] for e in taken
+                                  if e.path in taken_before},
+                    skipped=tuple(skipped))
 
 
 def plan_everything(listing: Iterable[FileEntry], now_ms: int | None = None) -> FilePlan:

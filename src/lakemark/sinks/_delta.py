@@ -43,6 +43,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import SinkError
 from ._arrow_writer import ArrowWriteSpec, run_arrow_write
 from .._fault import fault_point
+from .._commit_gate import before_commit
 from ._location import (
     Target,
     check_target,
@@ -380,6 +381,7 @@ def write_delta(spark: SparkSession, df: DataFrame, target: Target, *, mode: str
                 kinds=kinds, tz=zone(tz_name), options=options, placed=placed,
             )
         fault_point("mid-write")
+        before_commit()  # the run checks its input was read as planned
         version, skipped = _commit(target, table, schema, frame, partition_cols, files, mode,
                                    token, write_id, commit_info, merge=merge,
                                    partition_filters=partition_filters,

@@ -54,6 +54,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from .._fault import fault_point
+from .._commit_gate import before_commit
 from ..catalog._iceberg import (
     IcebergTableName,
     load_iceberg_catalog,
@@ -312,6 +313,7 @@ def write_iceberg(spark: SparkSession, df: DataFrame, table: str, *, mode: str,
                                       partition_cols=folders, kinds=kinds, tz=tz,
                                       options=options, placed=placed)
         fault_point("mid-write")
+        before_commit()  # the run checks its input was read as planned
         paths = [_file_uri(data, f.path) for f in files]
         snapshot, skipped = _commit(catalog, name, current, frame, location, paths,
                                     properties, token, write_id,

@@ -43,6 +43,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from .._fault import fault_point
+from .._commit_gate import before_commit
 from ..catalog._iceberg import load_iceberg_catalog
 from ..errors import ConfigError, SinkError
 from ._iceberg import (
@@ -129,6 +130,7 @@ def merge_iceberg(spark: SparkSession, df: DataFrame, table: str, spec: MergeSpe
     if token is not None:
         properties.update({APP_ID_KEY: token.app_id, APP_VERSION_KEY: str(token.version)})
     fault_point("mid-write")  # input computed and checked, nothing of the merge written yet
+    before_commit()  # the run checks its input was read as planned
     from pyiceberg.exceptions import CommitFailedException
 
     for _attempt in range(MAX_COMMIT_ATTEMPTS):

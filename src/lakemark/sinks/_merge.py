@@ -37,6 +37,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from .._fault import fault_point
+from .._commit_gate import before_commit
 from ..errors import ConfigError, SinkError
 from ._location import Target, check_target, open_delta
 from ._model import IdempotencyToken, WriteResult
@@ -296,6 +297,7 @@ def merge_delta(spark: SparkSession, df: DataFrame, target: Target, spec: MergeS
     source = _latest_arrow(flagged.toArrow(), spec, target)
     write_id = uuid.uuid4().hex
     fault_point("mid-write")  # input computed and checked, the merge (files + commit) not begun
+    before_commit()  # the run checks its input was read as planned
     for _attempt in range(MAX_COMMIT_ATTEMPTS):
         since = table.version()
         try:

@@ -36,6 +36,7 @@ from urllib.parse import quote
 
 from ..errors import SinkError
 from .._fault import fault_point
+from .._commit_gate import before_commit
 from ..storage._fs import FileSystem, filesystem_for
 from ..storage._fs_local import LocalFileSystem
 from ..storage._fs_s3 import S3FileSystem
@@ -202,6 +203,7 @@ def staged_publish(store: FolderStore, token: IdempotencyToken | None, extra: di
     try:
         wanted = write(write_id)
         fault_point("mid-write")
+        before_commit()  # the run checks its input was read as planned
         staged = store.files(staging)
         if wanted is None:
             chosen = sorted(rel for rel in staged

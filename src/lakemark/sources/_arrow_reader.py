@@ -122,23 +122,27 @@ def _data_schema(spark: SparkSession, request: ReadRequest, files: Sequence[File
 
 
 def _files_frame(spark: SparkSession, files: Sequence[FileEntry], layout: Layout) -> DataFrame:
-    """One row ``(path, uri, folder)`` per file, spread over tasks with balanced byte counts."""
+    """One row ``(path, uri, folder, start, end)`` per file, spread over tasks with balanced
+    byte counts. ``[start, end)`` is the planned byte range (``end``: the planned size; ``start``:
+    the offset of an appended tail): a text file is read only there (``_tasks``)."""
     from pyspark.sql import types as T
 
     schema = T.StructType([
         T.StructField("path", T.StringType(), False),
         T.StructField("uri", T.StringType(), False),
         T.StructField("folder", T.IntegerType(), False),
+        T.StructField("start", T.LongType(), False),
+        T.StructField("end", T.LongType(), False),
     ])
-    rows = [(arrow_path(f.path), f.path, layout.folder_of[i], max(f.size, 1))
-            for i, f in enumerate(files)]
+    rows = [(arrow_path(f.path), f.path, layout.folder_of[i], f.offset, f.size,
+             max(f.size - f.offset, 1)) for i, f in enumerate(files)]
     sc = spark.sparkContext
     tasks = max(1, min(len(rows), sc.defaultParallelism))
-    bins: list[list[tuple[str, str, int]]] = [[] for _ in range(tasks)]
+    bins: list[list[tuple[str, str, int, int, int]]] = [[] for _ in range(tasks)]
     loads = [(0, i) for i in range(tasks)]
-    for path, uri, folder, size in sorted(rows, key=lambda r: -r[3]):
+    for path, uri, folder, start, end, size in sorted(rows, key=lambda r: -r[5]):
         load, i = heapq.heappop(loads)
-        bins[i].append((path, uri, folder))
+        bins[i].append((path, uri, folder, start, end))
         heapq.heappush(loads, (load + size, i))
     rdd = sc.parallelize(bins, tasks).flatMap(lambda chunk: chunk)
     return spark.createDataFrame(rdd, schema)

@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from ..planning.files import FileEntry
 from ..planning.schema import name_key
 from ._options import ReadRequest
 from ._text_cast import typed_text
@@ -24,7 +25,6 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
     from pyspark.sql.types import StructType
 
-    from ..planning.files import FileEntry
 
 __all__ = ["header_of", "typed_frame"]
 
@@ -44,8 +44,10 @@ def header_of(spark: SparkSession, request: ReadRequest, files: Sequence[FileEnt
     """(the header's column names, the partition column names) of the run's first file."""
     from ._read import read_files
 
-    header = read_files(spark, files[:1], root=root, format="csv", options=_options(request))
-    probe = read_files(spark, files[:1], root=root, format="text")
+    # the whole first file: an appended tail (an offset) holds no header line
+    first = [FileEntry(f.mtime, f.path, f.size) for f in files[:1]]
+    header = read_files(spark, first, root=root, format="csv", options=_options(request))
+    probe = read_files(spark, first, root=root, format="text")
     partitions = [c for c in probe.columns if c != "value"]
     return [c for c in header.columns if c not in partitions], partitions
 

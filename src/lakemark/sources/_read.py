@@ -60,7 +60,8 @@ def read_files(
     entries = list(files)
     local_root = mapped_path(root)
     if local_root is not None:  # a bucket mapped to a local folder (storage._bucket_map)
-        entries = [FileEntry(f.mtime, mapped_path(f.path) or f.path, f.size) for f in entries]
+        entries = [FileEntry(f.mtime, mapped_path(f.path) or f.path, f.size, f.offset)
+                   for f in entries]
         root = local_root
     if not entries:
         # An RDD with no partitions: writing it starts no Python worker, which the empty
@@ -72,7 +73,8 @@ def read_files(
 
             empty = empty.withColumn(file_column, F.lit(None).cast("string"))
         return empty
-    if parse_uri(root).is_s3 or request.format == "avro":
+    # An appended tail (an entry with an offset) is read by byte range: the Arrow path.
+    if parse_uri(root).is_s3 or request.format == "avro" or any(e.offset for e in entries):
         df = read_with_arrow(spark, request, entries, root, struct, records=records,
                              file_column=file_column)
     else:

@@ -1,6 +1,8 @@
 """What each Spark task of the Arrow read path runs (through ``DataFrame.mapInArrow``).
 
-A task receives rows ``(path, uri, folder)`` naming its files, opens each with the
+A task receives rows ``(path, uri, folder, start, end)`` naming its files and their planned
+byte ranges (a text file is read only in ``[start, end)``: as planned, however it grew since;
+``start`` > 0 for an appended tail), opens each with the
 ``pyarrow.fs`` filesystem rebuilt from the shipped, secret-free settings, and yields Arrow
 record batches:
 
@@ -18,7 +20,7 @@ Any failure is raised as :class:`~lakemark.errors.ReadError` naming the file.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ReadError
@@ -90,11 +92,27 @@ def _records(text: str, spec: TaskSpec) -> Iterator[str]:
     return text_records(text, wholetext=spec.flag("wholetext"), line_sep=line_sep)
 
 
-def _record_batches(fs: pafs.FileSystem, path: str, spec: TaskSpec) -> Iterator[pa.Table]:
+#: Endings pyarrow's ``compression="detect"`` decompresses: such a file is read whole.
+_COMPRESSED = (".gz", ".bz2", ".br", ".lz4", ".zst")
+
+
+def _planned_bytes(fs: pafs.FileSystem, path: str, start: int, end: int) -> bytes:
+    """The bytes ``[start, end)`` of an uncompressed file: what was planned, however the file
+    grew since (a compressed file is decompressed whole; the run's size check covers it)."""
+    if path.lower().endswith(_COMPRESSED) or end <= 0:
+        with fs.open_input_stream(path, compression="detect") as stream:
+            return bytes(stream.read())
+    with fs.open_input_file(path) as handle:
+        return bytes(handle.read_at(max(end - start, 0), start))
+
+
+def _record_batches(fs: pafs.FileSystem, path: str, spec: TaskSpec, start: int = 0,
+                    end: int = 0) -> Iterator[pa.Table]:
     import pyarrow as pa
 
-    with fs.open_input_stream(path, compression="detect") as stream:
-        data = stream.read()
+    data = _planned_bytes(fs, path, start, end)
+    if start:  # an appended tail: no header line in it
+        spec = replace(spec, options=tuple((k, v) for k, v in spec.options if k != "header"))
     chunk: list[str] = []
     for record in _records(_decode(data, spec), spec):
         chunk.append(record)
@@ -173,10 +191,11 @@ def _binary_batches(fs: pafs.FileSystem, path: str, uri: str, spec: TaskSpec
                 yield _conform(table, schema, uri)
 
 
-def _read_file(fs: pafs.FileSystem, path: str, uri: str, spec: TaskSpec) -> Iterator[pa.Table]:
+def _read_file(fs: pafs.FileSystem, path: str, uri: str, spec: TaskSpec, start: int = 0,
+               end: int = 0) -> Iterator[pa.Table]:
     if spec.format in BINARY_FORMATS:
         return _binary_batches(fs, path, uri, spec)
-    return _record_batches(fs, path, spec)
+    return _record_batches(fs, path, spec, start, end)
 
 
 def read_task(spec: TaskSpec, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
@@ -189,9 +208,12 @@ def read_task(spec: TaskSpec, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.
         paths = batch.column("path").to_pylist()
         uris = batch.column("uri").to_pylist()
         folders = batch.column("folder").to_pylist()
-        for path, uri, folder in zip(paths, uris, folders):
+        names = batch.schema.names
+        starts = batch.column("start").to_pylist() if "start" in names else [0] * len(paths)
+        ends = batch.column("end").to_pylist() if "end" in names else [0] * len(paths)
+        for path, uri, folder, start, end in zip(paths, uris, folders, starts, ends):
             try:
-                for table in _read_file(fs, path, uri, spec):
+                for table in _read_file(fs, path, uri, spec, start, end):
                     if table.num_rows == 0:
                         continue
                     table = table.append_column(

@@ -88,7 +88,8 @@ def python_rows(spark: SparkSession, files: Sequence[FileEntry], root: str,
     entries = list(files)
     local_root = mapped_path(root)
     if local_root is not None:
-        entries = [FileEntry(f.mtime, mapped_path(f.path) or f.path, f.size) for f in entries]
+        entries = [FileEntry(f.mtime, mapped_path(f.path) or f.path, f.size, f.offset)
+                   for f in entries]
         root = local_root
     layout = layout_of(root, entries)
     values: list[tuple[Any, ...]] = []

@@ -75,6 +75,7 @@ CREATE TABLE IF NOT EXISTS run_files (
     size {int} NOT NULL
 );
 CREATE INDEX IF NOT EXISTS run_files_by_run ON run_files (run_id, ctx);
+CREATE INDEX IF NOT EXISTS run_files_by_path ON run_files (path);
 CREATE TABLE IF NOT EXISTS leases (
     job_name TEXT PRIMARY KEY,
     run_id TEXT NOT NULL,

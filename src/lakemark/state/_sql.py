@@ -25,6 +25,7 @@ from typing import Any
 from ..errors import (CommitConflict, ConfigError, LeaseError, LeaseLost, StateError,
                       UnknownRunError)
 from ..planning.files import FileEntry
+from ..planning.modified import EarlierTake
 from ..redaction import redact
 from .._fault import fault_point
 from ..planning.retention import RetentionPolicy
@@ -652,6 +653,12 @@ class SqlStore(SchemaRecords):
             out.append((self._record(self._q, run_id), RunInputs(ctx=ctx, plan=plan,
                                                                  files=files)))
         return out
+
+    def earlier_takes(self, job_name: str, ctx: str, paths: Sequence[str],
+                      max_run: int) -> dict[str, EarlierTake]:
+        from ._takes import earlier_takes
+
+        return earlier_takes(self._q, job_name, ctx, paths, max_run)
 
     def run_inputs(self, run_id: str) -> list[RunInputs]:
         self._record(self._q, run_id)

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from ..planning.files import FileEntry
+from ..planning.modified import EarlierTake
 from ..planning.retention import RetentionPolicy
 from .manifest import Manifest, manifest_from_json
 
@@ -239,6 +240,13 @@ class StateStore(Protocol):
 
     def run_inputs(self, run_id: str) -> list[RunInputs]:
         """What the run recorded per ctx (ordered by ctx); UnknownRunError if no such run."""
+        ...
+
+    def earlier_takes(self, job_name: str, ctx: str, paths: Sequence[str],
+                      max_run: int) -> dict[str, EarlierTake]:
+        """The last take of each of ``paths`` by a successful run numbered at most
+        ``max_run`` of the job's source ``ctx`` (the planner's input for modified files;
+        :mod:`._takes`)."""
         ...
 
     def prune(self, job_name: str | None, policy: RetentionPolicy, *, dry_run: bool = False,

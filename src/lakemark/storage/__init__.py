@@ -15,6 +15,7 @@
 * :func:`filesystem_for` gives the :class:`FileSystem` (read, write, list, exists, publish,
   delete on root-relative paths) of a URI by its scheme: local and S3 built in, another
   scheme one module calling :func:`register_filesystem` (:mod:`._fs`).
+* :func:`stat_files` gives files' size and mtime now, in a listing's units (:mod:`._stat`).
 * :func:`mapped_path` serves ``s3://`` buckets mapped to local folders (``lakemark run
   --bucket-map``, :mod:`._bucket_map`): listings keep the ``s3://`` names.
 """
@@ -27,6 +28,7 @@ from ._fs import FileSystem, filesystem_for, register_filesystem, registered_sch
 from ._filters import Exclusions, is_hidden, parse_exclusions, partition_values
 from ._listing import Listing, check_source, list_files, list_files_after
 from ._s3 import s3_client
+from ._stat import stat_files
 from ._uri import Location, parse_uri
 
 __all__ = [
@@ -53,4 +55,5 @@ __all__ = [
     "register_filesystem",
     "registered_schemes",
     "s3_client",
+    "stat_files",
 ]
