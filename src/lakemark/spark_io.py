@@ -131,12 +131,16 @@ def _delta_load(reader: Any, original: Callable[..., DataFrame], path: str,
                 args: tuple[Any, ...], kwargs: dict[str, Any]) -> DataFrame:
     """``format("delta")``: Spark's Parquet reader on the snapshot's files where the JVM can
     open them, else lakemark's data source with the driver's endpoint settings."""
-    from .tables import FS_OPTION, READER_OPTION, fast_read
+    from .tables import FS_OPTION, READER_OPTION, TZ_OPTION, fast_read
 
     state = _state(reader)
     options = {k: v for k, v in state["options"].items()}
     options.update({k: option_text(v) for k, v in kwargs.items()
                     if k not in ("path", "format", "schema") and v is not None})
+    # a timestampAsOf without a zone is in the session's time zone, as Delta reads it
+    zone = str(reader._spark.conf.get("spark.sql.session.timeZone") or "UTC")
+    options[TZ_OPTION] = zone
+    reader._jreader = reader._jreader.option(TZ_OPTION, zone)
     forced = {k.lower(): v for k, v in options.items()}.get(READER_OPTION.lower(), "")
     if forced.lower() not in ("", "auto", "datasource", "parquet"):
         raise ConfigError(f"option {READER_OPTION} must be auto, parquet or datasource, not "

@@ -132,7 +132,10 @@ def _read(log: SparkLog, **options: str) -> list[tuple[Any, ...]]:
 
 
 def _half_a_minute_after(log: SparkLog, version: int) -> str:
-    return dt.datetime.fromtimestamp((log.times[version] + 30_000) / 1000, UTC).isoformat()
+    """Half a minute after ``version``'s commit, or the latest commit's own time (Delta
+    refuses a time after the latest commit)."""
+    offset = 30_000 if version < log.version else 0
+    return dt.datetime.fromtimestamp((log.times[version] + offset) / 1000, UTC).isoformat()
 
 
 def test_every_version_and_every_commit_time_resolves_to_exactly_its_rows(tables):  # type: ignore[no-untyped-def]
@@ -145,6 +148,9 @@ def test_every_version_and_every_commit_time_resolves_to_exactly_its_rows(tables
             assert _read(log, timestampAsOf=_half_a_minute_after(log, version)) == want, \
                 (name, version)
         assert _read(log) == _want(log.rows_at(log.version))
+        later = dt.datetime.fromtimestamp((log.times[log.version] + 1) / 1000, UTC)
+        with pytest.raises(SourceError, match="is after the latest version available"):
+            _read(log, timestampAsOf=later.isoformat())
 
 
 @pytest.mark.parametrize("reader", [

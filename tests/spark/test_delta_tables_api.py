@@ -242,3 +242,42 @@ def test_merge_update_and_create_on_s3(spark: Any, DeltaTable: Any, s3: Any) -> 
         (1, "a"), (2, "B")]
     assert [r["operation"] for r in table.history().collect()] == [
         "UPDATE", "MERGE", "CREATE TABLE"]
+
+
+def test_history_names_operations_as_delta_on_spark(spark: Any, DeltaTable: Any,
+                                                    tmp_path: Path) -> None:
+    """Issue 32: every write path lakemark has records Delta on Spark's operation name and
+    parameters, so ``history().where("operation = 'WRITE'")`` finds DataFrame writes."""
+    path = str(tmp_path / "t")
+    frame = spark.createDataFrame([(1, "a", "d1"), (2, "b", "d2")], "id long, name string, "
+                                  "day string")
+    frame.write.format("delta").partitionBy("day").save(path)
+    frame.write.format("delta").mode("append").save(path)
+    frame.where("day = 'd1'").write.format("delta").mode("overwrite") \
+        .option("replaceWhere", "day = 'd1'").save(path)
+    table = DeltaTable.forPath(spark, path)
+    table.update("id = 1", {"name": "'one'"})
+    table.delete("id = 2")
+    table.alias("t").merge(frame.alias("s"), "t.id = s.id").whenNotMatchedInsertAll().execute()
+    table.restoreToVersion(1)
+    history = {r["version"]: (r["operation"], r["operationParameters"])
+               for r in table.history().collect()}
+    assert [history[v][0] for v in sorted(history)] == [
+        "WRITE", "WRITE", "WRITE", "UPDATE", "DELETE", "MERGE", "RESTORE"]
+    assert history[0][1] == {"mode": "ErrorIfExists", "partitionBy": '["day"]'}
+    assert history[1][1] == {"mode": "Append", "partitionBy": "[]"}
+    assert history[2][1] == {"mode": "Overwrite", "partitionBy": "[]",
+                             "predicate": "day = 'd1'"}
+    assert history[6][1] == {"version": "1", "timestamp": None}
+    writes = table.history().where("operation = 'WRITE'").count()
+    assert writes == 3
+    created = tmp_path / "c"
+    for how in ("create", "replace", "createOrReplace"):
+        getattr(DeltaTable, how)(spark).location(str(created)).addColumn("id", "BIGINT") \
+            .partitionedBy().property("delta.appendOnly", "false").execute()
+    made = DeltaTable.forPath(spark, str(created)).history().orderBy("version").collect()
+    assert [r["operation"] for r in made] == ["CREATE TABLE", "REPLACE TABLE",
+                                              "CREATE OR REPLACE TABLE"]
+    assert made[0]["operationParameters"] == {
+        "isManaged": "false", "description": None, "partitionBy": "[]",
+        "properties": '{"delta.appendOnly": "false"}'}

@@ -41,6 +41,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..errors import SinkError
+from ..planning.delta_history import OPERATION_KEY, write_record
 from ._arrow_writer import ArrowWriteSpec, run_arrow_write
 from .._fault import fault_point
 from .._commit_gate import before_commit
@@ -200,8 +201,11 @@ def _commit(target: Target, table: DeltaTable | None, schema: DeltaSchema,
                   f.stats or json.dumps({"numRecords": f.rows}))
         for f in files
     ]
+    info = dict(commit_info or {})
+    if OPERATION_KEY not in info:  # Delta on Spark's record of a DataFrame write
+        info.update(write_record(mode, partition_cols))
     properties = CommitProperties(
-        custom_metadata={**(commit_info or {}), WRITE_ID_KEY: write_id},
+        custom_metadata={**info, WRITE_ID_KEY: write_id},
         app_transactions=[Transaction(token.app_id, token.version)] if token else None,
     )
     now = int(time.time() * 1000)

@@ -16,10 +16,11 @@ from __future__ import annotations
 from ._delta_fast import fast_read
 from ._delta_save import save_delta
 from ._delta_shim import delta_shim_path, install_delta_shim
+from ._delta_snapshot import TZ_OPTION
 from ._delta_source import FS_OPTION, READER_OPTION
 from ._iceberg import iceberg_runtime_present, lakemark_iceberg, load_iceberg, save_iceberg
 from ._register import delta_jars_present, is_registered, register
 
-__all__ = ["FS_OPTION", "READER_OPTION", "delta_jars_present", "delta_shim_path", "fast_read",
-           "iceberg_runtime_present", "install_delta_shim", "is_registered", "lakemark_iceberg",
-           "load_iceberg", "register", "save_delta", "save_iceberg"]
+__all__ = ["FS_OPTION", "READER_OPTION", "TZ_OPTION", "delta_jars_present", "delta_shim_path",
+           "fast_read", "iceberg_runtime_present", "install_delta_shim", "is_registered",
+           "lakemark_iceberg", "load_iceberg", "register", "save_delta", "save_iceberg"]

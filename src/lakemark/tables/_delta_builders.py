@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
@@ -200,8 +201,11 @@ class DeltaTableBuilder(metaclass=NamesMissing):
 
     def execute(self) -> DeltaTable:
         """Create (or replace) the table; the :class:`DeltaTable` for it."""
+        from deltalake import CommitProperties
         from deltalake import DeltaTable as RsTable
         from pyspark.sql.types import StructType
+
+        from ..planning.delta_history import record
 
         from ..sinks._location import open_delta
         from ..sinks._schema import arrow_schema
@@ -229,12 +233,22 @@ class DeltaTableBuilder(metaclass=NamesMissing):
                 raise ConfigError(f"{method}: partition column(s) {', '.join(missing)} are not "
                                   f"columns of the table ({', '.join(names)})")
             schema = arrow_schema(StructType(self._fields), target=target.root)
+            # Delta on Spark's operation name: deltalake would record CREATE OR REPLACE
+            # TABLE for replace() too
+            operation = {"replace": "REPLACE TABLE",
+                         "createOrReplace": "CREATE OR REPLACE TABLE"}.get(self._mode,
+                                                                           "CREATE TABLE")
+            info = record(operation, {
+                "isManaged": "false", "description": self._comment,
+                "partitionBy": json.dumps(list(self._partitions)),
+                "properties": json.dumps(dict(self._properties or {}))})
             try:
                 RsTable.create(
                     target.delta_uri, schema, mode="overwrite" if exists else "error",
                     partition_by=self._partitions or None, name=self._name,
                     description=self._comment, configuration=self._properties or None,
-                    storage_options=target.storage_options())
+                    storage_options=target.storage_options(),
+                    commit_properties=CommitProperties(custom_metadata=info))
             except Exception as exc:  # deltalake's DeltaError and object-store errors
                 first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
                 raise SinkError(f"{method} at {target.root} failed: {first}",

@@ -1,8 +1,9 @@
 """``DeltaTable.history()`` and ``detail()`` as Spark DataFrames with Delta's column names.
 
 The values come from deltalake (the commits' ``commitInfo``, the snapshot's metadata,
-protocol and file list); columns Delta fills from Databricks-only context (``userId``,
-``job``, ``notebook``, ``clusterId``) are null.
+protocol and file list); ``operation`` and ``operationParameters`` are shown as Delta on Spark
+records them (:mod:`lakemark.planning.delta_history`); columns Delta fills from
+Databricks-only context (``userId``, ``job``, ``notebook``, ``clusterId``) are null.
 """
 
 from __future__ import annotations
@@ -51,12 +52,15 @@ def history_frame(spark: SparkSession, table: RsTable, limit: int | None) -> Dat
         from ..errors import ConfigError
 
         raise ConfigError(f"DeltaTable.history: limit must be positive, got {limit!r}")
+    from ..planning.delta_history import spark_view
+
     rows = []
     for commit in table.history(None if limit is None else int(limit)):
+        operation, parameters = spark_view(commit)
         rows.append((
             int(commit["version"]) if commit.get("version") is not None else None,
-            _when(commit.get("timestamp")), None, None, commit.get("operation"),
-            _text_map(commit.get("operationParameters")), None, None, None,
+            _when(commit.get("timestamp")), None, None, operation,
+            parameters, None, None, None,
             commit.get("readVersion"), commit.get("isolationLevel"),
             commit.get("isBlindAppend"), _text_map(commit.get("operationMetrics")),
             commit.get("userMetadata"), commit.get("engineInfo"),

@@ -32,6 +32,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError, SinkError, UnsupportedError
+from ..planning.delta_history import write_record
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -118,9 +119,11 @@ def save_delta(df: DataFrame, path: str, *, mode: str | None,
                                               target.root, path)
         if filters is None:  # rows replaced: the commit adds and removes files itself
             write_mode = "append"
+    # history() shows Delta on Spark's record: the save mode and partitionBy the user gave
+    commit_info.update(write_record(how, list(partition_by), replace_where))
     result = write_target(df.sparkSession, df, path, format="delta", mode=write_mode,
                           partition_by=list(partition_by), options=opts,
-                          commit_info=commit_info or None, partition_filters=filters,
+                          commit_info=commit_info, partition_filters=filters,
                           overwrite_schema=overwrite_schema, removes=removes)
     if result.skipped and token is not None:
         log.info("writing Delta table %s skipped: it already recorded txnAppId %r with a "

@@ -10,14 +10,16 @@ change how the log is kept (``timestampNtz``, ``v2Checkpoint``, ``vacuumProtocol
 with a deletion vector, an unknown feature, a newer protocol - is refused with one
 :class:`~lakemark.errors.UnsupportedError` naming the table and the feature: never wrong rows.
 
-``timestampAsOf`` resolves by the commits' ``inCommitTimestamp`` on tables with in-commit
-timestamps on (as Delta does; a copied or restored log has new file times), else by the commit
-files' modification times (deltalake's rule).
+Time travel (``versionAsOf``, ``timestampAsOf``, a path's ``@v<n>`` suffix) is resolved here by
+Delta on Spark's rules (:mod:`lakemark.planning.delta_time_travel`), not deltalake's: a time
+before the earliest recreatable version or after the latest commit is refused, naming the
+bound. Commit times are the commits' ``inCommitTimestamp`` on tables with in-commit timestamps
+on (as Delta does; a copied or restored log has new file times), else the commit files'
+modification times made strictly increasing.
 """
 
 from __future__ import annotations
 
-import datetime as dt
 import json
 import re
 from dataclasses import dataclass, field
@@ -26,6 +28,17 @@ from urllib.parse import unquote
 
 from ..errors import ConfigError, SinkError, SourceError, UnsupportedError
 from ..planning.delta_log import MetaData, Protocol
+from ..planning.delta_time_travel import (
+    LogListing,
+    TimeTravel,
+    check_version,
+    commit_times,
+    earliest_recreatable,
+    parse_log_names,
+    requested,
+    split_path,
+    version_at,
+)
 from ..planning.delta_table_state import (
     MAX_READER_VERSION,
     READER_FEATURES,
@@ -37,8 +50,12 @@ from ..sinks._location import Target, open_delta, resolve_target
 if TYPE_CHECKING:
     from deltalake import DeltaTable
 
-__all__ = ["DataFileRef", "Snapshot", "load_snapshot", "READER_FEATURES", "table_state",
-           "time_travel"]
+__all__ = ["DataFileRef", "Snapshot", "load_snapshot", "READER_FEATURES", "resolve_version",
+           "table_state", "TZ_OPTION"]
+
+#: Hidden reader option: the session's ``spark.sql.session.timeZone``, set by lakemark's read
+#: hook, in which a ``timestampAsOf`` without a zone is read (as Delta reads it).
+TZ_OPTION = "lakemark.sessionTimeZone"
 
 
 @dataclass(frozen=True)
@@ -78,32 +95,6 @@ class Snapshot:
                 return unquote(rest) if rest.startswith("/") else unquote("/" + rest)
             return "s3://" + rest if scheme in ("s3a", "s3n") else ref.path
         return f"{self.root.rstrip('/')}/{unquote(ref.path)}"
-
-
-def time_travel(options: dict[str, str]) -> int | dt.datetime | None:
-    """``versionAsOf`` / ``timestampAsOf`` (any case) from reader options; ConfigError if both
-    or if one cannot be read."""
-    lower = {k.lower(): v for k, v in options.items()}
-    version, stamp = lower.get("versionasof"), lower.get("timestampasof")
-    if version is not None and stamp is not None:
-        raise ConfigError("give versionAsOf or timestampAsOf, not both")
-    if version is not None:
-        try:
-            number = int(str(version).strip())
-        except ValueError:
-            raise ConfigError(f"option versionAsOf must be an integer, not {version!r}") from None
-        if number < 0:
-            raise ConfigError(f"option versionAsOf must be >= 0, not {version!r}")
-        return number
-    if stamp is not None:
-        text = str(stamp).strip().replace(" ", "T", 1)
-        try:
-            when = dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
-        except ValueError:
-            raise ConfigError(f"option timestampAsOf must be a timestamp such as "
-                              f"'2024-05-01 12:00:00', not {stamp!r}") from None
-        return when if when.tzinfo else when.replace(tzinfo=dt.UTC)
-    return None
 
 
 def table_state(table: DeltaTable) -> TableState:
@@ -206,57 +197,71 @@ def _commit_ict(target: Target, version: int) -> int | None:
     return None
 
 
-def _version_by_ict(table: DeltaTable, target: Target, when: dt.datetime) -> int | None:
-    """The version ``timestampAsOf`` ``when`` means on a table with in-commit timestamps
-    (Delta's rule: the commits' own ``inCommitTimestamp``, not the files' modification times,
-    which a copy or a restore changes): the last version committed at or before ``when``.
-    None when the table does not have them on, or ``when`` is before they were turned on
-    (then the files' times apply, as deltalake resolves them)."""
+def _listing(target: Target) -> LogListing:
+    """``_delta_log``'s commit files and checkpoints with their modification times."""
+    import pyarrow.fs as pafs
+
+    infos = target.filesystem().get_file_info(
+        pafs.FileSelector(target.absolute("_delta_log"), allow_not_found=True))
+    return parse_log_names([
+        (info.base_name, int(info.mtime.timestamp() * 1000) if info.mtime else 0)
+        for info in infos if info.type == pafs.FileType.File])
+
+
+def resolve_version(table: DeltaTable, target: Target, wanted: TimeTravel) -> int | None:
+    """The version ``wanted`` means on ``table`` (loaded at its latest version) by Delta's
+    rules (:mod:`lakemark.planning.delta_time_travel`), or None for the latest. SourceError
+    naming the table and the available range or times when there is no such version."""
+    if wanted.version is None and wanted.timestamp is None:
+        return None
+    latest = int(table.version())
+    listing = _listing(target)
+    earliest = earliest_recreatable(listing, latest)
+    if wanted.version is not None:
+        return check_version(target.root, wanted.version, earliest, latest)
+    assert wanted.timestamp is not None
     config = table.metadata().configuration or {}
-    if str(config.get(ICT_PROPERTY, "false")).lower() != "true":
-        return None
-    first = int(config.get(ICT_VERSION, 0) or 0)
-    wanted = int(when.timestamp() * 1000)
-    low, high = first, int(table.version())
-    stamp = _commit_ict(target, low)
-    if stamp is None or stamp > wanted:
-        return None
-    while low < high:  # invariant: ICT(low) <= wanted
-        middle = (low + high + 1) // 2
-        stamp = _commit_ict(target, middle)
-        if stamp is None:
-            return None
-        if stamp <= wanted:
-            low = middle
-        else:
-            high = middle - 1
-    return low
+    ict = str(config.get(ICT_PROPERTY, "false")).lower() == "true"
+    times = commit_times(listing, earliest, latest,
+                         in_commit=(lambda v: _commit_ict(target, v)) if ict else None,
+                         in_commit_from=int(config.get(ICT_VERSION, 0) or 0) if ict else None)
+    return version_at(target.root, wanted.timestamp, times, earliest, wanted.text)
+
+
+def _open(path: str) -> tuple[Target, DeltaTable | None]:
+    target: Target = resolve_target(path if not path.lower().startswith(("s3a://", "s3n://"))
+                                    else "s3://" + path.partition("://")[2])
+    try:
+        return target, open_delta(target)
+    except SinkError as exc:
+        raise _refusal(target.root, str(exc)) or SourceError(str(exc)) from exc
 
 
 def load_snapshot(path: str, options: dict[str, str] | None = None) -> Snapshot:
     """The Delta table at ``path`` (local or ``s3://``), at the version ``options`` ask for
-    (``versionAsOf`` / ``timestampAsOf``; default: the latest)."""
+    (``versionAsOf`` / ``timestampAsOf``, or a path ending in ``@v<version>`` /
+    ``@<yyyyMMddHHmmssSSS>``; default: the latest), resolved by Delta's rules. A timestamp
+    without a zone is in the session time zone (hidden option :data:`TZ_OPTION`, else UTC)."""
     if not path:
         raise ConfigError("reading format 'delta' needs a path: .load(path)")
-    target: Target = resolve_target(path if not path.lower().startswith(("s3a://", "s3n://"))
-                                    else "s3://" + path.partition("://")[2])
-    try:
-        table = open_delta(target)
-    except SinkError as exc:
-        raise _refusal(target.root, str(exc)) or SourceError(str(exc)) from exc
+    given = dict(options or {})
+    zone = str({k.lower(): v for k, v in given.items()}.get(TZ_OPTION.lower()) or "UTC")
+    target, table = _open(path)
+    at_path = None
+    if table is None and (split := split_path(path, zone)) is not None:
+        target, table = _open(split[0])  # Delta: the suffix counts only if path is no table
+        at_path = split[1]
     if table is None:
         raise SourceError(f"{target.root} is not a Delta table (no _delta_log)")
-    wanted = time_travel(dict(options or {}))
+    wanted = requested(given, zone, at_path)
+    version = resolve_version(table, target, wanted)
     try:
-        if isinstance(wanted, dt.datetime):
-            by_ict = _version_by_ict(table, target, wanted)
-            table.load_as_version(wanted if by_ict is None else by_ict)
-        elif wanted is not None:
-            table.load_as_version(wanted)
-    except Exception as exc:  # deltalake's DeltaError: no such version / too early
+        if version is not None and version != int(table.version()):
+            table.load_as_version(version)
+    except Exception as exc:  # deltalake's DeltaError: the log cannot rebuild it
         first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
         raise _refusal(target.root, str(exc)) or SourceError(
-            f"Delta table {target.root} has no version as of {wanted}: {first}") from exc
+            f"Delta table {target.root} has no version {version}: {first}") from exc
     _check_features(table, target.root)
     partitions = list(table.metadata().partition_columns)
     return Snapshot(
