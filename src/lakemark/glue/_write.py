@@ -104,10 +104,13 @@ def write_options_sink(
 def write_jdbc(glue_ctx: GlueContext, df: DataFrame, catalog_connection: str | None,
                options: Mapping[str, Any]) -> None:
     """Append ``df`` to a database table through Spark's JDBC writer."""
-    from .jdbc import jdbc_write_options
+    from .jdbc import jdbc_failure, jdbc_write_options
 
     opts = jdbc_write_options(glue_ctx, catalog_connection, options)
-    df.write.format("jdbc").options(**opts).mode("append").save()
+    try:
+        df.write.format("jdbc").options(**opts).mode("append").save()
+    except Exception as exc:  # Py4JJavaError …: one line, no secret
+        raise jdbc_failure(exc, opts, "sink") from None
 
 
 def write_catalog(
