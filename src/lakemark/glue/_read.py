@@ -238,6 +238,10 @@ def read_options_source(
     kind = (connection_type or "").strip().lower()
     if kind in JDBC_TYPES:
         return _read_jdbc(glue_ctx, kind, connection_options or {}, ctx)
+    from ._catalog_frames import CATALOG_CONNECTION, catalog_connection_frame
+
+    if kind == CATALOG_CONNECTION:  # the catalog's own entries (Hive metastore migration)
+        return catalog_connection_frame(glue_ctx, connection_options)
     if kind not in _FILE_TYPES:
         hint = _INSTEAD.get(kind) or _INSTEAD.get(kind.split(".")[0]) or (
             "lakemark reads: " + ", ".join(_FILE_TYPES + JDBC_TYPES))

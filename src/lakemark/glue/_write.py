@@ -81,6 +81,11 @@ def write_options_sink(
             raise ConfigError("txnAppId/txnVersion apply to Delta targets only, not to JDBC sinks")
         write_jdbc(glue_ctx, df, None, options)
         return None
+    if kind == "catalog":  # AWS's Hive metastore migration writing Data Catalog entries
+        raise UnsupportedError(
+            "connection_type 'catalog' (writing Data Catalog entries) is not supported; "
+            "create tables with a sink's enableUpdateCatalog=True, or write the entries as "
+            "get-tables/get-partitions JSON into the catalog folder (docs/catalog.md)")
     if kind not in ("s3", "file"):
         raise UnsupportedError(
             f"connection_type {connection_type!r} is not supported for writing; lakemark "
