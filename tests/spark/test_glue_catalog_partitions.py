@@ -52,7 +52,8 @@ def _data(spark: Any, root: Path, fmt: str) -> None:
         folder = root / f"year={year}" / f"month={month}" / f"code={code}"
         folder.mkdir(parents=True)
         if fmt == "json":
-            (folder / "part.json").write_text(json.dumps({"n": n}) + "\n")
+            # a text field: the DynamicFrame's JSON choices read the files again
+            (folder / "part.json").write_text(json.dumps({"n": n, "s": "t"}) + "\n")
         elif fmt == "csv":
             (folder / "part.csv").write_text(f"{n}\n")
         else:
