@@ -149,3 +149,30 @@ def test_mixed_fields_inside_structs_are_choices(spark: Any, tmp_path: Path) -> 
     assert rows[2]["p"]["sku"] == "B" and rows[2]["tag"] == "y" and rows[2]["month"] == 2
     cols = _by_id(frame.resolveChoice(specs=[("p.deep.v", "make_cols")]).toDF())
     assert (cols[1]["p"]["deep"]["v_long"], cols[2]["p"]["deep"]["v_string"]) == (1, "one")
+
+
+def test_fields_keep_the_records_order(spark: Any, tmp_path: Path) -> None:
+    """Spark sorts inferred JSON fields by name; Glue keeps the order of the records."""
+    folder = tmp_path / "ordered" / "day=01"
+    folder.mkdir(parents=True)
+    (folder / "a.json").write_text("\n".join([
+        '{"zeta": 1, "alpha": {"b": 1, "a": "x"}, "items": [{"y": 1, "x": 2}], "mix": 1}',
+        '{"zeta": 2, "alpha": null, "items": null, "mix": "two", "late": "z"}',
+    ]) + "\n")
+    glue = GlueContext(spark.sparkContext)
+    frame = glue.create_dynamic_frame.from_options(
+        connection_type="s3", format="json",
+        connection_options={"paths": [str(tmp_path / "ordered")], "recurse": True})
+    schema = frame.schema()
+    assert [f.name for f in schema.fields] == ["zeta", "alpha", "items", "mix", "late", "day"]
+    assert [f.name for f in schema["alpha"].dataType.fields] == ["b", "a"]
+    assert [f.name for f in schema["items"].dataType.elementType.fields] == ["y", "x"]
+    assert is_choice(schema["mix"].dataType)
+    rows = {r["zeta"]: r.asDict(recursive=True) for r in frame.toDF().collect()}
+    assert rows[1]["alpha"] == {"b": 1, "a": "x"} and rows[1]["items"] == [{"y": 1, "x": 2}]
+    assert rows[2]["alpha"] is None and rows[2]["items"] is None and rows[2]["late"] == "z"
+    # create_data_frame (a Spark DataFrame) keeps Spark's order
+    df = glue.create_data_frame.from_options(
+        connection_type="s3", format="json",
+        connection_options={"paths": [str(tmp_path / "ordered")], "recurse": True})
+    assert df.columns[:3] == ["alpha", "items", "late"]

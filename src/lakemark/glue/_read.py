@@ -128,7 +128,8 @@ def _read_json_records(glue_ctx: GlueContext, paths: list[str], spark_options: d
                        partition_types: Mapping[str, str] | None = None) -> DataFrame:
     """A JSON DynamicFrame source: Spark's schema, then the same files read again with the
     fields Spark typed ``string`` as variants, to find Glue's choices (``_jsonchoice``);
-    partition columns of ``partition_types`` get those types."""
+    partition columns of ``partition_types`` get those types; fields in the records' order
+    (``_jsonorder``)."""
     from ._jsonchoice import json_choices
 
     job = glue_ctx.active_job()
@@ -159,7 +160,11 @@ def _read_json_records(glue_ctx: GlueContext, paths: list[str], spark_options: d
     retyped = retyped_schema(first.schema, partition_types) if partition_types else None
     if retyped is not None:
         first = read(retyped)
-    return json_choices(first, _partition_names(files, first.columns), read)
+    from ._jsonorder import in_record_order
+
+    framed = json_choices(first, _partition_names(files, first.columns), read)
+    multiline = str(spark_options.get("multiLine", spark_options.get("multiline", "")))
+    return in_record_order(framed, files, multiline.strip().lower() == "true")
 
 
 def _partition_names(files: list[str], columns: list[str]) -> list[str]:
