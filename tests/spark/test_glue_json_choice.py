@@ -121,3 +121,58 @@ def test_to_df_options_and_apply_mapping_on_choices(spark: Any, tmp_path: Path) 
     assert [rows[i]["provider_id"] for i in (1, 2, 3)] == ["10001", "ABC0", "10002"]
     assert [str(rows[i]["price"]) for i in (1, 2, 3)] == ["1.50", "None", "2.00"]
     assert rows[1]["zip.code"] == "02134"
+
+
+def test_mixed_fields_inside_structs_are_choices(spark: Any, tmp_path: Path) -> None:
+    """Glue types a struct's field by each record too: ``project:long`` on ``p.qty`` gives
+    null for the text ``"2"`` (Spark alone would have typed it string and cast it to 2)."""
+    folder = tmp_path / "nested" / "month=02"
+    folder.mkdir(parents=True)
+    (folder / "a.json").write_text("\n".join([
+        '{"id": 1, "p": {"qty": 5, "sku": "A", "deep": {"v": 1}}, "tag": "x"}',
+        '{"id": 2, "p": {"qty": "2", "sku": "B", "deep": {"v": "one"}}, "tag": "y"}',
+        '{"id": 3, "p": null, "tag": "z"}',
+        '{"id": 4, "p": {"sku": "D"}, "tag": "w"}',
+    ]) + "\n")
+    glue = GlueContext(spark.sparkContext)
+    frame = glue.create_dynamic_frame.from_options(
+        connection_type="s3", format="json",
+        connection_options={"paths": [str(tmp_path / "nested")], "recurse": True})
+    p = frame.schema()["p"].dataType
+    assert [n for n, _ in members(p["qty"].dataType)] == ["long", "string"]
+    assert [n for n, _ in members(p["deep"].dataType["v"].dataType)] == ["long", "string"]
+    assert p["sku"].dataType.simpleString() == "string"  # strings only: no choice
+    assert frame.schema()["month"].dataType.simpleString() == "int"  # from_options: Spark's
+    rows = _by_id(frame.resolveChoice(specs=[("p.qty", "project:long")]).toDF())
+    assert [rows[i]["p"]["qty"] if rows[i]["p"] else "null p" for i in range(1, 5)] == [
+        5, None, "null p", None]
+    assert rows[2]["p"]["sku"] == "B" and rows[2]["tag"] == "y" and rows[2]["month"] == 2
+    cols = _by_id(frame.resolveChoice(specs=[("p.deep.v", "make_cols")]).toDF())
+    assert (cols[1]["p"]["deep"]["v_long"], cols[2]["p"]["deep"]["v_string"]) == (1, "one")
+
+
+def test_fields_keep_the_records_order(spark: Any, tmp_path: Path) -> None:
+    """Spark sorts inferred JSON fields by name; Glue keeps the order of the records."""
+    folder = tmp_path / "ordered" / "day=01"
+    folder.mkdir(parents=True)
+    (folder / "a.json").write_text("\n".join([
+        '{"zeta": 1, "alpha": {"b": 1, "a": "x"}, "items": [{"y": 1, "x": 2}], "mix": 1}',
+        '{"zeta": 2, "alpha": null, "items": null, "mix": "two", "late": "z"}',
+    ]) + "\n")
+    glue = GlueContext(spark.sparkContext)
+    frame = glue.create_dynamic_frame.from_options(
+        connection_type="s3", format="json",
+        connection_options={"paths": [str(tmp_path / "ordered")], "recurse": True})
+    schema = frame.schema()
+    assert [f.name for f in schema.fields] == ["zeta", "alpha", "items", "mix", "late", "day"]
+    assert [f.name for f in schema["alpha"].dataType.fields] == ["b", "a"]
+    assert [f.name for f in schema["items"].dataType.elementType.fields] == ["y", "x"]
+    assert is_choice(schema["mix"].dataType)
+    rows = {r["zeta"]: r.asDict(recursive=True) for r in frame.toDF().collect()}
+    assert rows[1]["alpha"] == {"b": 1, "a": "x"} and rows[1]["items"] == [{"y": 1, "x": 2}]
+    assert rows[2]["alpha"] is None and rows[2]["items"] is None and rows[2]["late"] == "z"
+    # create_data_frame (a Spark DataFrame) keeps Spark's order
+    df = glue.create_data_frame.from_options(
+        connection_type="s3", format="json",
+        connection_options={"paths": [str(tmp_path / "ordered")], "recurse": True})
+    assert df.columns[:3] == ["alpha", "items", "late"]

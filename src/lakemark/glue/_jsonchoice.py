@@ -3,7 +3,7 @@
 Spark types a JSON field that holds ``10001`` in some records and ``"ABC0"`` in others as
 ``string`` (the numbers become text); Glue's JSON reader keeps each record's own type and makes
 the field a choice, for ``resolveChoice`` to settle. lakemark gets the same by reading the
-source a second time with every top-level field Spark typed ``string`` as a Spark ``VARIANT``
+source a second time with every field Spark typed ``string`` as a Spark ``VARIANT``
 (which keeps each JSON value's own type), then looking at the types each field holds (one Spark
 job; the first read only inferred the schema, so the input is read once for data):
 
@@ -15,8 +15,9 @@ job; the first read only inferred the schema, so the input is read once for data
 * a field with strings and numbers (or booleans) becomes the choice of those types, each
   record's value kept under its own type (``_choicetype``).
 
-Top-level fields only: a nested field of mixed types stays as Spark types it. Partition
-columns (folder names) are left alone.
+Fields inside structs too (``payload.amount``): the struct is read with its mixed fields as
+variants and rebuilt (a null struct stays null). Fields inside arrays or maps stay as Spark
+types them. Partition columns (folder names) are left alone.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
-    from pyspark.sql.types import StructType
+    from pyspark.sql.types import DataType, StructType
 
 __all__ = ["json_choices"]
 
@@ -44,57 +45,104 @@ def _kind_of(type_name: str) -> str | None:
     return _KIND.get(type_name, "other")
 
 
+Path = tuple[str, ...]
+
+
+def _string_paths(dtype: StructType, prefix: Path = ()) -> list[Path]:
+    """Paths of the ``string`` fields of ``dtype``, inside structs (not arrays or maps)."""
+    from pyspark.sql.types import StringType, StructType
+
+    out: list[Path] = []
+    for f in dtype.fields:
+        if isinstance(f.dataType, StringType):
+            out.append((*prefix, f.name))
+        elif isinstance(f.dataType, StructType):
+            out.extend(_string_paths(f.dataType, (*prefix, f.name)))
+    return out
+
+
+def _as_variants(dtype: DataType, paths: set[Path], prefix: Path = ()) -> DataType:
+    """``dtype`` with the fields at ``paths`` (relative to ``prefix``) typed ``VARIANT``."""
+    from pyspark.sql.types import StructField, StructType, VariantType
+
+    if prefix in paths:
+        return VariantType()
+    if isinstance(dtype, StructType):
+        return StructType([StructField(f.name, _as_variants(f.dataType, paths, (*prefix, f.name)),
+                                       True) for f in dtype.fields])
+    return dtype
+
+
 def json_choices(df: DataFrame, partition_columns: Sequence[str],
                  read_as: Callable[[StructType], DataFrame]) -> DataFrame:
     """``df`` (a JSON read with Spark's inferred schema) with its mixed string fields made
-    choices; ``read_as(schema)`` reads the same files again with ``schema``."""
+    choices, at the top level and inside structs; ``read_as(schema)`` reads the same files
+    again with ``schema``."""
     from pyspark.sql import functions as F
-    from pyspark.sql.types import (BooleanType, DoubleType, LongType, StringType, StructField,
-                                   StructType, VariantType)
-
-    from ._choicetype import choice_type, member_name
-    from ._fieldpaths import quote
+    from pyspark.sql.types import StructField, StructType
 
     skip = {c.lower() for c in partition_columns}
-    candidates = [f.name for f in df.schema.fields
-                  if isinstance(f.dataType, StringType) and f.name.lower() not in skip
-                  and not f.name.startswith("_corrupt")]
+    kept = [f for f in df.schema.fields if f.name.lower() not in skip]
+    candidates = [p for p in _string_paths(StructType(kept)) if not p[0].startswith("_corrupt")]
     if not candidates:
         return df
-    raw = read_as(StructType([
-        StructField(f.name, VariantType() if f.name in candidates else f.dataType, True)
-        for f in df.schema.fields if f.name.lower() not in skip]))
-    seen = raw.agg(*[F.collect_set(F.expr(f"schema_of_variant({quote(c)})")).alias(f"t{i}")
+    wanted = set(candidates)
+    # Partition columns are in the schema as ``df`` has them, so their types are kept.
+    raw = read_as(StructType([StructField(f.name, _as_variants(f.dataType, wanted, (f.name,)),
+                                          True) for f in df.schema.fields]))
+    seen = raw.agg(*[F.collect_set(F.schema_of_variant(_column(c))).alias(f"t{i}")
                      for i, c in enumerate(candidates)]).collect()[0]
+    leaves = {c: _leaf(_column(c), seen[f"t{i}"]) for i, c in enumerate(candidates)}
+
+    def rebuild(path: Path, dtype: DataType) -> Column:
+        if path in leaves:
+            return leaves[path].alias(path[-1])
+        col = _column(path)
+        if not isinstance(dtype, StructType) or not any(c[:len(path)] == path for c in leaves):
+            return col.alias(path[-1])
+        inner = F.struct(*[rebuild((*path, f.name), f.dataType) for f in dtype.fields])
+        return F.when(col.isNotNull(), inner).alias(path[-1])
+
+    return raw.select(*[rebuild((f.name,), f.dataType) for f in df.schema.fields])
+
+
+def _column(path: Path) -> Column:
+    from pyspark.sql import functions as F
+
+    from ._fieldpaths import quote
+
+    col = F.col(quote(path[0]))
+    for name in path[1:]:
+        col = col.getField(name)
+    return col
+
+
+def _leaf(col: Column, type_names: Sequence[str]) -> Column:
+    """A variant field as Spark typed it (text), or as the choice of the kinds it holds."""
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import BooleanType, DoubleType, LongType, StringType
+
+    from ._choicetype import choice_type, member_name
+
     types = {"long": LongType(), "double": DoubleType(), "boolean": BooleanType(),
              "string": StringType()}
-    out: list[Column] = []
-    for field in raw.schema.fields:
-        name = field.name
-        col = F.col(quote(name))
-        if name not in candidates:
-            out.append(col)
-            continue
-        kinds = {k for k in (_kind_of(t) for t in seen[f"t{candidates.index(name)}"]) if k}
-        if "double" in kinds:
-            kinds.discard("long")
-        as_text = F.expr(f"variant_get({quote(name)}, '$', 'string')")
-        if "other" in kinds or kinds <= {"string"} or "string" not in kinds:
-            out.append(as_text.alias(name))  # as Spark typed it
-            continue
-        kind = F.expr(f"schema_of_variant({quote(name)})")
-        members = []
-        for k in sorted(kinds, key=lambda k: list(types).index(k)):
-            dtype = types[k]
-            if k == "double":
-                is_kind = (kind.isin("DOUBLE", "FLOAT", "BIGINT", "INT", "SMALLINT", "TINYINT")
-                           | kind.startswith("DECIMAL"))
-            else:
-                is_kind = kind.isin(*[t for t, v in _KIND.items() if v == k])
-            value = F.expr(f"try_variant_get({quote(name)}, '$', '{dtype.simpleString()}')")
-            members.append(F.when(is_kind, value).alias(member_name(dtype)))
-        target = choice_type([types[k] for k in kinds])
-        is_null = col.isNull() | (kind == "VOID")
-        out.append(F.when(is_null, F.lit(None).cast(target))
-                   .otherwise(F.struct(*members).cast(target)).alias(name))
-    return raw.select(*out)
+    kinds = {k for k in (_kind_of(t) for t in type_names) if k}
+    if "double" in kinds:
+        kinds.discard("long")
+    as_text = F.variant_get(col, "$", "string")
+    if "other" in kinds or kinds <= {"string"} or "string" not in kinds:
+        return as_text  # as Spark typed it
+    kind = F.schema_of_variant(col)
+    members = []
+    for k in sorted(kinds, key=lambda k: list(types).index(k)):
+        dtype = types[k]
+        if k == "double":
+            is_kind = (kind.isin("DOUBLE", "FLOAT", "BIGINT", "INT", "SMALLINT", "TINYINT")
+                       | kind.startswith("DECIMAL"))
+        else:
+            is_kind = kind.isin(*[t for t, v in _KIND.items() if v == k])
+        value = F.try_variant_get(col, "$", dtype.simpleString())
+        members.append(F.when(is_kind, value).alias(member_name(dtype)))
+    target = choice_type([types[k] for k in kinds])
+    is_null = col.isNull() | (kind == "VOID")
+    return F.when(is_null, F.lit(None).cast(target)).otherwise(F.struct(*members).cast(target))

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import ConfigError, UnsupportedError
 from ..planning.schema import EVOLUTION_OFF
 from ._formats import read_format, s3_source_options
+from ._partition_types import declared_partition_types, retyped_schema, with_partition_ddl
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -60,7 +61,11 @@ def _read_file_source(
     json_records: bool = False,
     tracking: Mapping[str, Any] | None = None,
     records: bool = False,
+    partition_types: Mapping[str, str] | None = None,
 ) -> DataFrame:
+    """One file source; ``partition_types`` (a catalog table's partition keys and their Spark
+    types) make those columns the declared types instead of Spark's guesses
+    (``_partition_types``)."""
     if not paths:
         raise ConfigError("an S3/file source needs connection option 'paths' (a list of paths)")
     mode = "FAILFAST" if fail_fast else spark_options.pop("mode", "PERMISSIVE")
@@ -70,13 +75,25 @@ def _read_file_source(
     if tracking:
         return _read_tracked(job, paths, fmt, spark_options, planner, ctx, schema, mode,
                              tracking, records)
+    declared = dict(partition_types or {})
+    if schema is not None and declared:
+        schema = with_partition_ddl(schema, declared)
+        declared = {}
     if json_records and schema is None:
-        return _read_json_records(glue_ctx, paths, spark_options, planner, ctx, mode)
+        return _read_json_records(glue_ctx, paths, spark_options, planner, ctx, mode, declared)
     if job is not None:
         df = job.read_files(paths, format=fmt, ctx=ctx, options=spark_options, schema=schema,
                             mode=mode, schema_evolution=EVOLUTION_OFF, **planner)
     else:
         df = _read_untracked(glue_ctx, paths, fmt, spark_options, planner, schema, mode)
+    retyped = retyped_schema(df.schema, declared) if declared else None
+    if retyped is not None:  # read again with the declared types (no data read twice)
+        if job is not None and ctx is not None:
+            df = job.read_planned(ctx, format=fmt, options=spark_options, schema=retyped,
+                                  mode=mode, base_path=planner.get("base_path"),
+                                  schema_evolution=EVOLUTION_OFF)
+        else:  # untracked: not recorded a second time in the run's manifest
+            df = _read_untracked(glue_ctx, paths, fmt, spark_options, planner, retyped, mode)
     return _glue_column_names(df, fmt, spark_options)
 
 
@@ -107,9 +124,12 @@ def _read_tracked(job: Any, paths: list[str], fmt: str, spark_options: dict[str,
 
 
 def _read_json_records(glue_ctx: GlueContext, paths: list[str], spark_options: dict[str, str],
-                       planner: dict[str, Any], ctx: str | None, mode: str) -> DataFrame:
+                       planner: dict[str, Any], ctx: str | None, mode: str,
+                       partition_types: Mapping[str, str] | None = None) -> DataFrame:
     """A JSON DynamicFrame source: Spark's schema, then the same files read again with the
-    fields Spark typed ``string`` as variants, to find Glue's choices (``_jsonchoice``)."""
+    fields Spark typed ``string`` as variants, to find Glue's choices (``_jsonchoice``);
+    partition columns of ``partition_types`` get those types; fields in the records' order
+    (``_jsonorder``)."""
     from ._jsonchoice import json_choices
 
     job = glue_ctx.active_job()
@@ -137,7 +157,14 @@ def _read_json_records(glue_ctx: GlueContext, paths: list[str], spark_options: d
     if job is not None and ctx is None:
         def read(schema: Any) -> DataFrame:
             return _read_untracked(glue_ctx, paths, "json", spark_options, planner, schema, mode)
-    return json_choices(first, _partition_names(files, first.columns), read)
+    retyped = retyped_schema(first.schema, partition_types) if partition_types else None
+    if retyped is not None:
+        first = read(retyped)
+    from ._jsonorder import in_record_order
+
+    framed = json_choices(first, _partition_names(files, first.columns), read)
+    multiline = str(spark_options.get("multiLine", spark_options.get("multiline", "")))
+    return in_record_order(framed, files, multiline.strip().lower() == "true")
 
 
 def _partition_names(files: list[str], columns: list[str]) -> list[str]:
@@ -148,7 +175,7 @@ def _partition_names(files: list[str], columns: list[str]) -> list[str]:
 
 def _read_untracked(glue_ctx: GlueContext, paths: list[str], fmt: str,
                     spark_options: dict[str, str],
-                    planner: dict[str, Any], schema: str | None, mode: str) -> DataFrame:
+                    planner: dict[str, Any], schema: Any, mode: str) -> DataFrame:
     from ..planning import plan_everything
     from ..sources import check_read_options, read_files
     from ..storage import list_files
@@ -176,7 +203,7 @@ def _read_jdbc(glue_ctx: GlueContext, connection_type: str, options: Mapping[str
                ctx: str | None) -> DataFrame:
     """A JDBC source: through the job's bookmark (bookmark keys, see ``glue.jdbc``) when a job
     runs; a custom ``query`` or no job reads the whole result, as Glue does."""
-    from .jdbc import jdbc_read_options, jdbc_source
+    from .jdbc import jdbc_failure, jdbc_read_options, jdbc_source
 
     job = glue_ctx.active_job()
     if job is not None and not options.get("query"):
@@ -192,7 +219,10 @@ def _read_jdbc(glue_ctx: GlueContext, connection_type: str, options: Mapping[str
             "JDBC source with a custom query (ctx %s) is read whole: bookmark keys apply to "
             "a dbtable", ctx,
         )
-    return glue_ctx.spark_session.read.format("jdbc").options(**opts).load()
+    try:
+        return glue_ctx.spark_session.read.format("jdbc").options(**opts).load()
+    except Exception as exc:  # Py4JJavaError, AnalysisException …: one line, no secret
+        raise jdbc_failure(exc, opts, "source") from None
 
 
 #: Reader options of a bookmarked Delta table source (``Job.read_table``), lower case.
@@ -213,6 +243,10 @@ def read_options_source(
     kind = (connection_type or "").strip().lower()
     if kind in JDBC_TYPES:
         return _read_jdbc(glue_ctx, kind, connection_options or {}, ctx)
+    from ._catalog_frames import CATALOG_CONNECTION, catalog_connection_frame
+
+    if kind == CATALOG_CONNECTION:  # the catalog's own entries (Hive metastore migration)
+        return catalog_connection_frame(glue_ctx, connection_options)
     if kind not in _FILE_TYPES:
         hint = _INSTEAD.get(kind) or _INSTEAD.get(kind.split(".")[0]) or (
             "lakemark reads: " + ", ".join(_FILE_TYPES + JDBC_TYPES))
@@ -254,7 +288,7 @@ def read_catalog(
     catalog = glue_ctx.catalog()
     table = catalog.get_table(database, table_name)
     extra = dict(additional_options or {})
-    predicate = push_down_predicate or extra.pop("catalogPartitionPredicate", None) or None
+    predicate = both_predicates(push_down_predicate, extra.pop("catalogPartitionPredicate", None))
     from ._delta import is_delta_table, read_delta_catalog
 
     if is_delta_table(table):
@@ -278,15 +312,25 @@ def read_catalog(
         paths = [table.location]
     elif not paths:
         return _empty_frame(glue_ctx, table)
+    declared = declared_partition_types(table)
     if len(paths) > 1 or paths != [table.location]:
         df = _read_partitions(glue_ctx, table, paths, fmt, spark_options, source, ctx, schema,
                               json_records=records and fmt == "json", tracking=tracking,
-                              records=records)
+                              records=records, partition_types=declared)
     else:
         df = _read_file_source(glue_ctx, paths, fmt, spark_options, source.planner_kwargs(), ctx,
                                schema, source.fail_fast, json_records=records and fmt == "json",
-                               tracking=tracking, records=records)
+                               tracking=tracking, records=records, partition_types=declared)
     return _typed_text(df, [k.name for k in table.partition_keys]) if typed else df
+
+
+def both_predicates(push_down: str | None, catalog_predicate: Any) -> str | None:
+    """``push_down_predicate`` and ``catalogPartitionPredicate`` as one predicate: in Glue
+    both narrow the partitions, so a partition is read only when it passes both."""
+    parts = [str(p).strip() for p in (push_down, catalog_predicate) if p and str(p).strip()]
+    if len(parts) == 2:
+        return f"({parts[0]}) AND ({parts[1]})"
+    return parts[0] if parts else None
 
 
 def _typed_text(df: DataFrame, partition_keys: Any) -> DataFrame:
@@ -312,13 +356,14 @@ def _read_partitions(glue_ctx: GlueContext, table: CatalogTable, paths: list[str
                      spark_options: dict[str, str], source: Any, ctx: str | None,
                      schema: str | None, json_records: bool = False,
                      tracking: Mapping[str, Any] | None = None,
-                     records: bool = False) -> DataFrame:
+                     records: bool = False,
+                     partition_types: Mapping[str, str] | None = None) -> DataFrame:
     """Read the kept partitions as one source (one ctx) rooted at the table's location, so the
     partition columns come from the folder names as for a whole-table read."""
     planner = dict(source.planner_kwargs(), base_path=table.location)
     return _read_file_source(glue_ctx, paths, fmt, spark_options, planner, ctx, schema,
                              source.fail_fast, json_records=json_records, tracking=tracking,
-                             records=records)
+                             records=records, partition_types=partition_types)
 
 
 def _catalog_schema(table: CatalogTable, fmt: str, options: dict[str, str],

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..errors import ConfigError, UnsupportedError
+from ..errors import ConfigError, LakemarkError, UnsupportedError
 from ._formats import write_format
 from ._read import JDBC_TYPES
 
@@ -83,6 +83,11 @@ def write_options_sink(
         if txn:
             raise ConfigError("txnAppId/txnVersion apply to Delta targets only, not to JDBC sinks")
         return write_jdbc(glue_ctx, df, None, options, transformation_ctx or None)
+    if kind == "catalog":  # AWS's Hive metastore migration writing Data Catalog entries
+        raise UnsupportedError(
+            "connection_type 'catalog' (writing Data Catalog entries) is not supported; "
+            "create tables with a sink's enableUpdateCatalog=True, or write the entries as "
+            "get-tables/get-partitions JSON into the catalog folder (docs/catalog.md)")
     if kind not in ("s3", "file"):
         raise UnsupportedError(
             f"connection_type {connection_type!r} is not supported for writing; lakemark "
@@ -106,20 +111,27 @@ def write_options_sink(
 def write_jdbc(glue_ctx: GlueContext, df: DataFrame, catalog_connection: str | None,
                options: Mapping[str, Any], ctx: str | None = None) -> WriteResult:
     """Append ``df`` to a database table: inside a job run, exactly once with the run's token
-    (recorded under ``sink:<ctx>``); outside one, by Spark alone (see the module doc)."""
+    (recorded under ``sink:<ctx>``); outside one, by Spark alone (see the module doc). A Spark
+    or Java failure (a missing driver jar among them) is one line, with no secret."""
     from ..sinks import JdbcTarget, write_jdbc_table
-    from .jdbc import jdbc_write_options
+    from .jdbc import jdbc_failure, jdbc_write_options
 
     opts = jdbc_write_options(glue_ctx, catalog_connection, options)
     job = glue_ctx.active_job()
-    if job is None:
-        return write_jdbc_table(df, JdbcTarget(opts), None)
-    named = {k: opts.pop(k, None) for k in ("url", "lakemark.url", "dbtable", "user",
-                                             "password", "driver")}
-    opts.pop("permitMysqlScheme", None)  # derived from the URL again
-    return job.write_jdbc(df, str(named["lakemark.url"] or named["url"]),
-                          str(named["dbtable"]), ctx=ctx, user=named["user"],
-                          password=named["password"], driver=named["driver"], options=opts)
+    try:
+        if job is None:
+            return write_jdbc_table(df, JdbcTarget(opts), None)
+        named = {k: opts.get(k) for k in ("url", "lakemark.url", "dbtable", "user",
+                                           "password", "driver")}
+        rest = {k: v for k, v in opts.items()
+                if k not in named and k != "permitMysqlScheme"}  # derived from the URL again
+        return job.write_jdbc(df, str(named["lakemark.url"] or named["url"]),
+                              str(named["dbtable"]), ctx=ctx, user=named["user"],
+                              password=named["password"], driver=named["driver"], options=rest)
+    except LakemarkError:
+        raise
+    except Exception as exc:  # Py4JJavaError …: one line, no secret
+        raise jdbc_failure(exc, opts, "sink") from None
 
 
 def write_catalog(

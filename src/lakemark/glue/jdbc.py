@@ -15,23 +15,20 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from ..errors import ConfigError, UnsupportedError
-from ..redaction import remember_secret
-from ..sources.jdbc import spark_url_options
+from .._jdbc_drivers import DRIVER_JARS, OTHER_DRIVERS, missing_driver_message
+from ..errors import ConfigError, EnvironmentProblem, SinkError, SourceError, UnsupportedError
+from ..redaction import redact_url, remember_secret
+from ..sources.jdbc import is_missing_driver, spark_url_options
 
 if TYPE_CHECKING:
     from ..sources.jdbc import JdbcSource
     from .context import GlueContext
 
-__all__ = ["jdbc_read_options", "jdbc_source", "jdbc_write_options"]
+__all__ = ["jdbc_failure", "jdbc_read_options", "jdbc_source", "jdbc_write_options"]
 
-_DRIVERS = {
-    "postgresql": "org.postgresql.Driver",
-    "mysql": "com.mysql.cj.jdbc.Driver",
-    "sqlserver": "com.microsoft.sqlserver.jdbc.SQLServerDriver",
-    "oracle": "oracle.jdbc.OracleDriver",
-    "redshift": "com.amazon.redshift.jdbc42.Driver",
-}
+#: Glue connection type (and URL prefix) → driver class, for every flavour lakemark knows.
+_DRIVERS = {"postgresql": DRIVER_JARS["postgresql"][0],
+            **{name: driver for name, (driver, _) in OTHER_DRIVERS.items()}}
 
 _ACCEPTED = {
     "url", "user", "password", "dbtable", "connectionName", "useConnectionProperties",
@@ -49,6 +46,24 @@ def _driver_for(url: str, connection_type: str) -> str | None:
     if url.startswith("jdbc:mariadb:"):
         return "org.mariadb.jdbc.Driver"
     return None
+
+
+def jdbc_failure(exc: BaseException, options: Mapping[str, str], what: str) -> Exception:
+    """A Spark/Java error of a Glue JDBC read or write (``what``: "source"/"sink") as one line:
+    a missing driver jar names what to install; the password and URL credentials removed."""
+    text = str(exc)
+    password = options.get("password")
+    if password:
+        text = text.replace(password, "***")
+    text = redact_url(text)
+    url = redact_url(options.get("url", ""))
+    if is_missing_driver(text):
+        return EnvironmentProblem(missing_driver_message(options.get("driver"), url))
+    first = next((line.strip() for line in text.splitlines() if line.strip()),
+                 type(exc).__name__)
+    table = options.get("dbtable") or "(query)"
+    error = SinkError if what == "sink" else SourceError
+    return error(f"JDBC {what} {url} {table}: {first[:1000]}")
 
 
 def _connection_options(glue_ctx: GlueContext, name: str) -> dict[str, str]:

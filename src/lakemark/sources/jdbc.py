@@ -27,7 +27,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from .._jdbc_drivers import DRIVER_JARS, driver_jars
+from .._jdbc_drivers import DRIVER_JARS, driver_jars, missing_driver_message
 from ..errors import ConfigError, EnvironmentProblem, SourceError
 from ..planning.jdbc import (
     JDBC_STATE_KIND,
@@ -58,7 +58,7 @@ if TYPE_CHECKING:
     from pyspark.sql.types import StructType
 
 
-__all__ = ["DRIVER_JARS", "JdbcSource", "driver_jars", "read_jdbc"]
+__all__ = ["DRIVER_JARS", "JdbcSource", "driver_jars", "is_missing_driver", "read_jdbc"]
 
 log = logging.getLogger("lakemark")
 
@@ -193,17 +193,15 @@ def _load(spark: SparkSession, source: JdbcSource, *, dbtable: str | None = None
 def _converted(exc: BaseException, source: JdbcSource) -> Exception:
     text = _scrub(str(exc), source)
     first = next((line.strip() for line in text.splitlines() if line.strip()), type(exc).__name__)
-    if "ClassNotFoundException" in text or "No suitable driver" in text:
-        hint = next(((jar, pkg) for name, (cls, jar, pkg) in DRIVER_JARS.items()
-                     if cls == source.driver_class), None)
-        where = (f"install the Debian package {hint[1]} ({hint[0]}); lakemark adds it to the "
-                 "Spark sessions it starts, or pass --conf spark.jars=PATH") if hint else \
-            "put the driver's jar on Spark's classpath with --conf spark.jars=PATH"
-        return EnvironmentProblem(
-            f"the JDBC driver {source.driver_class or 'for ' + redact_url(source.url)} is not on "
-            f"Spark's classpath: {where}"
-        )
+    if is_missing_driver(text):
+        return EnvironmentProblem(missing_driver_message(source.driver_class,
+                                                         redact_url(source.url)))
     return SourceError(f"JDBC source {source.display}: {first[:1000]}")
+
+
+def is_missing_driver(text: str) -> bool:
+    """Whether a Spark/Java error's text says the JDBC driver class is not on the classpath."""
+    return "ClassNotFoundException" in text or "No suitable driver" in text
 
 
 def _collect(df: DataFrame, source: JdbcSource) -> list[Any]:
