@@ -550,7 +550,7 @@ class ApiModel(SparkIO):
         merged_source: Frame = data["source"]
         clauses: list[Frame] = list(data["clauses"])
         if name in ("whenMatchedUpdateAll", "whenNotMatchedInsertAll"):
-            clauses.append(merged_source)
+            clauses.append(_all_columns(merged_source, data.get("fields", ())))
         elif name in ("whenMatchedUpdate", "whenNotMatchedInsert", "whenNotMatchedBySourceUpdate"):
             kw = _bind(["condition", "set" if "Update" in name else "values"], args, kwargs)
             clauses.append(self.assigned(merged_source, kw.get("set", kw.get("values")), line))
@@ -657,3 +657,16 @@ class ApiModel(SparkIO):
 
     unknown_loops: int = 0
     uncertain: set[int]
+
+
+def _all_columns(source: Frame, fields: Any) -> Frame:
+    """The frame an ``UpdateAll``/``InsertAll`` writes: the source's columns; when they are
+    not known, the target's columns (from the catalog) each from the source's same-named one,
+    as Delta requires of the source."""
+    if not source.open or not fields:
+        return source
+    cols = dict(source.cols)
+    for name, _ in fields:
+        if source.find(name) is None:
+            cols[name] = Col(source.lookup(name) or ())
+    return source.with_cols(cols, keep_aliases=True)

@@ -21,6 +21,7 @@ from ._graph import (
 from ._sql import SqlError, query_lineage
 from ._values import (
     UNCERTAIN,
+    Col,
     DynStr,
     Frame,
     Unknown,
@@ -58,7 +59,12 @@ class DatasetIO(FrameOps):
             self.inputs[ds.key] = InputDataset(ds, fields, old.line if old else line)
         return frame_of(ds, fields, line).as_kind(dynamic)
 
-    def write(self, ds: DatasetRef, frame: Any, line: int) -> None:
+    def write(self, ds: DatasetRef, frame: Any, line: int, named: Any = ()) -> None:
+        """Record a write of ``frame`` to ``ds``; ``named`` are columns the write names
+        (``partitionBy``, ``partitionKeys``): of a frame whose columns are not known, they
+        are listed, from its inputs."""
+        if isinstance(frame, Frame) and frame.open:
+            frame = _with_named(frame, named)
         if not isinstance(frame, Frame):
             reason = frame.reason if isinstance(frame, Unknown) else type(frame).__name__
             self.warn(f"writes to {ds.key} a frame the analyser could not follow ({reason}); "
@@ -111,8 +117,16 @@ class DatasetIO(FrameOps):
 
     def options_dataset(self, ctype: Any, opts: Any, line: int) -> DatasetRef | None:
         """The dataset of a ``from_options`` read or write (None: reported as unknown)."""
+        given = opts
         opts = opts if isinstance(opts, dict) else {}
         kind = ctype.lower() if isinstance(ctype, str) else ""
+        if kind in ("s3", "file") and "path" not in opts and "paths" not in opts:
+            # the connection type is modelled: say what is missing from its options
+            why = "are not a dict the analyser can know" if not isinstance(given, dict) \
+                else "have no 'path' or 'paths'"
+            self.warn(f"the {kind} connection options {why}; this read or write is not "
+                      "traced", line)
+            return None
         if kind in ("s3", "file", "") and ("path" in opts or "paths" in opts):
             paths = _names(opts.get("paths", opts.get("path")))
             texts = [t for t in (_text(p) for p in paths) if t is not None]
@@ -266,3 +280,16 @@ class DatasetIO(FrameOps):
             return
         ds, _, _ = self.resolver.table(db, table, line)
         self.write(ds, frame, line)
+
+
+def _with_named(frame: Frame, named: Any) -> Frame:
+    """``frame`` with the known column names of ``named`` (a name or a list) listed."""
+    names = [n for n in (named if isinstance(named, (list, tuple)) else [named])
+             if isinstance(n, str) and n]
+    cols = dict(frame.cols)
+    for name in names:
+        if frame.find(name) is None:
+            edges = frame.lookup(name)
+            if edges:
+                cols[name] = Col(edges)
+    return frame.with_cols(cols, keep_aliases=True) if len(cols) != len(frame.cols) else frame

@@ -189,6 +189,8 @@ class SparkIO(GlueIO):
                     "trigger", "queryName", "clusterBy"):
             if name == "format":
                 data["format"] = args[0] if args else kwargs.get("source")
+            if name in ("partitionBy", "bucketBy", "sortBy", "clusterBy"):
+                data["named"] = [*data.get("named", ()), *_names(list(args))]
             return Obj("df_writer", data=data)
         if name in ("option", "options"):
             if name == "option" and len(args) >= 2:
@@ -206,7 +208,7 @@ class SparkIO(GlueIO):
                 self.warn(f"{name}() with a table name the analyser cannot know", line)
                 return None
             ds, _ = self.resolver.qualified(target, line)
-            self.write(ds, frame, line)
+            self.write(ds, frame, line, data.get("named", ()))
             return None
         if name == "jdbc":
             kw = _bind(["url", "table"], args, kwargs)
@@ -235,8 +237,8 @@ class SparkIO(GlueIO):
             if isinstance(fmt, str) and fmt.lower() in ("iceberg", "hudi", "delta") and \
                     isinstance(path, str) and "/" not in path and "." in path:
                 ds, _ = self.resolver.qualified(path, line)  # save("catalog.db.t")
-                self.write(ds, frame, line)
+                self.write(ds, frame, line, data.get("named", ()))
                 return None
-            self.write(path_dataset(path), frame, line)
+            self.write(path_dataset(path), frame, line, data.get("named", ()))
             return None
         return self.unknown_call(f"write.{name}", args, kwargs, line)

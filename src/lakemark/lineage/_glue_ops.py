@@ -179,7 +179,7 @@ class GlueOps:
     def drop_fields(self, frame: Any, paths: Any, line: int) -> Any:
         if not isinstance(frame, Frame):
             return frame
-        drop = {p.lower() for p in _names(paths) if isinstance(p, str)}
+        drop = {p.replace("`", "").lower() for p in _names(paths) if isinstance(p, str)}
         return frame.with_cols({k: v for k, v in frame.cols.items() if k.lower() not in drop})
 
     def rename(self, frame: Any, old: Any, new: Any, line: int) -> Any:
@@ -207,6 +207,12 @@ class GlueOps:
         indirect = [ColumnEdge(e.dataset, e.field, INDIRECT, JOIN, "", line)
                     for frame, keys in ((left, keys1), (right, keys2))
                     for k in _names(keys) for e in self._edges(frame, k, line, "join key")]
+        # Glue keeps both copies of a field the two frames share: frame2's is renamed
+        # ``.name`` (Glue Studio scripts drop `` `.key` `` right after such a join)
+        shared = {k.lower() for k in left.cols} & {k.lower() for k in right.cols}
+        if shared:
+            right = right.with_cols({f".{k}" if k.lower() in shared else k: c
+                                     for k, c in right.cols.items()}, keep_aliases=True)
         merged = merge_frames([left, right])
         return merged.add_indirect(indirect)
 
@@ -344,11 +350,18 @@ class GlueOps:
             str(name2): self.drop_fields(frame, paths, line)}})
 
     def resolve_choice(self, frame: Frame, specs: Any, line: int, choice: Any = None) -> Frame:
+        """``cast:``/``project:`` are casts; ``make_cols`` splits a choice column into
+        ``<column>_<type>`` columns (``price_int``, ``price_string``) whose types only the
+        data tells: the column keeps its name here (reported), and a later reference to
+        ``<column>_<type>`` is traced to it."""
         cols = dict(frame.cols)
+        made: list[str] = []
         if isinstance(choice, str) and choice.startswith("make_cols"):
             self.warn("ResolveChoice make_cols splits each choice column into <column>_<type> "
                       "columns whose types are only known at run time; the columns keep "
-                      "their names here", line)
+                      "their names here, and <column>_<type> names used later are traced to "
+                      "them", line)
+            made.append("*")
         for spec in _names(specs) if not isinstance(specs, list) else specs:
             if isinstance(spec, (list, tuple)) and len(spec) == 2 and isinstance(spec[0], str):
                 key = frame.find(spec[0])
@@ -359,5 +372,8 @@ class GlueOps:
                 elif action == "make_cols":
                     self.warn(f"ResolveChoice make_cols on {spec[0]!r} makes "
                               f"{spec[0]}_<type> columns whose types are only known at run "
-                              "time; the column keeps its name here", line)
-        return frame.with_cols(cols, keep_aliases=True)
+                              "time; the column keeps its name here, and "
+                              f"{spec[0]}_<type> names used later are traced to it", line)
+                    made.append(spec[0].replace("`", ""))
+        out = frame.with_cols(cols, keep_aliases=True)
+        return replace(out, made_cols=tuple(dict.fromkeys(out.made_cols + tuple(made))))

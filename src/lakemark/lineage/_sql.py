@@ -91,17 +91,24 @@ def _set_parts(scope: Scope) -> list[Scope]:
 def _case_map(tree: exp.Expr, frames: Mapping[str, Frame]) -> dict[str, str]:
     """Lowercase name → the spelling to show. sqlglot lowercases Spark identifiers while it
     qualifies a query (Spark compares them ignoring case), but Spark keeps the spelling of the
-    query or of the table: names written in the query win, then the input frames' columns."""
+    query or of the table: names a SELECT list writes (aliases, columns) win, then the input
+    frames' columns, then names written elsewhere (``WHERE``, ``ON``: they spell a column of
+    an input whose columns are not known, never one a ``*`` brings from a known table)."""
     out: dict[str, str] = {}
-    for frame in frames.values():
-        for name in frame.cols:
-            out.setdefault(name.lower(), name)
-    written: dict[str, str] = {}
     for node in tree.find_all(exp.Alias, exp.Column):
         name = node.alias_or_name
         if name and name != "*":
-            written.setdefault(name.lower(), name)
-    out.update(written)
+            out.setdefault(name.lower(), name)
+    for frame in frames.values():
+        for name in frame.cols:
+            out[name.lower()] = name
+    selected: dict[str, str] = {}
+    for select in tree.find_all(exp.Select):
+        for node in select.expressions:
+            name = node.alias_or_name if isinstance(node, (exp.Alias, exp.Column)) else ""
+            if name and name != "*":
+                selected.setdefault(name.lower(), name)
+    out.update(selected)
     return out
 
 
@@ -267,7 +274,8 @@ class _Tracer:
         frame, sub = self._source_frame(scope, col.table)
         if frame is not None:
             path = _dot_path(col)
-            edges = frame.lookup(f"{col.name}.{path}" if path else col.name)
+            name = self.spell(col.name)  # as written: an open input's column keeps it
+            edges = frame.lookup(f"{name}.{path}" if path else name)
             return list(edges or ()), IDENTITY
         if sub is not None:
             return self.named(sub, col.name)
@@ -277,7 +285,7 @@ class _Tracer:
         for source in scope.sources.values():
             if isinstance(source, exp.Table):
                 f = self.frames.get(_table_key(source))
-                edges = f.lookup(col.name) if f is not None else None
+                edges = f.lookup(self.spell(col.name)) if f is not None else None
                 if edges:
                     found.extend(edges)
                     sources += 1
@@ -476,21 +484,25 @@ _NO_DATA = (exp.Drop, exp.Create, exp.Alter, exp.Use, exp.Set, exp.Cache, exp.Un
 def _by_name(frame: Frame, columns: Sequence[str], table: str, line: int,
              warn: Callable[[str, int], None]) -> Frame:
     """``UPDATE SET *`` / ``INSERT *``: the source's columns written into the target's
-    same-named ones (all of them, as they are, when the target's columns are not known)."""
+    same-named ones (all of them, as they are, when the target's columns are not known).
+    A source whose columns are not known gives each target column from its same-named one
+    (Spark refuses the MERGE when the source lacks one)."""
     if not columns:
         warn(f"MERGE INTO {table} with * and target columns that are not known: the "
              "source's columns are taken as the target's", line)
         return frame
-    if frame.open or frame.unknown:
+    if frame.unknown:
         return frame
     out: dict[str, Col] = {}
     missing: list[str] = []
     for column in columns:
         key = frame.find(column)
-        if key is None:
-            missing.append(column)
-        else:
+        if key is not None:
             out[column] = frame.cols[key]
+        elif frame.open:  # the source's columns are not known: * names the target's
+            out[column] = Col(frame.lookup(column) or ())
+        else:
+            missing.append(column)
     if missing:
         warn(f"MERGE INTO {table} with *: the source has no column {', '.join(missing)}",
              line)
