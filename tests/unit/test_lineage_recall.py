@@ -8,10 +8,14 @@ Each test analyses a short script (parsed, never run) against the labelled corpu
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from lakemark.catalog import FolderCatalog
 from lakemark.lineage import JobLineage, analyze_source
+from lakemark.lineage._html import to_html
+from lakemark.lineage._openlineage import to_openlineage
+from lakemark.lineage._render import to_dot
 
 CORPUS = Path(__file__).resolve().parents[1] / "fixtures" / "lineage" / "corpus"
 CATALOG = FolderCatalog(CORPUS)
@@ -184,3 +188,49 @@ glueContext.write_dynamic_frame.from_options(frame=s, connection_type="s3",
 """)
     assert edges(r, "s3://out/s") == {("orderId", ORDERS, "orderId", "IDENTITY")}
     assert any("'status_string' is not in the frame" in w.message for w in r.warnings)
+
+
+ASSUMED_SCRIPT = """\
+raw = glueContext.create_dynamic_frame.from_options("s3", {"paths": ["s3://raw/customers/"]},
+                                                    format="json")
+glueContext.write_dynamic_frame.from_catalog(frame=raw, database="retail",
+                                             table_name="customers")
+df = spark.read.json("s3://raw/orders/")
+df.write.mode("append").saveAsTable("retail.orders")
+df.write.mode("overwrite").saveAsTable("retail.daily_totals")
+df.write.insertInto("retail.orders_iceberg")
+"""
+CUSTOMER_COLS = ("customerId", "firstName", "lastName", "email", "countryCode")
+
+
+def test_a_schemaless_frame_written_into_a_catalog_table_gets_its_columns_marked_uncertain(
+        ) -> None:
+    r = run(ASSUMED_SCRIPT)
+    found = {(o, c, e.dataset.key, e.field, e.description.startswith("uncertain: assumed"))
+             for o, c, e in r.edges() if c}
+    assert found == {(CUSTOMERS, c, "s3://raw/customers", c, True) for c in CUSTOMER_COLS} | {
+        (ORDERS, c, "s3://raw/orders", c, True)
+        for c in ("orderId", "customerId", "orderTotal", "orderDate", "status")}
+    # overwrite replaces the table with the frame; insertInto is by position: nothing assumed
+    assert {o.dataset.key for o in r.outputs} >= {
+        "s3://retail-lake-123456789012/marts/daily_totals", ICEBERG}
+    assert any(w.line == 8 and "are taken from the inputs' same-named columns" in w.message
+               for w in r.warnings)
+
+
+def test_assumed_edges_are_uncertain_in_openlineage_html_and_dot() -> None:
+    r = run(ASSUMED_SCRIPT)
+    [event] = to_openlineage([r], event_time="2026-01-01T00:00:00Z")
+    out = next(o for o in event["outputs"] if o["name"] == "customers")
+    assert all(f["inputFields"] == [] for f in out["facets"]["columnLineage"]["fields"].values())
+    facet = out["facets"]["lakemark_columnUncertainty"]
+    assert sorted(facet["assumed"]) == sorted(CUSTOMER_COLS)
+    assert facet["assumed"]["email"][0]["field"] == "email"
+    assert facet["eitherSide"] == {}
+    page = to_html([r])
+    data = page.split("const D=", 1)[1].split(";const NS=", 1)[0]
+    marked = {(e["tcol"], e["unsure"]) for e in json.loads(data)["edges"] if e["tcol"]}
+    assert ("email", True) in marked and all(unsure for _, unsure in marked)
+    assert "path.e.unsure" in page and "UNCERTAIN edge" in page
+    dot = to_dot([r])
+    assert dot.count("uncertain identity") == 10 and "style=dotted" in dot

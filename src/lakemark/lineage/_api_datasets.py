@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 from ._api_util import path_dataset
@@ -20,6 +21,7 @@ from ._graph import (
 )
 from ._sql import SqlError, query_lineage
 from ._values import (
+    ASSUMED,
     UNCERTAIN,
     Col,
     DynStr,
@@ -59,12 +61,17 @@ class DatasetIO(FrameOps):
             self.inputs[ds.key] = InputDataset(ds, fields, old.line if old else line)
         return frame_of(ds, fields, line).as_kind(dynamic)
 
-    def write(self, ds: DatasetRef, frame: Any, line: int, named: Any = ()) -> None:
+    def write(self, ds: DatasetRef, frame: Any, line: int, named: Any = (),
+              table_fields: tuple[tuple[str, str], ...] = ()) -> None:
         """Record a write of ``frame`` to ``ds``; ``named`` are columns the write names
         (``partitionBy``, ``partitionKeys``): of a frame whose columns are not known, they
-        are listed, from its inputs."""
+        are listed, from its inputs. ``table_fields`` are the catalog's columns of a table
+        written by name: of such a frame, they are listed too, from the inputs' same-named
+        columns, marked uncertain (the catalog says what the table holds, not what this
+        frame gives)."""
         if isinstance(frame, Frame) and frame.open:
             frame = _with_named(frame, named)
+            frame = _with_assumed(frame, table_fields, ds)
         if not isinstance(frame, Frame):
             reason = frame.reason if isinstance(frame, Unknown) else type(frame).__name__
             self.warn(f"writes to {ds.key} a frame the analyser could not follow ({reason}); "
@@ -75,7 +82,15 @@ class DatasetIO(FrameOps):
             self.warn(f"the frame written to {ds.key} comes partly from something the analyser "
                       f"could not follow: {frame.unknown}", line)
         uncertain = sorted({n for n, c in frame.cols.items()
-                            if any(e.description.startswith(UNCERTAIN) for e in c.edges)})
+                            if any(e.description.startswith(UNCERTAIN) and
+                                   not e.description.startswith(ASSUMED) for e in c.edges)})
+        assumed = [n for n, c in frame.cols.items()
+                   if any(e.description.startswith(ASSUMED) for e in c.edges)]
+        if assumed:
+            self.warn(f"the columns of the frame written to {ds.key} are not known: the "
+                      f"catalog's columns of the table ({', '.join(assumed)}) are taken from "
+                      "the inputs' same-named columns; their edges are marked 'uncertain'",
+                      line)
         if len(frame.open) > 1 or uncertain:
             which = f" ({', '.join(uncertain)})" if uncertain else ""
             self.warn(f"{ds.key} is written from several inputs whose columns are not known: a "
@@ -278,8 +293,8 @@ class DatasetIO(FrameOps):
         if db is None or table is None:
             self.warn("write to the catalog without a known database and table_name", line)
             return
-        ds, _, _ = self.resolver.table(db, table, line)
-        self.write(ds, frame, line)
+        ds, fields, _ = self.resolver.table(db, table, line)
+        self.write(ds, frame, line, table_fields=fields)
 
 
 def _with_named(frame: Frame, named: Any) -> Frame:
@@ -292,4 +307,20 @@ def _with_named(frame: Frame, named: Any) -> Frame:
             edges = frame.lookup(name)
             if edges:
                 cols[name] = Col(edges)
+    return frame.with_cols(cols, keep_aliases=True) if len(cols) != len(frame.cols) else frame
+
+
+def _with_assumed(frame: Frame, fields: tuple[tuple[str, str], ...],
+                  ds: DatasetRef) -> Frame:
+    """``frame`` (columns not known) with the target table's catalog columns listed, each
+    from the inputs' same-named column, its edges marked uncertain."""
+    cols = dict(frame.cols)
+    for name, typ in fields:
+        if frame.find(name) is not None:
+            continue
+        edges = frame.lookup(name) or ()
+        cols[name] = Col(tuple(e if e.description.startswith(UNCERTAIN) else
+                               replace(e, description="; ".join(
+                                   d for d in (ASSUMED, e.description) if d))
+                               for e in edges), typ)
     return frame.with_cols(cols, keep_aliases=True) if len(cols) != len(frame.cols) else frame

@@ -180,8 +180,9 @@ class SparkIO(GlueIO):
         if "table" in data and name in ("append", "overwrite", "overwritePartitions", "create",
                                         "createOrReplace", "replace"):
             # df.writeTo("catalog.db.t").append(): the DataFrameWriterV2
-            ds, _ = self.resolver.qualified(data["table"], line)
-            self.write(ds, frame_written, line)
+            ds, fields = self.resolver.qualified(data["table"], line)
+            self.write(ds, frame_written, line,
+                       table_fields=fields if name in ("append", "overwritePartitions") else ())
             return None
         if name in ("using", "tableProperty", "partitionedBy"):
             return Obj("df_writer", data=data)
@@ -189,6 +190,8 @@ class SparkIO(GlueIO):
                     "trigger", "queryName", "clusterBy"):
             if name == "format":
                 data["format"] = args[0] if args else kwargs.get("source")
+            if name == "mode":
+                data["mode"] = args[0] if args else kwargs.get("saveMode")
             if name in ("partitionBy", "bucketBy", "sortBy", "clusterBy"):
                 data["named"] = [*data.get("named", ()), *_names(list(args))]
             return Obj("df_writer", data=data)
@@ -207,8 +210,11 @@ class SparkIO(GlueIO):
             if target is None:
                 self.warn(f"{name}() with a table name the analyser cannot know", line)
                 return None
-            ds, _ = self.resolver.qualified(target, line)
-            self.write(ds, frame, line, data.get("named", ()))
+            ds, fields = self.resolver.qualified(target, line)
+            mode = kwargs.get("mode", args[2] if len(args) > 2 else data.get("mode"))
+            by_name = name != "insertInto" and str(mode).lower() == "append"
+            self.write(ds, frame, line, data.get("named", ()),
+                       table_fields=fields if by_name else ())
             return None
         if name == "jdbc":
             kw = _bind(["url", "table"], args, kwargs)

@@ -28,8 +28,12 @@ from ._graph import (
 #: the start of the description of an edge the analyser is not sure of (a column of one of
 #: several inputs whose columns are not known)
 UNCERTAIN = "uncertain:"
+#: the start of the description of an uncertain edge assumed from the catalog's columns of
+#: the table a frame of unknown columns is written into
+ASSUMED = f"{UNCERTAIN} assumed from the catalog's columns of the table written"
 
 __all__ = [
+    "ASSUMED",
     "UNCERTAIN",
     "Col",
     "ColExpr",
