@@ -234,3 +234,39 @@ def test_assumed_edges_are_uncertain_in_openlineage_html_and_dot() -> None:
     assert "path.e.unsure" in page and "UNCERTAIN edge" in page
     dot = to_dot([r])
     assert dot.count("uncertain identity") == 10 and "style=dotted" in dot
+
+
+def test_sql_tables_named_by_their_files_are_their_paths() -> None:
+    r = run('''\
+spark.sql("""MERGE INTO delta.`s3a://Lake/Current/` AS cur USING delta.`s3a://Lake/updates/` AS u
+ON cur.row_id = u.row_id WHEN MATCHED THEN UPDATE SET * WHEN NOT MATCHED THEN INSERT *""")
+spark.sql("SELECT id, upper(name) AS name FROM parquet.`s3://raw/people`")\\
+    .write.parquet("s3://out/people")
+''')
+    assert {o.dataset.key for o in r.outputs} == {"s3://Lake/Current", "s3://out/people"}
+    joins = {(e.dataset.key, e.field) for o, c, e in r.edges() if not c}
+    assert joins == {("s3://Lake/Current", "row_id"), ("s3://Lake/updates", "row_id")}
+    assert edges(r, "s3://out/people") == {("id", "s3://raw/people", "id", "IDENTITY"),
+                                           ("name", "s3://raw/people", "name",
+                                            "TRANSFORMATION")}
+    assert not any("catalog table" in w.message for w in r.warnings)
+
+
+def test_create_table_ddl_gives_the_columns_later_writes_use() -> None:
+    r = run('''\
+df = spark.read.option("header", True).csv("s3://landing/users.csv")
+spark.sql("""CREATE TABLE IF NOT EXISTS glue_catalog.media.users (
+    user_id STRING, gender STRING, region STRING) USING ICEBERG
+    LOCATION 's3://media-lake/users'""")
+df.createOrReplaceTempView("updates")
+spark.sql("""MERGE INTO glue_catalog.media.users t USING updates s ON t.user_id = s.user_id
+WHEN MATCHED THEN UPDATE SET * WHEN NOT MATCHED THEN INSERT *""")
+spark.table("media.users").groupBy("region").count().write.parquet("s3://out/by_region")
+''')
+    assert edges(r, "s3://media-lake/users") == {
+        (c, "s3://landing/users.csv", c, "IDENTITY") for c in ("user_id", "gender", "region")}
+    [users] = [o for o in r.outputs if o.dataset.key == "s3://media-lake/users"]
+    assert users.dataset.symlinks[0].name == "table/media/users"
+    assert edges(r, "s3://out/by_region") == {
+        ("region", "s3://media-lake/users", "region", "IDENTITY")}
+    assert not any("not in catalog" in w.message for w in r.warnings)

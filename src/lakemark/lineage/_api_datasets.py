@@ -46,6 +46,9 @@ class DatasetIO(FrameOps):
         self.outputs: list[OutputLineage] = []
         self.warnings: list[LineageWarning] = []
         self.views: dict[str, Frame] = {}
+        #: tables the script creates with ``CREATE TABLE t (cols…)``: ``db.t`` → the columns
+        #: (name, type) and the ``LOCATION`` given
+        self.created: dict[str, tuple[tuple[tuple[str, str], ...], str | None]] = {}
 
 
     # -- datasets -----------------------------------------------------------------------------
@@ -88,7 +91,7 @@ class DatasetIO(FrameOps):
                    if any(e.description.startswith(ASSUMED) for e in c.edges)]
         if assumed:
             self.warn(f"the columns of the frame written to {ds.key} are not known: the "
-                      f"catalog's columns of the table ({', '.join(assumed)}) are taken from "
+                      f"table's declared columns ({', '.join(assumed)}) are taken from "
                       "the inputs' same-named columns; their edges are marked 'uncertain'",
                       line)
         if len(frame.open) > 1 or uncertain:

@@ -15,7 +15,7 @@ from ._graph import (
     Symlink,
 )
 from ._objects import Lambda, Obj, UserFunc
-from ._sql import SqlError, SqlWrite, statement_lineage
+from ._sql import SqlError, SqlWrite, path_table, statement_lineage
 from ._values import (
     DynStr,
     Frame,
@@ -28,6 +28,34 @@ __all__ = ["SparkIO"]
 class SparkIO(GlueIO):
     """``spark.table``/``spark.sql`` (reads and SQL writes), ``spark.read`` and ``df.write``."""
 
+    def script_table(self, name: Any, line: int,
+                     ) -> tuple[DatasetRef, tuple[tuple[str, str], ...]] | None:
+        """A table named by its files (``delta.`s3://b/t```: the path) or created by the
+        script's own ``CREATE TABLE t (cols…)`` and not in the catalog: its dataset and
+        columns (None: neither)."""
+        if not isinstance(name, str):
+            return None
+        text = name.replace("`", "")
+        path = path_table(text)
+        if path is not None:
+            return path_dataset(path), ()
+        db, _, table = text.rpartition(".")
+        db = db.rpartition(".")[2].lower() or "default"
+        key = f"{db}.{table.lower()}"
+        if key not in self.created or self._in_catalog(db, table):
+            return None
+        fields, location = self.created[key]
+        link = Symlink(self.resolver.glue_namespace, f"table/{db}/{table}")
+        if location is None:
+            return DatasetRef(link.namespace, link.name), fields
+        found = path_dataset(location)
+        return DatasetRef(found.namespace, found.name, (link,), found.dynamic), fields
+
+    def qualified_table(self, name: Any, line: int,
+                        ) -> tuple[DatasetRef, tuple[tuple[str, str], ...]]:
+        """A table name as Spark resolves it: the script's own tables, then the catalog."""
+        return self.script_table(name, line) or self.resolver.qualified(name, line)
+
     def read_table(self, name: Any, line: int) -> Frame:
         text = _text(name)
         if text is None:
@@ -36,7 +64,7 @@ class SparkIO(GlueIO):
         raw = text.text if isinstance(text, DynStr) else text
         if not isinstance(text, DynStr) and raw.lower() in self.views:
             return self.views[raw.lower()]
-        ds, fields = self.resolver.qualified(text, line)
+        ds, fields = self.qualified_table(text, line)
         return self.read(ds, fields, line, False)
 
     def sql(self, query: Any, line: int) -> Frame:
@@ -51,6 +79,9 @@ class SparkIO(GlueIO):
         def resolve(key: str) -> Frame | None:
             if key in self.views:
                 return self.views[key]
+            own = self.script_table(key, line)
+            if own is not None:
+                return self.read(own[0], own[1], line, False)
             catalog = self.resolver.catalog
             db, _, table = key.rpartition(".")
             if catalog is None or not db and not self._in_catalog("default", table):
@@ -58,6 +89,9 @@ class SparkIO(GlueIO):
             return self.read_table(key if db else f"default.{table}", line)
 
         def target_columns(name: str) -> list[str]:
+            own = self.script_table(name, line)
+            if own is not None:
+                return [n for n, _ in own[1]]
             db, _, table = name.rpartition(".")
             db = db.rpartition(".")[2] or "default"
             if not self._in_catalog(db, table):
@@ -74,6 +108,12 @@ class SparkIO(GlueIO):
         if result.kind == "VIEW":
             self.views[result.table.lower()] = result.frame
             return Frame(dynamic=False)
+        if result.kind == "CREATE TABLE":  # no data: the columns later statements use
+            db, _, table = result.table.rpartition(".")
+            key = f"{db.rpartition('.')[2].lower() or 'default'}.{table.lower()}"
+            self.created[key] = (tuple((n, c.type or "") for n, c in result.frame.cols.items()),
+                                 result.location)
+            return Frame(dynamic=False)
         self.sql_write(result, line)
         return Frame(dynamic=False)
 
@@ -82,6 +122,10 @@ class SparkIO(GlueIO):
         catalog table (its storage, or the ``LOCATION`` given), else the Glue table name."""
         if not written.table and written.location is not None:
             self.write(path_dataset(written.location), written.frame, line)
+            return
+        own = self.script_table(written.table, line)
+        if own is not None and written.location is None:
+            self.write(own[0], written.frame, line)
             return
         db, _, table = written.table.rpartition(".")
         db = db.rpartition(".")[2] or "default"
@@ -180,7 +224,7 @@ class SparkIO(GlueIO):
         if "table" in data and name in ("append", "overwrite", "overwritePartitions", "create",
                                         "createOrReplace", "replace"):
             # df.writeTo("catalog.db.t").append(): the DataFrameWriterV2
-            ds, fields = self.resolver.qualified(data["table"], line)
+            ds, fields = self.qualified_table(data["table"], line)
             self.write(ds, frame_written, line,
                        table_fields=fields if name in ("append", "overwritePartitions") else ())
             return None
@@ -210,7 +254,7 @@ class SparkIO(GlueIO):
             if target is None:
                 self.warn(f"{name}() with a table name the analyser cannot know", line)
                 return None
-            ds, fields = self.resolver.qualified(target, line)
+            ds, fields = self.qualified_table(target, line)
             mode = kwargs.get("mode", args[2] if len(args) > 2 else data.get("mode"))
             by_name = name != "insertInto" and str(mode).lower() == "append"
             self.write(ds, frame, line, data.get("named", ()),

@@ -137,8 +137,23 @@ def _is_star(node: exp.Expr) -> bool:
                                           and isinstance(node.this, exp.Star))
 
 
+#: ``format.`path``` names a table by its files (``delta.`s3://b/t```, ``parquet.`…```)
+PATH_FORMATS = frozenset({"delta", "parquet", "json", "csv", "orc", "avro", "text", "iceberg",
+                          "hudi", "binaryfile"})
+
+
+def path_table(name: str) -> str | None:
+    """The path of a ``format.`path``` table name (``delta.s3a://b/t/``), else None."""
+    fmt, dot, rest = name.partition(".")
+    if dot and fmt.lower() in PATH_FORMATS and ("/" in rest or ":" in rest):
+        return rest
+    return None
+
+
 def _table_key(table: exp.Table) -> str:
-    return ".".join(p for p in (table.db, table.name) if p).lower()
+    key = ".".join(p for p in (table.db, table.name) if p)
+    path = path_table(key)
+    return f"{table.db.lower()}.{path}" if path is not None else key.lower()  # paths keep case
 
 
 def query_lineage(query: str, resolve: Callable[[str], Frame | None], line: int,
@@ -191,7 +206,7 @@ def _query_frame(tree: exp.Query, resolve: Callable[[str], Frame | None], line: 
     # are in database "default", as Spark resolves them; catalogs (glue_catalog.) dropped
     schema: dict[str, Any] = {}
     for key, frame in frames.items():
-        if frame.cols and not frame.open:
+        if frame.cols and not frame.open and path_table(key) is None:
             db, _, name = key.rpartition(".")
             schema.setdefault(db or "default", {})[name] = {c: "string" for c in frame.cols}
     for table in tree.find_all(exp.Table):
@@ -225,9 +240,15 @@ class _Tracer:
                  spelling: Mapping[str, str] | None = None,
                  warn: Callable[[str, int], None] | None = None) -> None:
         self.frames = frames
+        # sqlglot lowercases names while qualifying; a path table keeps its case in the keys
+        self.lowered = {k.lower(): f for k, f in frames.items()}
         self.line = line
         self.spelling = dict(spelling or {})
         self.warn = warn or (lambda message, line: None)
+
+    def frame_of(self, table: exp.Table) -> Frame | None:
+        key = _table_key(table)
+        return self.frames.get(key) or self.lowered.get(key.lower())
 
     def spell(self, name: str) -> str:
         return self.spelling.get(name.lower(), name)
@@ -239,7 +260,7 @@ class _Tracer:
             if len(scope.sources) == 1:
                 source = next(iter(scope.sources.values()))
         if isinstance(source, exp.Table):
-            return self.frames.get(_table_key(source)), None
+            return self.frame_of(source), None
         if isinstance(source, Scope):
             return None, source
         return None, None
@@ -284,7 +305,7 @@ class _Tracer:
         sources = 0
         for source in scope.sources.values():
             if isinstance(source, exp.Table):
-                f = self.frames.get(_table_key(source))
+                f = self.frame_of(source)
                 edges = f.lookup(self.spell(col.name)) if f is not None else None
                 if edges:
                     found.extend(edges)
@@ -457,6 +478,17 @@ def statement_lineage(text: str, resolve: Callable[[str], Frame | None],
             location = value.name if isinstance(value, exp.Literal) else None
         frame = _query_frame(_with_ctes(tree, tree.expression), resolve, line, warn)
         return SqlWrite(_table_name(table), location, frame, "CREATE TABLE AS SELECT")
+    if isinstance(tree, exp.Create) and tree.args.get("kind") == "TABLE" and \
+            isinstance(tree.this, exp.Schema) and tree.expression is None:
+        # CREATE TABLE t (a INT, …): no data, but the columns later statements write
+        cols = {c.name: Col((), c.args["kind"].sql("spark").lower()
+                            if c.args.get("kind") is not None else None)
+                for c in tree.this.expressions if isinstance(c, exp.ColumnDef)}
+        location = None
+        for prop in tree.find_all(exp.LocationProperty):
+            location = prop.this.name if isinstance(prop.this, exp.Literal) else None
+        return SqlWrite(_table_name(tree.this.this), location, Frame(cols, dynamic=False),
+                        "CREATE TABLE")
     if isinstance(tree, exp.Create) and tree.args.get("kind") == "VIEW" and \
             isinstance(tree.expression, exp.Query):
         table = tree.this.this if isinstance(tree.this, exp.Schema) else tree.this

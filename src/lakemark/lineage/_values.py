@@ -30,7 +30,7 @@ from ._graph import (
 UNCERTAIN = "uncertain:"
 #: the start of the description of an uncertain edge assumed from the catalog's columns of
 #: the table a frame of unknown columns is written into
-ASSUMED = f"{UNCERTAIN} assumed from the catalog's columns of the table written"
+ASSUMED = f"{UNCERTAIN} assumed from the declared columns of the table written"
 
 __all__ = [
     "ASSUMED",
