@@ -270,3 +270,19 @@ spark.table("media.users").groupBy("region").count().write.parquet("s3://out/by_
     assert edges(r, "s3://out/by_region") == {
         ("region", "s3://media-lake/users", "region", "IDENTITY")}
     assert not any("not in catalog" in w.message for w in r.warnings)
+
+
+def test_insert_by_position_into_a_hive_table_created_with_partition_columns() -> None:
+    r = run('''\
+spark.sql("""CREATE EXTERNAL TABLE IF NOT EXISTS backup_items (item map<string,string>,
+    kind string) PARTITIONED BY (created string) STORED AS ORC
+    LOCATION 's3://backups/items/'""")
+spark.read.json("s3://raw/items/").createOrReplaceTempView("raw_items")
+spark.sql("""INSERT OVERWRITE TABLE backup_items PARTITION (created)
+SELECT payload, type, to_date(ts) FROM raw_items""")
+''')
+    assert edges(r, "s3://backups/items") == {
+        ("item", "s3://raw/items", "payload", "IDENTITY"),
+        ("kind", "s3://raw/items", "type", "IDENTITY"),
+        ("created", "s3://raw/items", "ts", "TRANSFORMATION")}
+    assert r.warnings == ()

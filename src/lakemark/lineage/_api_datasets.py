@@ -297,7 +297,9 @@ class DatasetIO(FrameOps):
             self.warn("write to the catalog without a known database and table_name", line)
             return
         ds, fields, _ = self.resolver.table(db, table, line)
-        self.write(ds, frame, line, table_fields=fields)
+        extra = kw.get("additional_options")
+        named = extra.get("partitionKeys", ()) if isinstance(extra, dict) else ()
+        self.write(ds, frame, line, named, table_fields=fields)
 
 
 def _with_named(frame: Frame, named: Any) -> Frame:
