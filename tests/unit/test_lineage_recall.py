@@ -286,3 +286,14 @@ SELECT payload, type, to_date(ts) FROM raw_items""")
         ("kind", "s3://raw/items", "type", "IDENTITY"),
         ("created", "s3://raw/items", "ts", "TRANSFORMATION")}
     assert r.warnings == ()
+
+
+def test_resolve_choice_cast_of_a_column_of_a_schemaless_input_is_a_transformation() -> None:
+    r = run("""\
+raw = glueContext.create_dynamic_frame.from_options(connection_type="s3",
+    connection_options={"paths": ["s3://raw/products/"]}, format="json")
+rc = ResolveChoice.apply(frame=raw, specs=[("stock", "cast:int")])
+glueContext.write_dynamic_frame.from_options(frame=rc.select_fields(["stock"]),
+    connection_type="s3", connection_options={"path": "s3://out/s"}, format="parquet")
+""")
+    assert edges(r, "s3://out/s") == {("stock", "s3://raw/products", "stock", "TRANSFORMATION")}

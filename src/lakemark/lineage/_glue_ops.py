@@ -366,6 +366,9 @@ class GlueOps:
             if isinstance(spec, (list, tuple)) and len(spec) == 2 and isinstance(spec[0], str):
                 key = frame.find(spec[0])
                 action = spec[1] if isinstance(spec[1], str) else ""
+                if key is None and frame.open and action.startswith(("cast:", "project:")):
+                    key = spec[0].replace("`", "")  # a column of an input of unknown columns
+                    cols[key] = Col(frame.lookup(key) or ())
                 if key is not None and action.startswith(("cast:", "project:")):
                     to = action.split(":", 1)[1]
                     cols[key] = Col(derive(cols[key].edges, TRANSFORMATION, line, action), to)
