@@ -482,9 +482,9 @@ def statement_lineage(text: str, resolve: Callable[[str], Frame | None],
             isinstance(tree.this, exp.Schema) and tree.expression is None:
         # CREATE TABLE t (a INT, …): no data, but the columns later statements write
         defs = [c for c in tree.this.expressions if isinstance(c, exp.ColumnDef)]
-        for prop in tree.find_all(exp.PartitionedByProperty):  # Hive: partition columns last
-            if isinstance(prop.this, exp.Schema):
-                defs.extend(c for c in prop.this.expressions if isinstance(c, exp.ColumnDef))
+        for parts in tree.find_all(exp.PartitionedByProperty):  # Hive: partition columns last
+            if isinstance(parts.this, exp.Schema):
+                defs.extend(c for c in parts.this.expressions if isinstance(c, exp.ColumnDef))
         cols = {c.name: Col((), c.args["kind"].sql("spark").lower()
                             if c.args.get("kind") is not None else None) for c in defs}
         location = None
