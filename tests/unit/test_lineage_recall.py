@@ -297,3 +297,41 @@ glueContext.write_dynamic_frame.from_options(frame=rc.select_fields(["stock"]),
     connection_type="s3", connection_options={"path": "s3://out/s"}, format="parquet")
 """)
     assert edges(r, "s3://out/s") == {("stock", "s3://raw/products", "stock", "TRANSFORMATION")}
+
+
+def test_a_star_inside_a_function_reads_every_column() -> None:
+    r = run("""\
+from pyspark.sql import functions as F
+o = spark.table("retail.customers")
+o.select("customerId", F.to_json(F.struct("*")).alias("payload"),
+         F.sha2(F.concat_ws("|", "*"), 256).alias("row_hash")).write.parquet("s3://out/h")
+""")
+    found = edges(r, "s3://out/h")
+    for name in ("payload", "row_hash"):
+        assert {f for c, _, f, s in found if c == name and s == "TRANSFORMATION"} == \
+            set(CUSTOMER_COLS)
+    assert not any("'*'" in w.message for w in r.warnings)
+
+
+def test_pivot_columns_are_named_after_the_values_given_else_reported() -> None:
+    r = run("""\
+from pyspark.sql import functions as F
+o = spark.table("retail.orders")
+o.groupBy("customerId").pivot("status", ["NEW", "SHIPPED"]).agg(F.sum("orderTotal"))\\
+    .write.parquet("s3://out/one")
+o.groupBy("customerId").pivot("status", ["NEW"]).agg(F.sum("orderTotal"), F.max("orderDate"))\\
+    .write.parquet("s3://out/two")
+o.groupBy("customerId").pivot("status").sum("orderTotal").write.parquet("s3://out/unknown")
+""")
+    assert edges(r, "s3://out/one") == {
+        ("customerId", ORDERS, "customerId", "IDENTITY"),
+        ("NEW", ORDERS, "orderTotal", "AGGREGATION"),
+        ("SHIPPED", ORDERS, "orderTotal", "AGGREGATION")}
+    assert {c for c, *_ in edges(r, "s3://out/two")} == {
+        "customerId", "NEW_sum(orderTotal)", "NEW_max(orderDate)"}
+    # no column named after the aggregate is invented when the values are not known
+    assert edges(r, "s3://out/unknown") == {("customerId", ORDERS, "customerId", "IDENTITY")}
+    assert any(w.line == 12 and "pivot() without its list of values" in w.message
+               and f"{ORDERS}.orderTotal" in w.message for w in r.warnings)
+    pivots = {(o, e.field, e.subtype) for o, c, e in r.edges() if not c}
+    assert ("s3://out/unknown", "status", "GROUP_BY") in pivots

@@ -341,6 +341,10 @@ class FrameOps(GlueOps):
         edges: list[ColumnEdge] = []
         for bound, ref in expr.refs:
             source = bound if bound is not None else frame
+            if ref == "*" or ref.endswith(".*"):  # F.struct("*"), F.hash("t.*"): every column
+                for _, col in self.resolve_star(frame, ColExpr(((bound, ref),)), line):
+                    edges.extend(col.edges)
+                continue
             found = source.lookup(ref)
             if found is None and bound is not None:
                 found = frame.lookup(ref)
@@ -494,8 +498,12 @@ class FrameOps(GlueOps):
             refs = self.resolve_all(frame, args[:1], line)
             edges = [ColumnEdge(e.dataset, e.field, INDIRECT, GROUP_BY, "", line)
                      for _, col in refs for e in col.edges]
+            values = args[1] if len(args) > 1 else kwargs.get("values")
+            known = [str(v) for v in values] if isinstance(values, (list, tuple)) and all(
+                isinstance(v, (str, int, float, bool)) for v in values) else None
             return Obj("grouped", data={"frame": frame, "keys": keys,
-                                        "indirect": indirect + edges})
+                                        "indirect": indirect + edges, "pivot": known,
+                                        "pivoted": True})
         exprs: list[Any] = []
         if name == "agg":
             for a in args:
@@ -514,11 +522,33 @@ class FrameOps(GlueOps):
         else:
             return self.unknown_call(f"groupBy().{name}", [frame], {}, line)
         cols = dict(keys)
+        aggregated: list[tuple[str, Col]] = []
         for e in exprs:
             if isinstance(e, ColExpr) and e.subtype == IDENTITY:
                 e = e.then(AGGREGATION)
-            for out_name, col in self.resolve(frame, e, line):
-                cols[out_name] = col
+            aggregated.extend(self.resolve(frame, e, line))
+        if not grouped.data.get("pivoted"):
+            cols.update(aggregated)
+            return Frame(cols, frame.indirect | frozenset(indirect), (), {}, False,
+                         frame.unknown)
+        return self.pivoted(frame, cols, aggregated, grouped.data.get("pivot"), indirect, line)
+
+    def pivoted(self, frame: Frame, cols: dict[str, Col], aggregated: list[tuple[str, Col]],
+                values: list[str] | None, indirect: list[ColumnEdge], line: int) -> Frame:
+        """``groupBy(k).pivot(p, values).agg(…)``: a column per pivot value (``v``, or
+        ``v_<aggregate>`` for several aggregates), as Spark names them. Without the values
+        the columns are named after the data: not listed (reported), their inputs known."""
+        if values is not None:
+            for value in values:
+                for agg_name, col in aggregated:
+                    cols[value if len(aggregated) == 1 else f"{value}_{agg_name}"] = col
+            return Frame(cols, frame.indirect | frozenset(indirect), (), {}, False,
+                         frame.unknown)
+        inputs = sorted({f"{e.dataset.key}.{e.field}" for _, col in aggregated
+                         for e in col.edges})
+        self.warn("pivot() without its list of values makes one column per value found in "
+                  f"the data, from {', '.join(inputs) or 'no known column'}: those columns "
+                  "are not listed (give the values to list them)", line)
         return Frame(cols, frame.indirect | frozenset(indirect), (), {}, False, frame.unknown)
 
     # -- column expressions ---------------------------------------------------------------------
