@@ -335,3 +335,24 @@ o.groupBy("customerId").pivot("status").sum("orderTotal").write.parquet("s3://ou
                and f"{ORDERS}.orderTotal" in w.message for w in r.warnings)
     pivots = {(o, e.field, e.subtype) for o, c, e in r.edges() if not c}
     assert ("s3://out/unknown", "status", "GROUP_BY") in pivots
+
+
+def test_the_dot_copy_of_a_glue_join_can_be_renamed_mapped_and_selected() -> None:
+    r = run("""\
+o = glueContext.create_dynamic_frame.from_catalog(database="retail", table_name="orders")
+c = glueContext.create_dynamic_frame.from_catalog(database="retail", table_name="customers")
+j = Join.apply(frame1=o, frame2=c, keys1=["customerId"], keys2=["customerId"])
+r = j.rename_field("`.customerId`", "customer_ref").select_fields(["orderId", "customer_ref"])
+glueContext.write_dynamic_frame.from_options(frame=r, connection_type="s3",
+                                             connection_options={"path": "s3://out/r"})
+m = ApplyMapping.apply(frame=j, mappings=[("`.customerId`", "bigint", "cref", "string")])
+glueContext.write_dynamic_frame.from_options(frame=m, connection_type="s3",
+                                             connection_options={"path": "s3://out/m"})
+df = j.toDF()
+df.select("orderId", df["`.customerId`"]).write.parquet("s3://out/d")
+""")
+    assert edges(r, "s3://out/r") == {("orderId", ORDERS, "orderId", "IDENTITY"),
+                                      ("customer_ref", CUSTOMERS, "customerId", "IDENTITY")}
+    assert edges(r, "s3://out/m") == {("cref", CUSTOMERS, "customerId", "TRANSFORMATION")}
+    assert edges(r, "s3://out/d") == {("orderId", ORDERS, "orderId", "IDENTITY"),
+                                      (".customerId", CUSTOMERS, "customerId", "IDENTITY")}

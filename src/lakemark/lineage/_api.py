@@ -33,6 +33,7 @@ from ._values import (
     Frame,
     Unknown,
     combine_exprs,
+    leaf_name,
     merge_frames,
 )
 
@@ -162,7 +163,7 @@ class ApiModel(SparkIO):
                 return Unknown(f"environment variable {key}", line)
         if isinstance(value, Frame):
             if isinstance(key, str):
-                return ColExpr(((value, key),), IDENTITY, key.split(".")[-1], star=key == "*")
+                return ColExpr(((value, key),), IDENTITY, leaf_name(key), star=key == "*")
             if isinstance(key, ColExpr):
                 return self.df_filter(value, key, line)
             if isinstance(key, list):
@@ -582,7 +583,7 @@ class ApiModel(SparkIO):
                 # drop "s." / "t." qualifiers the frame does not know as aliases
                 refs = tuple((f, r.split(".", 1)[1] if "." in r and frame.lookup(r) is None
                               else r) for f, r in expr.refs)
-                exprs.append(ColExpr(refs, expr.subtype, column.split(".")[-1],
+                exprs.append(ColExpr(refs, expr.subtype, leaf_name(column),
                                      expr.description, False, expr.type))
         return self.df_select(frame, exprs, line)
 

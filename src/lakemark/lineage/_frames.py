@@ -30,7 +30,16 @@ from ._graph import (
 )
 from ._objects import Lambda, Method, Obj, UserFunc
 from ._sql import SqlError, expression_lineage
-from ._values import Col, ColExpr, Frame, Unknown, combine_exprs, derive, merge_frames
+from ._values import (
+    Col,
+    ColExpr,
+    Frame,
+    Unknown,
+    combine_exprs,
+    derive,
+    leaf_name,
+    merge_frames,
+)
 
 __all__ = ["FrameOps", "_bind", "_names", "_text"]
 
@@ -318,7 +327,7 @@ class FrameOps(GlueOps):
         if isinstance(value, str):
             if value == "*":
                 return ColExpr((), IDENTITY, "*", star=True)
-            return ColExpr(((None, value),), IDENTITY, value.split(".")[-1])
+            return ColExpr(((None, value),), IDENTITY, leaf_name(value))
         if isinstance(value, Method) and isinstance(value.target, ColExpr):
             inner = value.target  # df.payload.field: a struct field, not a method
             if inner.subtype == IDENTITY and len(inner.refs) == 1:
@@ -357,10 +366,10 @@ class FrameOps(GlueOps):
         name = expr.name or expr.description or "col"
         if expr.subtype == IDENTITY and len(expr.refs) == 1:
             key = frame.find(expr.refs[0][1]) if expr.refs[0][0] is None else None
-            if key is not None and expr.name == expr.refs[0][1].split(".")[-1]:
+            if key is not None and expr.name == leaf_name(expr.refs[0][1]):
                 col = frame.cols[key]
                 return [(key if expr.name.lower() == key.lower() else expr.name, col)]
-            ref = expr.refs[0][1].split(".")[-1]
+            ref = leaf_name(expr.refs[0][1])
             if name.lower() != ref.lower():  # F.col("a").alias("b"): a rename, on this line
                 return [(name, Col(_renamed_at(edges, line, ref), expr.type))]
             return [(name, Col(tuple(edges), expr.type))]
@@ -556,7 +565,7 @@ class FrameOps(GlueOps):
         if name in ("col", "column"):
             ref = args[0] if args else kwargs.get("col")
             if isinstance(ref, str):
-                return ColExpr(((None, ref),), IDENTITY, ref.split(".")[-1])
+                return ColExpr(((None, ref),), IDENTITY, leaf_name(ref))
             self.warn("col() with a name the analyser cannot know", line)
             return ColExpr((), UNKNOWN, "?")
         if name in ("lit", "typedLit", "current_date", "current_timestamp", "now",

@@ -34,6 +34,7 @@ ASSUMED = f"{UNCERTAIN} assumed from the declared columns of the table written"
 
 __all__ = [
     "ASSUMED",
+    "leaf_name",
     "UNCERTAIN",
     "Col",
     "ColExpr",
@@ -103,6 +104,13 @@ class Col:
     type: str | None = None
 
 
+def leaf_name(ref: str) -> str:
+    """The name Spark gives a column reference: its last dotted part (``o.id`` → ``id``);
+    a backquoted part is one name (`` `.id` `` → ``.id``, the copy a Glue ``Join`` makes)."""
+    parts = re.findall(r"`([^`]*)`|([^.`]+)", ref)
+    return (parts[-1][0] or parts[-1][1]) if parts else ref
+
+
 #: ``<column>_<type>`` as ResolveChoice ``make_cols`` names the columns it makes
 _MADE_COL = re.compile(r"^(.+)_(int|long|bigint|short|byte|string|double|float|boolean|"
                        r"decimal|date|timestamp|binary|struct|array|map|null)$", re.IGNORECASE)
@@ -130,7 +138,9 @@ class Frame:
 
     # -- lookups ----------------------------------------------------------------------------
     def find(self, name: str) -> str | None:
-        """The listed column called ``name`` (Spark compares names ignoring case)."""
+        """The listed column called ``name`` (Spark compares names ignoring case; a
+        backquoted name, `` `.id` ``, is the name inside)."""
+        name = name.replace("`", "")
         if name in self.cols:
             return name
         lowered = name.lower()
