@@ -356,3 +356,51 @@ df.select("orderId", df["`.customerId`"]).write.parquet("s3://out/d")
     assert edges(r, "s3://out/m") == {("cref", CUSTOMERS, "customerId", "TRANSFORMATION")}
     assert edges(r, "s3://out/d") == {("orderId", ORDERS, "orderId", "IDENTITY"),
                                       (".customerId", CUSTOMERS, "customerId", "IDENTITY")}
+
+
+def test_semi_and_anti_joins_keep_only_the_left_columns() -> None:
+    r = run("""\
+o = spark.table("retail.orders")
+c = spark.table("retail.customers")
+o.join(c, "customerId", "left_anti").write.parquet("s3://out/anti")
+o.join(c, on=["customerId"], how="leftsemi").write.parquet("s3://out/semi")
+o.join(c, o.customerId == c.customerId, "left_semi").write.parquet("s3://out/cond")
+""")
+    for out in ("s3://out/anti", "s3://out/semi", "s3://out/cond"):
+        assert edges(r, out) == {(c, ORDERS, c, "IDENTITY") for c in (
+            "orderId", "customerId", "orderTotal", "orderDate", "status")}, out
+        joins = {(e.dataset.key, e.field) for o, c, e in r.edges() if o == out and not c}
+        assert joins == {(ORDERS, "customerId"), (CUSTOMERS, "customerId")}
+
+
+def test_multi_name_aliases_of_stack_and_posexplode() -> None:
+    r = run("""\
+o = spark.table("retail.orders")
+o.selectExpr("orderId", "stack(2, 'total', orderTotal, 'state', status) as (k, v)")\\
+    .write.parquet("s3://out/expr")
+o.createOrReplaceTempView("o")
+spark.sql("SELECT orderId, stack(2, 'total', orderTotal, 'state', status) AS (k, v) FROM o")\\
+    .write.parquet("s3://out/sql")
+spark.sql("SELECT posexplode(items) AS (pos, item) FROM retail.orders_json")\\
+    .write.parquet("s3://out/pos")
+""")
+    for out in ("s3://out/expr", "s3://out/sql"):
+        assert edges(r, out) == {("orderId", ORDERS, "orderId", "IDENTITY"),
+                                 ("v", ORDERS, "orderTotal", "TRANSFORMATION"),
+                                 ("v", ORDERS, "status", "TRANSFORMATION")}, out
+        [written] = [w for w in r.outputs if w.dataset.key == out]
+        assert [name for name, _ in written.columns] == ["orderId", "k", "v"]
+    raw = "s3://retail-lake-123456789012/raw/orders_json"
+    assert edges(r, "s3://out/pos") == {("pos", raw, "items", "TRANSFORMATION"),
+                                        ("item", raw, "items", "TRANSFORMATION")}
+
+
+def test_slices_of_known_column_lists() -> None:
+    r = run("""\
+o = spark.table("retail.orders")
+o.select(o.columns[1:3]).write.parquet("s3://out/slice")
+o.select([c for c in o.columns[-2:]]).write.parquet("s3://out/tail")
+""")
+    assert {c for c, *_ in edges(r, "s3://out/slice")} == {"customerId", "orderTotal"}
+    assert {c for c, *_ in edges(r, "s3://out/tail")} == {"orderDate", "status"}
+    assert r.warnings == ()

@@ -151,6 +151,8 @@ class ApiModel(SparkIO):
                 return Unknown("subscript", line)
         if isinstance(value, (list, tuple)) and isinstance(key, int):
             return value[key] if -len(value) <= key < len(value) else Unknown("index", line)
+        if isinstance(value, (list, tuple, str)) and isinstance(key, slice):
+            return value[key]
         if isinstance(value, Obj):
             if value.kind == "args":
                 assigned = value.data.get("set", {})

@@ -29,7 +29,7 @@ from ._graph import (
     ColumnEdge,
 )
 from ._objects import Lambda, Method, Obj, UserFunc
-from ._sql import SqlError, expression_lineage
+from ._sql import SqlError, expression_lineage, select_expr_lineage
 from ._values import (
     Col,
     ColExpr,
@@ -96,6 +96,10 @@ _FRAME_METHODS = _PASSTHROUGH_FRAME | _NO_VALUE | {
     "transform", "rdd", "na", "write", "printSchema",
 }
 
+
+
+#: join types that keep only the left frame's columns (``how`` without underscores)
+_SEMI_JOINS = frozenset({"leftsemi", "semi", "leftanti", "anti"})
 
 class FrameOps(GlueOps):
     """Frame-level API semantics (see the module docstring)."""
@@ -169,7 +173,7 @@ class FrameOps(GlueOps):
             for a in _names(list(args)):
                 if isinstance(a, str):
                     try:
-                        exprs.append(expression_lineage(a))
+                        exprs.extend(select_expr_lineage(a))
                     except SqlError as exc:
                         self.warn(f"selectExpr: {exc}", line)
                 else:
@@ -484,6 +488,18 @@ class FrameOps(GlueOps):
             for src in (left, right):
                 for name, col in src.cols.items():
                     cols.setdefault(name, col)
+        if how_text.replace("_", "") in _SEMI_JOINS:
+            # a semi / anti join keeps the left frame's rows and columns only: the right
+            # frame is read for its keys (JOIN edges), never written
+            kept = {k: left.cols[k] for k in left.cols}
+            for k in keys:
+                key = left.find(k)
+                if key is None and left.open:
+                    kept[k] = Col(left.lookup(k) or ())
+            return Frame(kept, left.indirect | right.indirect | frozenset(indirect),
+                         left.open, dict(left.aliases), False,
+                         "; ".join(u for u in (left.unknown, right.unknown) if u),
+                         left.line, left.through)
         return Frame(cols, left.indirect | right.indirect | frozenset(indirect),
                      tuple(dict.fromkeys(left.open + right.open)), aliases, False,
                      "; ".join(u for u in (left.unknown, right.unknown) if u),

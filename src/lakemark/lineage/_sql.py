@@ -79,6 +79,28 @@ def expression_lineage(text: str) -> ColExpr:
                    else node.sql("spark"), star)
 
 
+def select_expr_lineage(text: str) -> list[ColExpr]:
+    """One ``selectExpr`` item as the columns it makes: one, or one per name of a
+    multi-name alias (``stack(2, 'a', a, 'b', b) AS (k, v)``: column i of a ``stack`` reads
+    its i-th value of each row; ``explode(m) AS (k, v)``: each reads the exploded column)."""
+    try:
+        node = sqlglot.parse_one(text, read="spark")
+    except SqlglotError as exc:
+        raise SqlError(f"cannot parse SQL expression {text!r}: {_first_line(exc)}") from None
+    if not isinstance(node, exp.Aliases):
+        return [expression_lineage(text)]
+    names = [e.name for e in node.expressions]
+    inner = node.this
+    values = list(inner.expressions) if isinstance(inner, exp.Stack) else []
+    out: list[ColExpr] = []
+    for i, name in enumerate(names):
+        parts = values[i::len(names)] if values else [inner]
+        refs = tuple((None, ".".join(p for p in (c.table, c.name) if p))
+                     for part in parts for c in part.find_all(exp.Column))
+        out.append(ColExpr(refs, TRANSFORMATION, name, inner.sql("spark")))
+    return out
+
+
 def _first_line(exc: Exception) -> str:
     return str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
 
@@ -379,6 +401,9 @@ class _Tracer:
             if _is_star(node):
                 self.star(first, node, cols, opened)
                 continue
+            if isinstance(node, exp.Aliases) and not _set_parts(root):
+                cols.update(self.multi_alias(first, node))
+                continue
             name = self.spell(node.alias_or_name)
             if isinstance(node, exp.Alias) and node.alias.startswith("_col_"):
                 name = _spark_name(node.this)  # sqlglot named it; Spark shows the text
@@ -392,6 +417,21 @@ class _Tracer:
                 out = tuple(replace(e, line=self.line) for e in out)  # a rename (AS)
             cols[name] = Col(out)
         return cols, opened
+
+    def multi_alias(self, scope: Scope, node: exp.Aliases) -> dict[str, Col]:
+        """``stack(n, …) AS (a, b)`` / ``posexplode(x) AS (pos, v)``: a column per name (of a
+        ``stack``, column i from the i-th value of each row; else from the whole call)."""
+        names = [self.spell(e.name) for e in node.expressions]
+        inner = node.this
+        values = list(inner.expressions) if isinstance(inner, exp.Stack) else []
+        out: dict[str, Col] = {}
+        for i, name in enumerate(names):
+            edges: list[Any] = []
+            for part in (values[i::len(names)] if values else [inner]):
+                for col in part.find_all(exp.Column):
+                    edges.extend(self.column(scope, col)[0])
+            out[name] = Col(derive(edges, TRANSFORMATION, self.line, inner.sql("spark")))
+        return out
 
     def star(self, scope: Scope, node: exp.Expr, cols: dict[str, Col],
              opened: list[Any]) -> None:
