@@ -404,3 +404,16 @@ o.select([c for c in o.columns[-2:]]).write.parquet("s3://out/tail")
     assert {c for c, *_ in edges(r, "s3://out/slice")} == {"customerId", "orderTotal"}
     assert {c for c, *_ in edges(r, "s3://out/tail")} == {"orderDate", "status"}
     assert r.warnings == ()
+
+
+def test_fields_of_an_exploded_array_of_known_structs() -> None:
+    r = run("""\
+from pyspark.sql import functions as F
+j = spark.table("retail.orders_json")
+j.select("orderId", F.explode("items").alias("item")).select("orderId", "item.*")\\
+    .write.parquet("s3://out/items")
+""")
+    raw = "s3://retail-lake-123456789012/raw/orders_json"
+    assert edges(r, "s3://out/items") == {("orderId", raw, "orderId", "IDENTITY")} | {
+        (f, raw, "items", "TRANSFORMATION") for f in ("sku", "qty", "price")}
+    assert r.warnings == ()

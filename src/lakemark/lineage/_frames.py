@@ -98,6 +98,23 @@ _FRAME_METHODS = _PASSTHROUGH_FRAME | _NO_VALUE | {
 
 
 
+
+#: the type of ``explode(x)``: the element type of array ``x`` (resolved against the frame)
+ELEMENT = "@element"
+
+
+def _element_type(frame: Frame, expr: ColExpr) -> str | None:
+    """An expression's type; of ``explode(arr)``, the element type of ``arr`` when known."""
+    if expr.type != ELEMENT:
+        return expr.type
+    bound, ref = expr.refs[0]
+    source = bound if bound is not None else frame
+    key = source.find(ref)
+    kind = source.cols[key].type if key is not None else None
+    if isinstance(kind, str) and kind.lower().startswith("array<") and kind.endswith(">"):
+        return kind[len("array<"):-1]
+    return None
+
 #: join types that keep only the left frame's columns (``how`` without underscores)
 _SEMI_JOINS = frozenset({"leftsemi", "semi", "leftanti", "anti"})
 
@@ -377,7 +394,8 @@ class FrameOps(GlueOps):
             if name.lower() != ref.lower():  # F.col("a").alias("b"): a rename, on this line
                 return [(name, Col(_renamed_at(edges, line, ref), expr.type))]
             return [(name, Col(tuple(edges), expr.type))]
-        return [(name, Col(derive(edges, expr.subtype, line, expr.description), expr.type))]
+        return [(name, Col(derive(edges, expr.subtype, line, expr.description),
+                           _element_type(frame, expr)))]
 
     def resolve_star(self, frame: Frame, expr: ColExpr, line: int) -> list[tuple[str, Col]]:
         """``*``, ``df["*"]``, ``F.col("alias.*")``: every column of the frame, of the frame
@@ -627,7 +645,10 @@ class FrameOps(GlueOps):
         subtype = AGGREGATION if name in _AGGREGATES else TRANSFORMATION
         inner = ", ".join(c.name or "?" for c in columns)
         shown = _SPARK_NAMES.get(name, name + "({})").format(inner)
-        return combine_exprs(columns, subtype, shown, shown)
+        combined = combine_exprs(columns, subtype, shown, shown)
+        if name in ("explode", "explode_outer") and len(combined.refs) == 1:
+            return replace(combined, type=ELEMENT)  # its fields: those of the array's element
+        return combined
 
     def col_method(self, expr: ColExpr, name: str, args: list[Any], kwargs: dict[str, Any],
                    line: int) -> Any:
