@@ -419,3 +419,21 @@ j.select("orderId", F.explode("items").alias("item")).select("orderId", "item.*"
     assert edges(r, "s3://out/items") == {("orderId", raw, "orderId", "IDENTITY")} | {
         (f, raw, "items", "TRANSFORMATION") for f in ("sku", "qty", "price")}
     assert r.warnings == ()
+
+
+def test_a_new_name_known_only_at_run_time_never_keeps_the_old_one() -> None:
+    r = run("""\
+import re
+from pyspark.sql import functions as F
+o = spark.table("retail.orders")
+o.select([F.col(c).alias(re.sub("([A-Z])", "_\\\\1", c).lower()) for c in o.columns])\\
+    .write.parquet("s3://out/snake")
+o.withColumnRenamed("orderId", NAMES.get("orderId")).write.parquet("s3://out/renamed")
+""")
+    snake = edges(r, "s3://out/snake")
+    assert ("{?orderId}", ORDERS, "orderId", "IDENTITY") in snake
+    assert not any(c == "orderId" for c, *_ in snake)
+    renamed = {c for c, *_ in edges(r, "s3://out/renamed")}
+    assert "{?orderId}" in renamed and "orderId" not in renamed
+    assert any(w.line == 9 and "shown as {?orderId}" in w.message for w in r.warnings)
+    assert any(w.line == 11 and "shown as {?orderId}" in w.message for w in r.warnings)

@@ -33,6 +33,7 @@ from ._sql import SqlError, expression_lineage, select_expr_lineage
 from ._values import (
     Col,
     ColExpr,
+    DynStr,
     Frame,
     Unknown,
     combine_exprs,
@@ -95,8 +96,6 @@ _FRAME_METHODS = _PASSTHROUGH_FRAME | _NO_VALUE | {
     "intersect", "intersectAll", "subtract", "exceptAll", "rollup", "cube", "writeTo",
     "transform", "rdd", "na", "write", "printSchema",
 }
-
-
 
 
 #: the type of ``explode(x)``: the element type of array ``x`` (resolved against the frame)
@@ -654,7 +653,14 @@ class FrameOps(GlueOps):
                    line: int) -> Any:
         if name in ("alias", "name", "as_"):
             alias = args[0] if args else kwargs.get("alias")
-            return expr.renamed(alias) if isinstance(alias, str) else expr
+            if isinstance(alias, DynStr):
+                alias = alias.text
+            if not isinstance(alias, str):  # re.sub(…, c), a name from a lookup at run time
+                shown = "{?" + (expr.name or "column") + "}"
+                self.warn(f"alias() with a name the analyser cannot know: the column is "
+                          f"shown as {shown}", line)
+                alias = shown
+            return expr.renamed(alias)
         if name in ("asc", "desc", "asc_nulls_first", "asc_nulls_last", "desc_nulls_first",
                     "desc_nulls_last"):
             return expr

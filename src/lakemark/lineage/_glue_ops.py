@@ -183,6 +183,12 @@ class GlueOps:
         return frame.with_cols({k: v for k, v in frame.cols.items() if k.lower() not in drop})
 
     def rename(self, frame: Any, old: Any, new: Any, line: int) -> Any:
+        if isinstance(frame, Frame) and isinstance(old, str) and not isinstance(new, str) \
+                and frame.lookup(old) is not None:
+            # the new name is only known at run time: never keep the old one as if unchanged
+            new = "{?" + old.replace("`", "") + "}"
+            self.warn(f"rename of {old!r} to a name the analyser cannot know: the column is "
+                      f"shown as {new}", line)
         if not isinstance(frame, Frame) or not isinstance(old, str) or not isinstance(new, str):
             if isinstance(frame, Frame):
                 self.warn("rename with a column name the analyser cannot know", line)
