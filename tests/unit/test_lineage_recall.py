@@ -437,3 +437,18 @@ o.withColumnRenamed("orderId", NAMES.get("orderId")).write.parquet("s3://out/ren
     assert "{?orderId}" in renamed and "orderId" not in renamed
     assert any(w.line == 9 and "shown as {?orderId}" in w.message for w in r.warnings)
     assert any(w.line == 11 and "shown as {?orderId}" in w.message for w in r.warnings)
+
+
+def test_to_df_with_names_known_only_at_run_time() -> None:
+    r = run("""\
+o = spark.table("retail.orders")
+o.toDF(*NEW_NAMES).write.parquet("s3://out/a")
+o.toDF(*[NAMES[c] for c in o.columns]).write.parquet("s3://out/b")
+o.toDF("id", NAMES["customerId"], "total", "day", "state").write.parquet("s3://out/c")
+""")
+    for out in ("s3://out/a", "s3://out/b"):
+        assert {c for c, *_ in edges(r, out)} == {"{?orderId}", "{?customerId}", "{?orderTotal}",
+                                                 "{?orderDate}", "{?status}"}
+    assert edges(r, "s3://out/c") >= {("id", ORDERS, "orderId", "IDENTITY"),
+                                      ("{?customerId}", ORDERS, "customerId", "IDENTITY")}
+    assert [w.line for w in r.warnings if "toDF() with column names" in w.message] == [7, 8, 9]

@@ -126,6 +126,15 @@ class FrameOps(GlueOps):
         if name == "toDF":
             names = [a for a in args if isinstance(a, str)]
             out = frame.as_kind(False)
+            if args and len(names) < len(args) and not frame.dynamic:
+                # df.toDF(*names) with names only known at run time: never the old names
+                given = list(args) if len(args) == len(frame.cols) else [None] * len(frame.cols)
+                names = [a if isinstance(a, str) else "{?" + old + "}"
+                         for a, old in zip(given, frame.cols)]
+                self.warn("toDF() with column names the analyser cannot know: the columns are "
+                          f"shown as {', '.join(n for n in names if n.startswith('{?'))}"
+                          if names else "toDF() with column names the analyser cannot know",
+                          line)
             if names and not frame.open and len(names) == len(frame.cols):
                 out = out.with_cols(dict(zip(names, frame.cols.values())))
             return out
