@@ -452,3 +452,19 @@ o.toDF("id", NAMES["customerId"], "total", "day", "state").write.parquet("s3://o
     assert edges(r, "s3://out/c") >= {("id", ORDERS, "orderId", "IDENTITY"),
                                       ("{?customerId}", ORDERS, "customerId", "IDENTITY")}
     assert [w.line for w in r.warnings if "toDF() with column names" in w.message] == [7, 8, 9]
+
+
+def test_fields_selected_or_dropped_by_names_known_only_at_run_time() -> None:
+    r = run("""\
+d = glueContext.create_dynamic_frame.from_catalog(database="retail", table_name="orders")
+d.select_fields(KEEP).toDF().write.parquet("s3://out/sf")
+DropFields.apply(frame=d, paths=DROP).toDF().write.parquet("s3://out/df")
+spark.table("retail.orders").drop(*DROP).write.parquet("s3://out/drop")
+""")
+    for out in ("s3://out/sf", "s3://out/df", "s3://out/drop"):
+        found = edges(r, out)
+        assert {c for c, *_ in found} == {"orderId", "customerId", "orderTotal", "orderDate",
+                                         "status"}, out
+        assert {s for *_, s in found} == {"UNKNOWN"}, out
+    assert [w.line for w in r.warnings if "names the analyser cannot know" in w.message] == \
+        [7, 8, 9]

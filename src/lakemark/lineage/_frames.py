@@ -220,12 +220,12 @@ class FrameOps(GlueOps):
                 out = self.rename(out, old, new, line)
             return out
         if name == "drop":
-            dropped: list[str] = []
+            dropped: list[Any] = []
             for a in args:
-                if isinstance(a, str):
-                    dropped.append(a)
-                elif isinstance(a, ColExpr) and a.name:
+                if isinstance(a, ColExpr) and a.name:
                     dropped.append(a.name)
+                else:
+                    dropped.append(a)  # a name, or one the analyser cannot know (reported)
             return self.drop_fields(frame, dropped, line)
         if name in ("groupBy", "groupby", "rollup", "cube"):
             keys = self.resolve_all(frame, _names(list(args)), line)
@@ -433,6 +433,18 @@ class FrameOps(GlueOps):
         for v in values:
             out.extend(self.resolve(frame, v, line))
         return out
+
+    def chosen_at_run_time(self, frame: Frame, what: str, line: int) -> Frame:
+        """A frame some of whose columns are chosen by names only known at run time (a
+        ``select_fields``/``drop`` of such names): every column passes, its edges UNKNOWN
+        (it may be gone), with a warning."""
+        self.warn(f"{what} with column names the analyser cannot know; the frame's columns "
+                  "pass through as UNKNOWN edges", line)
+        passed = {k: Col(tuple(ColumnEdge(e.dataset, e.field, e.type, UNKNOWN,
+                                          "column chosen at run time", line)
+                               for e in c.edges), c.type) for k, c in frame.cols.items()}
+        return replace(frame.with_cols(passed, keep_aliases=True),
+                       through=frame.through or "columns chosen at run time")
 
     def df_select(self, frame: Frame, items: list[Any], line: int) -> Frame:
         values = _names(items)

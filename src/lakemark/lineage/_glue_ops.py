@@ -35,6 +35,9 @@ class GlueOps:
              label: str) -> Any:
         raise NotImplementedError
 
+    def chosen_at_run_time(self, frame: Frame, what: str, line: int) -> Frame:
+        raise NotImplementedError
+
     def unknown_call(self, label: str, args: list[Any], kwargs: dict[str, Any],
                      line: int) -> Any:
         raise NotImplementedError
@@ -168,6 +171,9 @@ class GlueOps:
     def select_fields(self, frame: Any, paths: Any, line: int) -> Any:
         if not isinstance(frame, Frame):
             return frame
+        if not all(isinstance(p, str) for p in _names(paths)) or \
+                not isinstance(paths, (list, tuple, str)):
+            return self.chosen_at_run_time(frame, "SelectFields", line)
         cols = {p: Col(self._edges(frame, p, line), None) for p in _names(paths)
                 if isinstance(p, str)}
         for p in _names(paths):
@@ -179,6 +185,9 @@ class GlueOps:
     def drop_fields(self, frame: Any, paths: Any, line: int) -> Any:
         if not isinstance(frame, Frame):
             return frame
+        if not all(isinstance(p, str) for p in _names(paths)) or \
+                not isinstance(paths, (list, tuple, str)):
+            return self.chosen_at_run_time(frame, "DropFields / drop", line)
         drop = {p.replace("`", "").lower() for p in _names(paths) if isinstance(p, str)}
         return frame.with_cols({k: v for k, v in frame.cols.items() if k.lower() not in drop})
 
