@@ -468,3 +468,24 @@ spark.table("retail.orders").drop(*DROP).write.parquet("s3://out/drop")
         assert {s for *_, s in found} == {"UNKNOWN"}, out
     assert [w.line for w in r.warnings if "names the analyser cannot know" in w.message] == \
         [7, 8, 9]
+
+
+def test_insert_into_is_by_position() -> None:
+    r = run("""\
+from pyspark.sql import functions as F
+o = spark.table("retail.orders")
+o.select("orderId", "customerId", F.col("orderTotal").alias("amount"), "status",
+         "orderDate").write.insertInto("retail.orders_iceberg", overwrite=True)
+o.select("orderId").write.insertInto("retail.orders")
+o.select(*PICK).write.insertInto("retail.customers")
+""")
+    assert edges(r, ICEBERG) == {
+        ("orderId", ORDERS, "orderId", "IDENTITY"),
+        ("customerId", ORDERS, "customerId", "IDENTITY"),
+        ("orderTotal", ORDERS, "orderTotal", "IDENTITY"),
+        ("status", ORDERS, "status", "IDENTITY"),
+        ("updatedAt", ORDERS, "orderDate", "IDENTITY")}
+    messages = [(w.line, w.message) for w in r.warnings]
+    assert any(line == 10 and "1 columns for 5 table columns" in m for line, m in messages)
+    assert any(line == 11 and "order of the frame's columns is not known" in m
+               for line, m in messages)

@@ -51,6 +51,22 @@ class SparkIO(GlueIO):
         found = path_dataset(location)
         return DatasetRef(found.namespace, found.name, (link,), found.dynamic), fields
 
+    def by_position(self, frame: Any, fields: tuple[tuple[str, str], ...], table: str,
+                    line: int) -> Any:
+        """``insertInto``: the frame's columns written by position into the table's."""
+        if not isinstance(frame, Frame) or frame.open or not fields:
+            return frame
+        if frame.through:  # columns chosen or changed at run time: their order is not known
+            self.warn(f"insertInto {table} is by position, and the order of the frame's "
+                      "columns is not known; the frame's names are kept", line)
+            return frame
+        if len(fields) != len(frame.cols):
+            self.warn(f"insertInto {table}: the frame has {len(frame.cols)} columns for "
+                      f"{len(fields)} table columns (insertInto is by position); the frame's "
+                      "names are kept", line)
+            return frame
+        return frame.with_cols(dict(zip((n for n, _ in fields), frame.cols.values())))
+
     def qualified_table(self, name: Any, line: int,
                         ) -> tuple[DatasetRef, tuple[tuple[str, str], ...]]:
         """A table name as Spark resolves it: the script's own tables, then the catalog."""
@@ -257,6 +273,8 @@ class SparkIO(GlueIO):
             ds, fields = self.qualified_table(target, line)
             mode = kwargs.get("mode", args[2] if len(args) > 2 else data.get("mode"))
             by_name = name != "insertInto" and str(mode).lower() == "append"
+            if name == "insertInto":
+                frame = self.by_position(frame, fields, str(target), line)
             self.write(ds, frame, line, data.get("named", ()),
                        table_fields=fields if by_name else ())
             return None
