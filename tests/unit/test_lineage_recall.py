@@ -489,3 +489,17 @@ o.select(*PICK).write.insertInto("retail.customers")
     assert any(line == 10 and "1 columns for 5 table columns" in m for line, m in messages)
     assert any(line == 11 and "order of the frame's columns is not known" in m
                for line, m in messages)
+
+
+def test_functions_of_several_columns_named_by_strings() -> None:
+    r = run("""\
+from pyspark.sql import functions as F
+o = spark.table("retail.orders")
+o.select(F.datediff("orderDate", "orderDate").alias("days"),
+         F.nvl("status", "orderId").alias("s"),
+         F.format_string("%s-%s", "orderId", "status").alias("label"),
+         F.date_format("orderDate", "yyyy").alias("year")).write.parquet("s3://out/f")
+""")
+    found = {(c, f) for c, _, f, _ in edges(r, "s3://out/f")}
+    assert found == {("days", "orderDate"), ("s", "status"), ("s", "orderId"),
+                     ("label", "orderId"), ("label", "status"), ("year", "orderDate")}

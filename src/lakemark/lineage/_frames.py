@@ -54,7 +54,13 @@ _AGGREGATES = {
     "array_agg", "listagg", "string_agg",
 }
 _MULTI_COLUMN = {"concat", "struct", "array", "coalesce", "greatest", "least", "countDistinct",
-                 "count_distinct", "hash", "xxhash64", "create_map", "map_concat", "arrays_zip"}
+                 "count_distinct", "hash", "xxhash64", "create_map", "map_concat", "arrays_zip",
+                 "datediff", "date_diff", "months_between", "nvl", "nvl2", "ifnull", "nanvl",
+                 "pow", "power", "atan2", "hypot", "corr", "covar_pop", "covar_samp",
+                 "map_from_arrays", "array_union", "array_intersect", "array_except",
+                 "arrays_overlap", "levenshtein", "named_struct"}
+#: functions whose first argument is a pattern and the others columns
+_COLUMNS_AFTER_FIRST = {"concat_ws", "format_string", "printf", "locate"}
 #: how Spark names the column of a function whose SQL name differs from its Python name
 _SPARK_NAMES = {
     "countDistinct": "count(DISTINCT {})", "count_distinct": "count(DISTINCT {})",
@@ -655,9 +661,9 @@ class FrameOps(GlueOps):
         for i, a in enumerate(args):
             if isinstance(a, ColExpr):
                 columns.append(a)
-            elif isinstance(a, str) and (i == 0 and name != "concat_ws" or
+            elif isinstance(a, str) and (i == 0 and name not in _COLUMNS_AFTER_FIRST or
                                          name in _MULTI_COLUMN or
-                                         name == "concat_ws" and i > 0):
+                                         name in _COLUMNS_AFTER_FIRST and i > 0):
                 columns.append(ColExpr(((None, a),), IDENTITY, a))
         for v in kwargs.values():
             if isinstance(v, ColExpr):
