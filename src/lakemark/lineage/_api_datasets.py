@@ -68,10 +68,10 @@ class DatasetIO(FrameOps):
               table_fields: tuple[tuple[str, str], ...] = ()) -> None:
         """Record a write of ``frame`` to ``ds``; ``named`` are columns the write names
         (``partitionBy``, ``partitionKeys``): of a frame whose columns are not known, they
-        are listed, from its inputs. ``table_fields`` are the catalog's columns of a table
-        written by name: of such a frame, they are listed too, from the inputs' same-named
-        columns, marked uncertain (the catalog says what the table holds, not what this
-        frame gives)."""
+        are listed, from its inputs. ``table_fields`` are the declared columns (catalog or the
+        script's ``CREATE TABLE``) of a table written by name: of such a frame, they are
+        listed too, from the inputs' same-named columns, marked uncertain (the table says
+        what it holds, not what this frame gives)."""
         if isinstance(frame, Frame) and frame.open:
             frame = _with_named(frame, named)
             frame = _with_assumed(frame, table_fields, ds)
@@ -317,8 +317,8 @@ def _with_named(frame: Frame, named: Any) -> Frame:
 
 def _with_assumed(frame: Frame, fields: tuple[tuple[str, str], ...],
                   ds: DatasetRef) -> Frame:
-    """``frame`` (columns not known) with the target table's catalog columns listed, each
-    from the inputs' same-named column, its edges marked uncertain."""
+    """``frame`` (columns not known) with the target table's declared columns listed, each
+    from the inputs' same-named column, its edges marked uncertain (:data:`ASSUMED`)."""
     cols = dict(frame.cols)
     for name, typ in fields:
         if frame.find(name) is not None:
