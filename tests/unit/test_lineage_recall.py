@@ -503,3 +503,26 @@ o.select(F.datediff("orderDate", "orderDate").alias("days"),
     found = {(c, f) for c, _, f, _ in edges(r, "s3://out/f")}
     assert found == {("days", "orderDate"), ("s", "status"), ("s", "orderId"),
                      ("label", "orderId"), ("label", "status"), ("year", "orderDate")}
+
+
+def test_hudi_key_options_name_columns_and_connector_paths_are_datasets() -> None:
+    r = run("""\
+hudi_options = {
+    "hoodie.table.name": "events",
+    "hoodie.datasource.write.recordkey.field": "event_id,source",
+    "hoodie.datasource.write.partitionpath.field": "event_date:SIMPLE",
+    "hoodie.datasource.write.precombine.field": "updated_at",
+}
+spark.read.json("s3://raw/events/").write.format("hudi").options(**hudi_options)\\
+    .mode("append").save("s3://lake/hudi/events/")
+raw = glueContext.create_dynamic_frame.from_options("s3", {"paths": ["s3://raw/ev2/"]},
+                                                    format="json")
+glueContext.write_dynamic_frame.from_options(frame=raw, connection_type="marketplace.spark",
+    connection_options={"path": "s3://lake/hudi/ev2/", "connectionName": "hudi",
+                        **hudi_options})
+""")
+    for src, out in (("s3://raw/events", "s3://lake/hudi/events"),
+                     ("s3://raw/ev2", "s3://lake/hudi/ev2")):
+        assert edges(r, out) == {(c, src, c, "IDENTITY") for c in (
+            "event_id", "source", "event_date", "updated_at")}, out
+    assert not any("is not modelled" in w.message for w in r.warnings)

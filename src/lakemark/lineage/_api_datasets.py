@@ -145,6 +145,8 @@ class DatasetIO(FrameOps):
             self.warn(f"the {kind} connection options {why}; this read or write is not "
                       "traced", line)
             return None
+        if kind in ("marketplace.spark", "custom.spark") and "://" in str(opts.get("path")):
+            kind = "s3"  # a Hudi / Delta / Iceberg connector writing or reading a path
         if kind in ("s3", "file", "") and ("path" in opts or "paths" in opts):
             paths = _names(opts.get("paths", opts.get("path")))
             texts = [t for t in (_text(p) for p in paths) if t is not None]
@@ -300,6 +302,25 @@ class DatasetIO(FrameOps):
         extra = kw.get("additional_options")
         named = extra.get("partitionKeys", ()) if isinstance(extra, dict) else ()
         self.write(ds, frame, line, named, table_fields=fields)
+
+
+#: options of table formats that name columns of the written frame (Hudi's keys)
+_KEY_OPTIONS = ("hoodie.datasource.write.recordkey.field",
+                "hoodie.datasource.write.partitionpath.field",
+                "hoodie.datasource.write.precombine.field")
+
+
+def option_columns(opts: Any) -> list[str]:
+    """Columns a writer's options name: Hudi's record key, partition path and precombine
+    fields (comma-separated; ``col:SIMPLE`` of the custom key generator is ``col``)."""
+    if not isinstance(opts, dict):
+        return []
+    out: list[str] = []
+    for key in _KEY_OPTIONS:
+        value = opts.get(key)
+        if isinstance(value, str):
+            out.extend(p.split(":")[0].strip() for p in value.split(",") if p.strip())
+    return out
 
 
 def _with_named(frame: Frame, named: Any) -> Frame:

@@ -8,8 +8,8 @@ from typing import Any
 
 import sqlglot
 
-from ._api_datasets import DatasetIO
-from ._frames import _bind
+from ._api_datasets import DatasetIO, option_columns
+from ._frames import _bind, _names
 from ._graph import (
     DatasetRef,
     Symlink,
@@ -81,8 +81,10 @@ class GlueIO(DatasetIO):
             if ds is not None:
                 opts = kw.get("connection_options")
                 ds = self.staged(kw.get("connection_type"), opts, ds, line)
+                named = [*_names(opts.get("partitionKeys", ())), *option_columns(opts)] \
+                    if isinstance(opts, dict) else []
                 self.write(ds, kw.get("frame", kw.get("dataframe", kw.get("frame_or_dfc"))), line,
-                           opts.get("partitionKeys", ()) if isinstance(opts, dict) else ())
+                           named)
         elif name == "jdbc_conf":
             kw = _bind(["frame", "catalog_connection", "connection_options"], args, kwargs)
             opts = dict(kw.get("connection_options") or {})

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ._api_datasets import option_columns
 from ._api_glue import GlueIO
 from ._api_util import _schema_names, path_dataset
 from ._frames import _bind, _names, _text
@@ -265,6 +266,7 @@ class SparkIO(GlueIO):
             return Obj("df_writer", data=data)
         frame = data.get("frame")
         fmt = data.get("format")
+        named = [*data.get("named", ()), *option_columns(opts)]  # partitionBy, Hudi keys
         if name in ("saveAsTable", "insertInto", "toTable"):
             target = _text(args[0] if args else kwargs.get("tableName"))
             if target is None:
@@ -275,7 +277,7 @@ class SparkIO(GlueIO):
             by_name = name != "insertInto" and str(mode).lower() == "append"
             if name == "insertInto":
                 frame = self.by_position(frame, fields, str(target), line)
-            self.write(ds, frame, line, data.get("named", ()),
+            self.write(ds, frame, line, named,
                        table_fields=fields if by_name else ())
             return None
         if name == "jdbc":
@@ -305,8 +307,8 @@ class SparkIO(GlueIO):
             if isinstance(fmt, str) and fmt.lower() in ("iceberg", "hudi", "delta") and \
                     isinstance(path, str) and "/" not in path and "." in path:
                 ds, _ = self.resolver.qualified(path, line)  # save("catalog.db.t")
-                self.write(ds, frame, line, data.get("named", ()))
+                self.write(ds, frame, line, named)
                 return None
-            self.write(path_dataset(path), frame, line, data.get("named", ()))
+            self.write(path_dataset(path), frame, line, named)
             return None
         return self.unknown_call(f"write.{name}", args, kwargs, line)
