@@ -526,3 +526,23 @@ glueContext.write_dynamic_frame.from_options(frame=raw, connection_type="marketp
         assert edges(r, out) == {(c, src, c, "IDENTITY") for c in (
             "event_id", "source", "event_date", "updated_at")}, out
     assert not any("is not modelled" in w.message for w in r.warnings)
+
+
+def test_glue_join_on_a_same_named_key_of_schemaless_frames() -> None:
+    r = run("""\
+a = glueContext.create_dynamic_frame.from_options(connection_type="s3", format="json",
+    connection_options={"paths": ["s3://landing/steps/"]})
+b = glueContext.create_dynamic_frame.from_options(connection_type="s3", format="json",
+    connection_options={"paths": ["s3://trusted/devices/"]})
+j = Join.apply(frame1=a, frame2=b, keys1=["serialnumber"], keys2=["serialnumber"])
+d = DropFields.apply(frame=j, paths=["`.serialnumber`"])
+glueContext.write_dynamic_frame.from_options(frame=d, connection_type="s3", format="json",
+    connection_options={"path": "s3://out/steps"})
+glueContext.write_dynamic_frame.from_options(frame=j, connection_type="s3", format="json",
+    connection_options={"path": "s3://out/both"})
+""")
+    assert edges(r, "s3://out/steps") == {
+        ("serialnumber", "s3://landing/steps", "serialnumber", "IDENTITY")}
+    assert edges(r, "s3://out/both") == {
+        ("serialnumber", "s3://landing/steps", "serialnumber", "IDENTITY"),
+        (".serialnumber", "s3://trusted/devices", "serialnumber", "IDENTITY")}

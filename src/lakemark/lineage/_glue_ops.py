@@ -224,6 +224,16 @@ class GlueOps:
                     for k in _names(keys) for e in self._edges(frame, k, line, "join key")]
         # Glue keeps both copies of a field the two frames share: frame2's is renamed
         # ``.name`` (Glue Studio scripts drop `` `.key` `` right after such a join)
+        # keys of the same name are in both frames even when their columns are not known
+        same = [(k1, k2) for k1, k2 in zip(_names(keys1), _names(keys2))
+                if isinstance(k1, str) and isinstance(k2, str) and k1.lower() == k2.lower()]
+        for k1, k2 in same:
+            if left.find(k1) is None and left.open:
+                left = left.with_cols({**left.cols, k1: Col(left.lookup(k1) or ())},
+                                      keep_aliases=True)
+            if right.find(k2) is None and right.open:
+                right = right.with_cols({**right.cols, k2: Col(right.lookup(k2) or ())},
+                                        keep_aliases=True)
         shared = {k.lower() for k in left.cols} & {k.lower() for k in right.cols}
         if shared:
             right = right.with_cols({f".{k}" if k.lower() in shared else k: c
