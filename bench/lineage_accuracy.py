@@ -5,7 +5,9 @@ here, with hand-labelled expected edges in expected.json).
 An edge is ``(output dataset, output column, input dataset, input column)``. Edges the
 analyser marks *uncertain* (a column of one of several schema-less inputs: "in one of them,
 not all") count for recall when true, and are left out of precision, which is measured on
-the edges the analyser asserts; their number is reported. Subtypes are compared separately
+the edges the analyser asserts; their number is reported. ``wrong_without_warning`` counts
+the scripts with a missing or wrongly asserted edge and no warning at all (the worst
+outcome). Subtypes are compared separately
 (``subtype_agreement``: the share of found true edges whose subtype is
 the labelled one). A *silent loss* is an expected output missing from the result, or a
 labelled warning (line + text) that is not reported. Nothing is executed: the scripts are
@@ -34,7 +36,8 @@ def measure() -> dict[str, Any]:
     expected = json.loads((CORPUS / "expected.json").read_text())
     catalog = FolderCatalog(CORPUS)
     totals = {"expected": 0, "found": 0, "matched": 0, "subtype_ok": 0, "silent_losses": 0,
-              "asserted": 0, "asserted_true": 0, "uncertain": 0, "uncertain_true": 0}
+              "asserted": 0, "asserted_true": 0, "uncertain": 0, "uncertain_true": 0,
+              "wrong_without_warning": 0}
     per_script: dict[str, Any] = {}
     for name, label in sorted(expected.items()):
         source = (CORPUS / "scripts" / f"{name}.py").read_text()
@@ -54,7 +57,11 @@ def measure() -> dict[str, Any]:
                "subtype_ok": sum(found[k] == true[k] for k in matched),
                "silent_losses": len(losses), "asserted": len(asserted),
                "asserted_true": len(asserted & set(true)), "uncertain": len(unsure),
-               "uncertain_true": len(unsure & set(true))}
+               "uncertain_true": len(unsure & set(true)),
+               # the worst outcome: a missing or wrong edge in a script with no warning at all
+               "wrong_without_warning": int(bool((set(true) - set(found)) or
+                                                 (asserted - set(true)))
+                                            and not result.warnings)}
         for k in totals:
             totals[k] += row[k]
         row["missing"] = sorted("|".join(k) for k in set(true) - set(found))

@@ -15,6 +15,7 @@ import pytest
 from lakemark.catalog import FolderCatalog
 from lakemark.lineage import analyze_source
 from lakemark.lineage._openlineage import DIRECT_SUBTYPES, INDIRECT_SUBTYPES, to_openlineage
+from lakemark.lineage._values import ASSUMED
 
 ROOT = Path(__file__).resolve().parents[2]
 CORPUS = ROOT / "tests" / "fixtures" / "lineage" / "corpus"
@@ -50,7 +51,7 @@ def rebuild_column_lineage(facet: dict[str, Any]) -> None:
 
 def test_corpus_events_use_only_the_specs_subtypes_and_valid_facets() -> None:
     jobs, events = corpus_events()
-    unknown = uncertain = 0
+    unknown = uncertain = assumed = 0
     for job, event in zip(jobs, events):
         facet = event["run"]["facets"]["lakemark_staticAnalysis"]
         check_facet(facet, "StaticAnalysisRunFacet")
@@ -73,10 +74,14 @@ def test_corpus_events_use_only_the_specs_subtypes_and_valid_facets() -> None:
                               if e.subtype == "UNKNOWN"
                               and not e.description.startswith("uncertain:")}
             expect_either = {(c, e.dataset.name, e.field) for c, es in o.columns for e in es
-                             if e.description.startswith("uncertain:")}
+                             if e.description.startswith("uncertain:")
+                             and not e.description.startswith(ASSUMED)}
+            expect_assumed = {(c, e.dataset.name, e.field) for c, es in o.columns for e in es
+                              if e.description.startswith(ASSUMED)}
             unknown += len(expect_unknown)
             uncertain += len(expect_either)
-            if not (expect_unknown or expect_either or o.open_inputs):
+            assumed += len(expect_assumed)
+            if not (expect_unknown or expect_either or expect_assumed or o.open_inputs):
                 assert extra is None
                 continue
             check_facet(extra, "ColumnUncertaintyDatasetFacet")
@@ -84,10 +89,12 @@ def test_corpus_events_use_only_the_specs_subtypes_and_valid_facets() -> None:
                     for e in es} == expect_unknown
             assert {(c, e["name"], e["field"]) for c, es in extra["eitherSide"].items()
                     for e in es} == expect_either
+            assert {(c, e["name"], e["field"]) for c, es in extra["assumed"].items()
+                    for e in es} == expect_assumed
             assert [d["name"] for d in extra["unlistedInputs"]] == \
                 [d.name for d in o.open_inputs]
-    # the corpus has both kinds, so the checks above are not empty
-    assert unknown and uncertain
+    # the corpus has every kind, so the checks above are not empty
+    assert unknown and uncertain and assumed
 
 
 def test_an_unanalysed_function_is_a_transformation_listed_as_not_analysed() -> None:

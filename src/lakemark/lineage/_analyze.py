@@ -558,6 +558,8 @@ class _Interpreter(ExpressionEvaluator):
         if callable(func) and getattr(func, "_lineage_builtin", False):
             if label in ("len", "bool") and args and id(args[0]) in self.uncertain:
                 return Unknown(f"the length of a list filled at run time (line {line})", line)
+            if label == "dict":  # dict(path=…), dict(base, key=…), dict([(k, v), …])
+                return _dict_call(args, kwargs)
             return func(*args)
         return self.unknown_call(label, args, kwargs, line)
 
@@ -639,6 +641,22 @@ def _callee_name(node: ast.expr) -> str:
     return ""
 
 
+def _dict_call(args: list[Any], kwargs: dict[str, Any]) -> Any:
+    """``dict(...)`` of known values: a mapping, pairs, keywords (``dict(path=p)``, as Glue
+    options are often written); an argument the analyser does not know makes it unknown."""
+    base: dict[Any, Any] = {}
+    if args:
+        first = args[0]
+        if isinstance(first, dict):
+            base = dict(first)
+        elif isinstance(first, (list, tuple)) and all(
+                isinstance(p, (list, tuple)) and len(p) == 2 for p in first):
+            base = {k: v for k, v in first}
+        else:
+            return Unknown("dict() of a value the analyser does not know")
+    return {**base, **kwargs}
+
+
 def _builtin(name: str) -> Any:
     funcs: dict[str, Any] = {
         "str": lambda *a: _as_text(a[0])[0] if a and isinstance(a[0], (str, int, float))
@@ -651,7 +669,7 @@ def _builtin(name: str) -> Any:
         else ([] if not a else Unknown("list()")),
         "tuple": lambda *a: tuple(a[0]) if a and isinstance(a[0], (list, tuple))
         else Unknown("tuple()"),
-        "dict": lambda *a: dict(a[0]) if a and isinstance(a[0], dict) else {},
+        "dict": lambda *a: _dict_call(list(a), {}),
         "range": lambda *a: list(range(*a)) if all(isinstance(x, int) for x in a) and
         len(a) in (1, 2, 3) and (a[-1] if len(a) < 3 else a[1]) <= 1000 else Unknown("range()"),
         "enumerate": lambda *a: list(enumerate(a[0])) if a and isinstance(a[0], (list, tuple))

@@ -111,6 +111,13 @@ class ExpressionEvaluator(ApiModel):
             return self.call_node(node, env)
         if isinstance(node, ast.Subscript):
             return self.subscript(self.eval(node.value, env), self.eval(node.slice, env), line)
+        if isinstance(node, ast.Slice):  # cols[1:], name[:-3]: of known bounds only
+            bounds = [None if b is None else self.eval(b, env)
+                      for b in (node.lower, node.upper, node.step)]
+            if all(b is None or (isinstance(b, int) and not isinstance(b, bool))
+                   for b in bounds) and bounds[2] != 0:
+                return slice(*bounds)
+            return Unknown("slice", line)
         if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
             items: list[Any] = []
             for elt in node.elts:
@@ -184,6 +191,9 @@ class ExpressionEvaluator(ApiModel):
                 return operand.then(TRANSFORMATION)
             if isinstance(node.op, ast.Not) and isinstance(operand, bool):
                 return not operand
+            if isinstance(node.op, ast.USub) and isinstance(operand, (int, float)) and \
+                    not isinstance(operand, bool):
+                return -operand  # cols[-2:]
             return Unknown("unary expression", line)
         if isinstance(node, ast.IfExp):
             test = self.eval(node.test, env)

@@ -33,6 +33,7 @@ from ._values import (
     Frame,
     Unknown,
     combine_exprs,
+    leaf_name,
     merge_frames,
 )
 
@@ -150,6 +151,8 @@ class ApiModel(SparkIO):
                 return Unknown("subscript", line)
         if isinstance(value, (list, tuple)) and isinstance(key, int):
             return value[key] if -len(value) <= key < len(value) else Unknown("index", line)
+        if isinstance(value, (list, tuple, str)) and isinstance(key, slice):
+            return value[key]
         if isinstance(value, Obj):
             if value.kind == "args":
                 assigned = value.data.get("set", {})
@@ -162,7 +165,7 @@ class ApiModel(SparkIO):
                 return Unknown(f"environment variable {key}", line)
         if isinstance(value, Frame):
             if isinstance(key, str):
-                return ColExpr(((value, key),), IDENTITY, key.split(".")[-1], star=key == "*")
+                return ColExpr(((value, key),), IDENTITY, leaf_name(key), star=key == "*")
             if isinstance(key, ColExpr):
                 return self.df_filter(value, key, line)
             if isinstance(key, list):
@@ -550,7 +553,7 @@ class ApiModel(SparkIO):
         merged_source: Frame = data["source"]
         clauses: list[Frame] = list(data["clauses"])
         if name in ("whenMatchedUpdateAll", "whenNotMatchedInsertAll"):
-            clauses.append(merged_source)
+            clauses.append(_all_columns(merged_source, data.get("fields", ())))
         elif name in ("whenMatchedUpdate", "whenNotMatchedInsert", "whenNotMatchedBySourceUpdate"):
             kw = _bind(["condition", "set" if "Update" in name else "values"], args, kwargs)
             clauses.append(self.assigned(merged_source, kw.get("set", kw.get("values")), line))
@@ -582,7 +585,7 @@ class ApiModel(SparkIO):
                 # drop "s." / "t." qualifiers the frame does not know as aliases
                 refs = tuple((f, r.split(".", 1)[1] if "." in r and frame.lookup(r) is None
                               else r) for f, r in expr.refs)
-                exprs.append(ColExpr(refs, expr.subtype, column.split(".")[-1],
+                exprs.append(ColExpr(refs, expr.subtype, leaf_name(column),
                                      expr.description, False, expr.type))
         return self.df_select(frame, exprs, line)
 
@@ -657,3 +660,16 @@ class ApiModel(SparkIO):
 
     unknown_loops: int = 0
     uncertain: set[int]
+
+
+def _all_columns(source: Frame, fields: Any) -> Frame:
+    """The frame an ``UpdateAll``/``InsertAll`` writes: the source's columns; when they are
+    not known, the target's columns (from the catalog) each from the source's same-named one,
+    as Delta requires of the source."""
+    if not source.open or not fields:
+        return source
+    cols = dict(source.cols)
+    for name, _ in fields:
+        if source.find(name) is None:
+            cols[name] = Col(source.lookup(name) or ())
+    return source.with_cols(cols, keep_aliases=True)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 from ._api_util import path_dataset
@@ -20,7 +21,9 @@ from ._graph import (
 )
 from ._sql import SqlError, query_lineage
 from ._values import (
+    ASSUMED,
     UNCERTAIN,
+    Col,
     DynStr,
     Frame,
     Unknown,
@@ -43,6 +46,9 @@ class DatasetIO(FrameOps):
         self.outputs: list[OutputLineage] = []
         self.warnings: list[LineageWarning] = []
         self.views: dict[str, Frame] = {}
+        #: tables the script creates with ``CREATE TABLE t (cols…)``: ``db.t`` → the columns
+        #: (name, type) and the ``LOCATION`` given
+        self.created: dict[str, tuple[tuple[tuple[str, str], ...], str | None]] = {}
 
 
     # -- datasets -----------------------------------------------------------------------------
@@ -58,7 +64,17 @@ class DatasetIO(FrameOps):
             self.inputs[ds.key] = InputDataset(ds, fields, old.line if old else line)
         return frame_of(ds, fields, line).as_kind(dynamic)
 
-    def write(self, ds: DatasetRef, frame: Any, line: int) -> None:
+    def write(self, ds: DatasetRef, frame: Any, line: int, named: Any = (),
+              table_fields: tuple[tuple[str, str], ...] = ()) -> None:
+        """Record a write of ``frame`` to ``ds``; ``named`` are columns the write names
+        (``partitionBy``, ``partitionKeys``): of a frame whose columns are not known, they
+        are listed, from its inputs. ``table_fields`` are the declared columns (catalog or the
+        script's ``CREATE TABLE``) of a table written by name: of such a frame, they are
+        listed too, from the inputs' same-named columns, marked uncertain (the table says
+        what it holds, not what this frame gives)."""
+        if isinstance(frame, Frame) and frame.open:
+            frame = _with_named(frame, named)
+            frame = _with_assumed(frame, table_fields, ds)
         if not isinstance(frame, Frame):
             reason = frame.reason if isinstance(frame, Unknown) else type(frame).__name__
             self.warn(f"writes to {ds.key} a frame the analyser could not follow ({reason}); "
@@ -69,7 +85,15 @@ class DatasetIO(FrameOps):
             self.warn(f"the frame written to {ds.key} comes partly from something the analyser "
                       f"could not follow: {frame.unknown}", line)
         uncertain = sorted({n for n, c in frame.cols.items()
-                            if any(e.description.startswith(UNCERTAIN) for e in c.edges)})
+                            if any(e.description.startswith(UNCERTAIN) and
+                                   not e.description.startswith(ASSUMED) for e in c.edges)})
+        assumed = [n for n, c in frame.cols.items()
+                   if any(e.description.startswith(ASSUMED) for e in c.edges)]
+        if assumed:
+            self.warn(f"the columns of the frame written to {ds.key} are not known: the "
+                      f"table's declared columns ({', '.join(assumed)}) are taken from "
+                      "the inputs' same-named columns; their edges are marked 'uncertain'",
+                      line)
         if len(frame.open) > 1 or uncertain:
             which = f" ({', '.join(uncertain)})" if uncertain else ""
             self.warn(f"{ds.key} is written from several inputs whose columns are not known: a "
@@ -111,8 +135,18 @@ class DatasetIO(FrameOps):
 
     def options_dataset(self, ctype: Any, opts: Any, line: int) -> DatasetRef | None:
         """The dataset of a ``from_options`` read or write (None: reported as unknown)."""
+        given = opts
         opts = opts if isinstance(opts, dict) else {}
         kind = ctype.lower() if isinstance(ctype, str) else ""
+        if kind in ("s3", "file") and "path" not in opts and "paths" not in opts:
+            # the connection type is modelled: say what is missing from its options
+            why = "are not a dict the analyser can know" if not isinstance(given, dict) \
+                else "have no 'path' or 'paths'"
+            self.warn(f"the {kind} connection options {why}; this read or write is not "
+                      "traced", line)
+            return None
+        if kind in ("marketplace.spark", "custom.spark") and "://" in str(opts.get("path")):
+            kind = "s3"  # a Hudi / Delta / Iceberg connector writing or reading a path
         if kind in ("s3", "file", "") and ("path" in opts or "paths" in opts):
             paths = _names(opts.get("paths", opts.get("path")))
             texts = [t for t in (_text(p) for p in paths) if t is not None]
@@ -264,5 +298,55 @@ class DatasetIO(FrameOps):
         if db is None or table is None:
             self.warn("write to the catalog without a known database and table_name", line)
             return
-        ds, _, _ = self.resolver.table(db, table, line)
-        self.write(ds, frame, line)
+        ds, fields, _ = self.resolver.table(db, table, line)
+        extra = kw.get("additional_options")
+        named = extra.get("partitionKeys", ()) if isinstance(extra, dict) else ()
+        self.write(ds, frame, line, named, table_fields=fields)
+
+
+#: options of table formats that name columns of the written frame (Hudi's keys)
+_KEY_OPTIONS = ("hoodie.datasource.write.recordkey.field",
+                "hoodie.datasource.write.partitionpath.field",
+                "hoodie.datasource.write.precombine.field")
+
+
+def option_columns(opts: Any) -> list[str]:
+    """Columns a writer's options name: Hudi's record key, partition path and precombine
+    fields (comma-separated; ``col:SIMPLE`` of the custom key generator is ``col``)."""
+    if not isinstance(opts, dict):
+        return []
+    out: list[str] = []
+    for key in _KEY_OPTIONS:
+        value = opts.get(key)
+        if isinstance(value, str):
+            out.extend(p.split(":")[0].strip() for p in value.split(",") if p.strip())
+    return out
+
+
+def _with_named(frame: Frame, named: Any) -> Frame:
+    """``frame`` with the known column names of ``named`` (a name or a list) listed."""
+    names = [n for n in (named if isinstance(named, (list, tuple)) else [named])
+             if isinstance(n, str) and n]
+    cols = dict(frame.cols)
+    for name in names:
+        if frame.find(name) is None:
+            edges = frame.lookup(name)
+            if edges:
+                cols[name] = Col(edges)
+    return frame.with_cols(cols, keep_aliases=True) if len(cols) != len(frame.cols) else frame
+
+
+def _with_assumed(frame: Frame, fields: tuple[tuple[str, str], ...],
+                  ds: DatasetRef) -> Frame:
+    """``frame`` (columns not known) with the target table's declared columns listed, each
+    from the inputs' same-named column, its edges marked uncertain (:data:`ASSUMED`)."""
+    cols = dict(frame.cols)
+    for name, typ in fields:
+        if frame.find(name) is not None:
+            continue
+        edges = frame.lookup(name) or ()
+        cols[name] = Col(tuple(e if e.description.startswith(UNCERTAIN) else
+                               replace(e, description="; ".join(
+                                   d for d in (ASSUMED, e.description) if d))
+                               for e in edges), typ)
+    return frame.with_cols(cols, keep_aliases=True) if len(cols) != len(frame.cols) else frame

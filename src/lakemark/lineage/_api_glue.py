@@ -8,8 +8,8 @@ from typing import Any
 
 import sqlglot
 
-from ._api_datasets import DatasetIO
-from ._frames import _bind
+from ._api_datasets import DatasetIO, option_columns
+from ._frames import _bind, _names
 from ._graph import (
     DatasetRef,
     Symlink,
@@ -79,9 +79,12 @@ class GlueIO(DatasetIO):
             ds = self.options_dataset(kw.get("connection_type"), kw.get("connection_options"),
                                       line)
             if ds is not None:
-                ds = self.staged(kw.get("connection_type"), kw.get("connection_options"), ds,
-                                 line)
-                self.write(ds, kw.get("frame", kw.get("dataframe", kw.get("frame_or_dfc"))), line)
+                opts = kw.get("connection_options")
+                ds = self.staged(kw.get("connection_type"), opts, ds, line)
+                named = [*_names(opts.get("partitionKeys", ())), *option_columns(opts)] \
+                    if isinstance(opts, dict) else []
+                self.write(ds, kw.get("frame", kw.get("dataframe", kw.get("frame_or_dfc"))), line,
+                           named)
         elif name == "jdbc_conf":
             kw = _bind(["frame", "catalog_connection", "connection_options"], args, kwargs)
             opts = dict(kw.get("connection_options") or {})
@@ -149,7 +152,7 @@ class GlueIO(DatasetIO):
                 return
             if link is not None:
                 ds = DatasetRef(ds.namespace, ds.name, (link,), ds.dynamic)
-            self.write(ds, frame, line)
+            self.write(ds, frame, line, data.get("partitionKeys", ()))
         elif catalog:
             self.write_catalog(frame, {"database": catalog[0], "table_name": catalog[1]}, line)
         else:

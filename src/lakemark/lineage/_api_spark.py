@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ._api_datasets import option_columns
 from ._api_glue import GlueIO
 from ._api_util import _schema_names, path_dataset
 from ._frames import _bind, _names, _text
@@ -15,7 +16,7 @@ from ._graph import (
     Symlink,
 )
 from ._objects import Lambda, Obj, UserFunc
-from ._sql import SqlError, SqlWrite, statement_lineage
+from ._sql import SqlError, SqlWrite, path_table, statement_lineage
 from ._values import (
     DynStr,
     Frame,
@@ -28,6 +29,50 @@ __all__ = ["SparkIO"]
 class SparkIO(GlueIO):
     """``spark.table``/``spark.sql`` (reads and SQL writes), ``spark.read`` and ``df.write``."""
 
+    def script_table(self, name: Any, line: int,
+                     ) -> tuple[DatasetRef, tuple[tuple[str, str], ...]] | None:
+        """A table named by its files (``delta.`s3://b/t```: the path) or created by the
+        script's own ``CREATE TABLE t (cols…)`` and not in the catalog: its dataset and
+        columns (None: neither)."""
+        if not isinstance(name, str):
+            return None
+        text = name.replace("`", "")
+        path = path_table(text)
+        if path is not None:
+            return path_dataset(path), ()
+        db, _, table = text.rpartition(".")
+        db = db.rpartition(".")[2].lower() or "default"
+        key = f"{db}.{table.lower()}"
+        if key not in self.created or self._in_catalog(db, table):
+            return None
+        fields, location = self.created[key]
+        link = Symlink(self.resolver.glue_namespace, f"table/{db}/{table}")
+        if location is None:
+            return DatasetRef(link.namespace, link.name), fields
+        found = path_dataset(location)
+        return DatasetRef(found.namespace, found.name, (link,), found.dynamic), fields
+
+    def by_position(self, frame: Any, fields: tuple[tuple[str, str], ...], table: str,
+                    line: int) -> Any:
+        """``insertInto``: the frame's columns written by position into the table's."""
+        if not isinstance(frame, Frame) or frame.open or not fields:
+            return frame
+        if frame.through:  # columns chosen or changed at run time: their order is not known
+            self.warn(f"insertInto {table} is by position, and the order of the frame's "
+                      "columns is not known; the frame's names are kept", line)
+            return frame
+        if len(fields) != len(frame.cols):
+            self.warn(f"insertInto {table}: the frame has {len(frame.cols)} columns for "
+                      f"{len(fields)} table columns (insertInto is by position); the frame's "
+                      "names are kept", line)
+            return frame
+        return frame.with_cols(dict(zip((n for n, _ in fields), frame.cols.values())))
+
+    def qualified_table(self, name: Any, line: int,
+                        ) -> tuple[DatasetRef, tuple[tuple[str, str], ...]]:
+        """A table name as Spark resolves it: the script's own tables, then the catalog."""
+        return self.script_table(name, line) or self.resolver.qualified(name, line)
+
     def read_table(self, name: Any, line: int) -> Frame:
         text = _text(name)
         if text is None:
@@ -36,7 +81,7 @@ class SparkIO(GlueIO):
         raw = text.text if isinstance(text, DynStr) else text
         if not isinstance(text, DynStr) and raw.lower() in self.views:
             return self.views[raw.lower()]
-        ds, fields = self.resolver.qualified(text, line)
+        ds, fields = self.qualified_table(text, line)
         return self.read(ds, fields, line, False)
 
     def sql(self, query: Any, line: int) -> Frame:
@@ -51,6 +96,9 @@ class SparkIO(GlueIO):
         def resolve(key: str) -> Frame | None:
             if key in self.views:
                 return self.views[key]
+            own = self.script_table(key, line)
+            if own is not None:
+                return self.read(own[0], own[1], line, False)
             catalog = self.resolver.catalog
             db, _, table = key.rpartition(".")
             if catalog is None or not db and not self._in_catalog("default", table):
@@ -58,6 +106,9 @@ class SparkIO(GlueIO):
             return self.read_table(key if db else f"default.{table}", line)
 
         def target_columns(name: str) -> list[str]:
+            own = self.script_table(name, line)
+            if own is not None:
+                return [n for n, _ in own[1]]
             db, _, table = name.rpartition(".")
             db = db.rpartition(".")[2] or "default"
             if not self._in_catalog(db, table):
@@ -74,6 +125,12 @@ class SparkIO(GlueIO):
         if result.kind == "VIEW":
             self.views[result.table.lower()] = result.frame
             return Frame(dynamic=False)
+        if result.kind == "CREATE TABLE":  # no data: the columns later statements use
+            db, _, table = result.table.rpartition(".")
+            key = f"{db.rpartition('.')[2].lower() or 'default'}.{table.lower()}"
+            self.created[key] = (tuple((n, c.type or "") for n, c in result.frame.cols.items()),
+                                 result.location)
+            return Frame(dynamic=False)
         self.sql_write(result, line)
         return Frame(dynamic=False)
 
@@ -82,6 +139,10 @@ class SparkIO(GlueIO):
         catalog table (its storage, or the ``LOCATION`` given), else the Glue table name."""
         if not written.table and written.location is not None:
             self.write(path_dataset(written.location), written.frame, line)
+            return
+        own = self.script_table(written.table, line)
+        if own is not None and written.location is None:
+            self.write(own[0], written.frame, line)
             return
         db, _, table = written.table.rpartition(".")
         db = db.rpartition(".")[2] or "default"
@@ -180,8 +241,9 @@ class SparkIO(GlueIO):
         if "table" in data and name in ("append", "overwrite", "overwritePartitions", "create",
                                         "createOrReplace", "replace"):
             # df.writeTo("catalog.db.t").append(): the DataFrameWriterV2
-            ds, _ = self.resolver.qualified(data["table"], line)
-            self.write(ds, frame_written, line)
+            ds, fields = self.qualified_table(data["table"], line)
+            self.write(ds, frame_written, line,
+                       table_fields=fields if name in ("append", "overwritePartitions") else ())
             return None
         if name in ("using", "tableProperty", "partitionedBy"):
             return Obj("df_writer", data=data)
@@ -189,6 +251,10 @@ class SparkIO(GlueIO):
                     "trigger", "queryName", "clusterBy"):
             if name == "format":
                 data["format"] = args[0] if args else kwargs.get("source")
+            if name == "mode":
+                data["mode"] = args[0] if args else kwargs.get("saveMode")
+            if name in ("partitionBy", "bucketBy", "sortBy", "clusterBy"):
+                data["named"] = [*data.get("named", ()), *_names(list(args))]
             return Obj("df_writer", data=data)
         if name in ("option", "options"):
             if name == "option" and len(args) >= 2:
@@ -200,13 +266,19 @@ class SparkIO(GlueIO):
             return Obj("df_writer", data=data)
         frame = data.get("frame")
         fmt = data.get("format")
+        named = [*data.get("named", ()), *option_columns(opts)]  # partitionBy, Hudi keys
         if name in ("saveAsTable", "insertInto", "toTable"):
             target = _text(args[0] if args else kwargs.get("tableName"))
             if target is None:
                 self.warn(f"{name}() with a table name the analyser cannot know", line)
                 return None
-            ds, _ = self.resolver.qualified(target, line)
-            self.write(ds, frame, line)
+            ds, fields = self.qualified_table(target, line)
+            mode = kwargs.get("mode", args[2] if len(args) > 2 else data.get("mode"))
+            by_name = name != "insertInto" and str(mode).lower() == "append"
+            if name == "insertInto":
+                frame = self.by_position(frame, fields, str(target), line)
+            self.write(ds, frame, line, named,
+                       table_fields=fields if by_name else ())
             return None
         if name == "jdbc":
             kw = _bind(["url", "table"], args, kwargs)
@@ -235,8 +307,8 @@ class SparkIO(GlueIO):
             if isinstance(fmt, str) and fmt.lower() in ("iceberg", "hudi", "delta") and \
                     isinstance(path, str) and "/" not in path and "." in path:
                 ds, _ = self.resolver.qualified(path, line)  # save("catalog.db.t")
-                self.write(ds, frame, line)
+                self.write(ds, frame, line, named)
                 return None
-            self.write(path_dataset(path), frame, line)
+            self.write(path_dataset(path), frame, line, named)
             return None
         return self.unknown_call(f"write.{name}", args, kwargs, line)

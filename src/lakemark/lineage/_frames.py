@@ -29,8 +29,18 @@ from ._graph import (
     ColumnEdge,
 )
 from ._objects import Lambda, Method, Obj, UserFunc
-from ._sql import SqlError, expression_lineage
-from ._values import Col, ColExpr, Frame, Unknown, combine_exprs, derive, merge_frames
+from ._sql import SqlError, expression_lineage, select_expr_lineage
+from ._values import (
+    Col,
+    ColExpr,
+    DynStr,
+    Frame,
+    Unknown,
+    combine_exprs,
+    derive,
+    leaf_name,
+    merge_frames,
+)
 
 __all__ = ["FrameOps", "_bind", "_names", "_text"]
 
@@ -44,7 +54,13 @@ _AGGREGATES = {
     "array_agg", "listagg", "string_agg",
 }
 _MULTI_COLUMN = {"concat", "struct", "array", "coalesce", "greatest", "least", "countDistinct",
-                 "count_distinct", "hash", "xxhash64", "create_map", "map_concat", "arrays_zip"}
+                 "count_distinct", "hash", "xxhash64", "create_map", "map_concat", "arrays_zip",
+                 "datediff", "date_diff", "months_between", "nvl", "nvl2", "ifnull", "nanvl",
+                 "pow", "power", "atan2", "hypot", "corr", "covar_pop", "covar_samp",
+                 "map_from_arrays", "array_union", "array_intersect", "array_except",
+                 "arrays_overlap", "levenshtein", "named_struct"}
+#: functions whose first argument is a pattern and the others columns
+_COLUMNS_AFTER_FIRST = {"concat_ws", "format_string", "printf", "locate"}
 #: how Spark names the column of a function whose SQL name differs from its Python name
 _SPARK_NAMES = {
     "countDistinct": "count(DISTINCT {})", "count_distinct": "count(DISTINCT {})",
@@ -88,6 +104,25 @@ _FRAME_METHODS = _PASSTHROUGH_FRAME | _NO_VALUE | {
 }
 
 
+#: the type of ``explode(x)``: the element type of array ``x`` (resolved against the frame)
+ELEMENT = "@element"
+
+
+def _element_type(frame: Frame, expr: ColExpr) -> str | None:
+    """An expression's type; of ``explode(arr)``, the element type of ``arr`` when known."""
+    if expr.type != ELEMENT:
+        return expr.type
+    bound, ref = expr.refs[0]
+    source = bound if bound is not None else frame
+    key = source.find(ref)
+    kind = source.cols[key].type if key is not None else None
+    if isinstance(kind, str) and kind.lower().startswith("array<") and kind.endswith(">"):
+        return kind[len("array<"):-1]
+    return None
+
+#: join types that keep only the left frame's columns (``how`` without underscores)
+_SEMI_JOINS = frozenset({"leftsemi", "semi", "leftanti", "anti"})
+
 class FrameOps(GlueOps):
     """Frame-level API semantics (see the module docstring)."""
 
@@ -97,6 +132,15 @@ class FrameOps(GlueOps):
         if name == "toDF":
             names = [a for a in args if isinstance(a, str)]
             out = frame.as_kind(False)
+            if args and len(names) < len(args) and not frame.dynamic:
+                # df.toDF(*names) with names only known at run time: never the old names
+                given = list(args) if len(args) == len(frame.cols) else [None] * len(frame.cols)
+                names = [a if isinstance(a, str) else "{?" + old + "}"
+                         for a, old in zip(given, frame.cols)]
+                self.warn("toDF() with column names the analyser cannot know: the columns are "
+                          f"shown as {', '.join(n for n in names if n.startswith('{?'))}"
+                          if names else "toDF() with column names the analyser cannot know",
+                          line)
             if names and not frame.open and len(names) == len(frame.cols):
                 out = out.with_cols(dict(zip(names, frame.cols.values())))
             return out
@@ -160,7 +204,7 @@ class FrameOps(GlueOps):
             for a in _names(list(args)):
                 if isinstance(a, str):
                     try:
-                        exprs.append(expression_lineage(a))
+                        exprs.extend(select_expr_lineage(a))
                     except SqlError as exc:
                         self.warn(f"selectExpr: {exc}", line)
                 else:
@@ -182,12 +226,12 @@ class FrameOps(GlueOps):
                 out = self.rename(out, old, new, line)
             return out
         if name == "drop":
-            dropped: list[str] = []
+            dropped: list[Any] = []
             for a in args:
-                if isinstance(a, str):
-                    dropped.append(a)
-                elif isinstance(a, ColExpr) and a.name:
+                if isinstance(a, ColExpr) and a.name:
                     dropped.append(a.name)
+                else:
+                    dropped.append(a)  # a name, or one the analyser cannot know (reported)
             return self.drop_fields(frame, dropped, line)
         if name in ("groupBy", "groupby", "rollup", "cube"):
             keys = self.resolve_all(frame, _names(list(args)), line)
@@ -318,7 +362,7 @@ class FrameOps(GlueOps):
         if isinstance(value, str):
             if value == "*":
                 return ColExpr((), IDENTITY, "*", star=True)
-            return ColExpr(((None, value),), IDENTITY, value.split(".")[-1])
+            return ColExpr(((None, value),), IDENTITY, leaf_name(value))
         if isinstance(value, Method) and isinstance(value.target, ColExpr):
             inner = value.target  # df.payload.field: a struct field, not a method
             if inner.subtype == IDENTITY and len(inner.refs) == 1:
@@ -341,6 +385,10 @@ class FrameOps(GlueOps):
         edges: list[ColumnEdge] = []
         for bound, ref in expr.refs:
             source = bound if bound is not None else frame
+            if ref == "*" or ref.endswith(".*"):  # F.struct("*"), F.hash("t.*"): every column
+                for _, col in self.resolve_star(frame, ColExpr(((bound, ref),)), line):
+                    edges.extend(col.edges)
+                continue
             found = source.lookup(ref)
             if found is None and bound is not None:
                 found = frame.lookup(ref)
@@ -353,14 +401,15 @@ class FrameOps(GlueOps):
         name = expr.name or expr.description or "col"
         if expr.subtype == IDENTITY and len(expr.refs) == 1:
             key = frame.find(expr.refs[0][1]) if expr.refs[0][0] is None else None
-            if key is not None and expr.name == expr.refs[0][1].split(".")[-1]:
+            if key is not None and expr.name == leaf_name(expr.refs[0][1]):
                 col = frame.cols[key]
                 return [(key if expr.name.lower() == key.lower() else expr.name, col)]
-            ref = expr.refs[0][1].split(".")[-1]
+            ref = leaf_name(expr.refs[0][1])
             if name.lower() != ref.lower():  # F.col("a").alias("b"): a rename, on this line
                 return [(name, Col(_renamed_at(edges, line, ref), expr.type))]
             return [(name, Col(tuple(edges), expr.type))]
-        return [(name, Col(derive(edges, expr.subtype, line, expr.description), expr.type))]
+        return [(name, Col(derive(edges, expr.subtype, line, expr.description),
+                           _element_type(frame, expr)))]
 
     def resolve_star(self, frame: Frame, expr: ColExpr, line: int) -> list[tuple[str, Col]]:
         """``*``, ``df["*"]``, ``F.col("alias.*")``: every column of the frame, of the frame
@@ -390,6 +439,18 @@ class FrameOps(GlueOps):
         for v in values:
             out.extend(self.resolve(frame, v, line))
         return out
+
+    def chosen_at_run_time(self, frame: Frame, what: str, line: int) -> Frame:
+        """A frame some of whose columns are chosen by names only known at run time (a
+        ``select_fields``/``drop`` of such names): every column passes, its edges UNKNOWN
+        (it may be gone), with a warning."""
+        self.warn(f"{what} with column names the analyser cannot know; the frame's columns "
+                  "pass through as UNKNOWN edges", line)
+        passed = {k: Col(tuple(ColumnEdge(e.dataset, e.field, e.type, UNKNOWN,
+                                          "column chosen at run time", line)
+                               for e in c.edges), c.type) for k, c in frame.cols.items()}
+        return replace(frame.with_cols(passed, keep_aliases=True),
+                       through=frame.through or "columns chosen at run time")
 
     def df_select(self, frame: Frame, items: list[Any], line: int) -> Frame:
         values = _names(items)
@@ -471,6 +532,18 @@ class FrameOps(GlueOps):
             for src in (left, right):
                 for name, col in src.cols.items():
                     cols.setdefault(name, col)
+        if how_text.replace("_", "") in _SEMI_JOINS:
+            # a semi / anti join keeps the left frame's rows and columns only: the right
+            # frame is read for its keys (JOIN edges), never written
+            kept = {k: left.cols[k] for k in left.cols}
+            for k in keys:
+                key = left.find(k)
+                if key is None and left.open:
+                    kept[k] = Col(left.lookup(k) or ())
+            return Frame(kept, left.indirect | right.indirect | frozenset(indirect),
+                         left.open, dict(left.aliases), False,
+                         "; ".join(u for u in (left.unknown, right.unknown) if u),
+                         left.line, left.through)
         return Frame(cols, left.indirect | right.indirect | frozenset(indirect),
                      tuple(dict.fromkeys(left.open + right.open)), aliases, False,
                      "; ".join(u for u in (left.unknown, right.unknown) if u),
@@ -494,8 +567,12 @@ class FrameOps(GlueOps):
             refs = self.resolve_all(frame, args[:1], line)
             edges = [ColumnEdge(e.dataset, e.field, INDIRECT, GROUP_BY, "", line)
                      for _, col in refs for e in col.edges]
+            values = args[1] if len(args) > 1 else kwargs.get("values")
+            known = [str(v) for v in values] if isinstance(values, (list, tuple)) and all(
+                isinstance(v, (str, int, float, bool)) for v in values) else None
             return Obj("grouped", data={"frame": frame, "keys": keys,
-                                        "indirect": indirect + edges})
+                                        "indirect": indirect + edges, "pivot": known,
+                                        "pivoted": True})
         exprs: list[Any] = []
         if name == "agg":
             for a in args:
@@ -514,11 +591,33 @@ class FrameOps(GlueOps):
         else:
             return self.unknown_call(f"groupBy().{name}", [frame], {}, line)
         cols = dict(keys)
+        aggregated: list[tuple[str, Col]] = []
         for e in exprs:
             if isinstance(e, ColExpr) and e.subtype == IDENTITY:
                 e = e.then(AGGREGATION)
-            for out_name, col in self.resolve(frame, e, line):
-                cols[out_name] = col
+            aggregated.extend(self.resolve(frame, e, line))
+        if not grouped.data.get("pivoted"):
+            cols.update(aggregated)
+            return Frame(cols, frame.indirect | frozenset(indirect), (), {}, False,
+                         frame.unknown)
+        return self.pivoted(frame, cols, aggregated, grouped.data.get("pivot"), indirect, line)
+
+    def pivoted(self, frame: Frame, cols: dict[str, Col], aggregated: list[tuple[str, Col]],
+                values: list[str] | None, indirect: list[ColumnEdge], line: int) -> Frame:
+        """``groupBy(k).pivot(p, values).agg(…)``: a column per pivot value (``v``, or
+        ``v_<aggregate>`` for several aggregates), as Spark names them. Without the values
+        the columns are named after the data: not listed (reported), their inputs known."""
+        if values is not None:
+            for value in values:
+                for agg_name, col in aggregated:
+                    cols[value if len(aggregated) == 1 else f"{value}_{agg_name}"] = col
+            return Frame(cols, frame.indirect | frozenset(indirect), (), {}, False,
+                         frame.unknown)
+        inputs = sorted({f"{e.dataset.key}.{e.field}" for _, col in aggregated
+                         for e in col.edges})
+        self.warn("pivot() without its list of values makes one column per value found in "
+                  f"the data, from {', '.join(inputs) or 'no known column'}: those columns "
+                  "are not listed (give the values to list them)", line)
         return Frame(cols, frame.indirect | frozenset(indirect), (), {}, False, frame.unknown)
 
     # -- column expressions ---------------------------------------------------------------------
@@ -526,7 +625,7 @@ class FrameOps(GlueOps):
         if name in ("col", "column"):
             ref = args[0] if args else kwargs.get("col")
             if isinstance(ref, str):
-                return ColExpr(((None, ref),), IDENTITY, ref.split(".")[-1])
+                return ColExpr(((None, ref),), IDENTITY, leaf_name(ref))
             self.warn("col() with a name the analyser cannot know", line)
             return ColExpr((), UNKNOWN, "?")
         if name in ("lit", "typedLit", "current_date", "current_timestamp", "now",
@@ -562,9 +661,9 @@ class FrameOps(GlueOps):
         for i, a in enumerate(args):
             if isinstance(a, ColExpr):
                 columns.append(a)
-            elif isinstance(a, str) and (i == 0 and name != "concat_ws" or
+            elif isinstance(a, str) and (i == 0 and name not in _COLUMNS_AFTER_FIRST or
                                          name in _MULTI_COLUMN or
-                                         name == "concat_ws" and i > 0):
+                                         name in _COLUMNS_AFTER_FIRST and i > 0):
                 columns.append(ColExpr(((None, a),), IDENTITY, a))
         for v in kwargs.values():
             if isinstance(v, ColExpr):
@@ -572,13 +671,23 @@ class FrameOps(GlueOps):
         subtype = AGGREGATION if name in _AGGREGATES else TRANSFORMATION
         inner = ", ".join(c.name or "?" for c in columns)
         shown = _SPARK_NAMES.get(name, name + "({})").format(inner)
-        return combine_exprs(columns, subtype, shown, shown)
+        combined = combine_exprs(columns, subtype, shown, shown)
+        if name in ("explode", "explode_outer") and len(combined.refs) == 1:
+            return replace(combined, type=ELEMENT)  # its fields: those of the array's element
+        return combined
 
     def col_method(self, expr: ColExpr, name: str, args: list[Any], kwargs: dict[str, Any],
                    line: int) -> Any:
         if name in ("alias", "name", "as_"):
             alias = args[0] if args else kwargs.get("alias")
-            return expr.renamed(alias) if isinstance(alias, str) else expr
+            if isinstance(alias, DynStr):
+                alias = alias.text
+            if not isinstance(alias, str):  # re.sub(…, c), a name from a lookup at run time
+                shown = "{?" + (expr.name or "column") + "}"
+                self.warn(f"alias() with a name the analyser cannot know: the column is "
+                          f"shown as {shown}", line)
+                alias = shown
+            return expr.renamed(alias)
         if name in ("asc", "desc", "asc_nulls_first", "asc_nulls_last", "desc_nulls_first",
                     "desc_nulls_last"):
             return expr

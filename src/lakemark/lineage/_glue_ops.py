@@ -35,6 +35,9 @@ class GlueOps:
              label: str) -> Any:
         raise NotImplementedError
 
+    def chosen_at_run_time(self, frame: Frame, what: str, line: int) -> Frame:
+        raise NotImplementedError
+
     def unknown_call(self, label: str, args: list[Any], kwargs: dict[str, Any],
                      line: int) -> Any:
         raise NotImplementedError
@@ -168,6 +171,9 @@ class GlueOps:
     def select_fields(self, frame: Any, paths: Any, line: int) -> Any:
         if not isinstance(frame, Frame):
             return frame
+        if not all(isinstance(p, str) for p in _names(paths)) or \
+                not isinstance(paths, (list, tuple, str)):
+            return self.chosen_at_run_time(frame, "SelectFields", line)
         cols = {p: Col(self._edges(frame, p, line), None) for p in _names(paths)
                 if isinstance(p, str)}
         for p in _names(paths):
@@ -179,10 +185,19 @@ class GlueOps:
     def drop_fields(self, frame: Any, paths: Any, line: int) -> Any:
         if not isinstance(frame, Frame):
             return frame
-        drop = {p.lower() for p in _names(paths) if isinstance(p, str)}
+        if not all(isinstance(p, str) for p in _names(paths)) or \
+                not isinstance(paths, (list, tuple, str)):
+            return self.chosen_at_run_time(frame, "DropFields / drop", line)
+        drop = {p.replace("`", "").lower() for p in _names(paths) if isinstance(p, str)}
         return frame.with_cols({k: v for k, v in frame.cols.items() if k.lower() not in drop})
 
     def rename(self, frame: Any, old: Any, new: Any, line: int) -> Any:
+        if isinstance(frame, Frame) and isinstance(old, str) and not isinstance(new, str) \
+                and frame.lookup(old) is not None:
+            # the new name is only known at run time: never keep the old one as if unchanged
+            new = "{?" + old.replace("`", "") + "}"
+            self.warn(f"rename of {old!r} to a name the analyser cannot know: the column is "
+                      f"shown as {new}", line)
         if not isinstance(frame, Frame) or not isinstance(old, str) or not isinstance(new, str):
             if isinstance(frame, Frame):
                 self.warn("rename with a column name the analyser cannot know", line)
@@ -207,6 +222,22 @@ class GlueOps:
         indirect = [ColumnEdge(e.dataset, e.field, INDIRECT, JOIN, "", line)
                     for frame, keys in ((left, keys1), (right, keys2))
                     for k in _names(keys) for e in self._edges(frame, k, line, "join key")]
+        # Glue keeps both copies of a field the two frames share: frame2's is renamed
+        # ``.name`` (Glue Studio scripts drop `` `.key` `` right after such a join)
+        # keys of the same name are in both frames even when their columns are not known
+        same = [(k1, k2) for k1, k2 in zip(_names(keys1), _names(keys2))
+                if isinstance(k1, str) and isinstance(k2, str) and k1.lower() == k2.lower()]
+        for k1, k2 in same:
+            if left.find(k1) is None and left.open:
+                left = left.with_cols({**left.cols, k1: Col(left.lookup(k1) or ())},
+                                      keep_aliases=True)
+            if right.find(k2) is None and right.open:
+                right = right.with_cols({**right.cols, k2: Col(right.lookup(k2) or ())},
+                                        keep_aliases=True)
+        shared = {k.lower() for k in left.cols} & {k.lower() for k in right.cols}
+        if shared:
+            right = right.with_cols({f".{k}" if k.lower() in shared else k: c
+                                     for k, c in right.cols.items()}, keep_aliases=True)
         merged = merge_frames([left, right])
         return merged.add_indirect(indirect)
 
@@ -344,20 +375,33 @@ class GlueOps:
             str(name2): self.drop_fields(frame, paths, line)}})
 
     def resolve_choice(self, frame: Frame, specs: Any, line: int, choice: Any = None) -> Frame:
+        """``cast:``/``project:`` are casts; ``make_cols`` splits a choice column into
+        ``<column>_<type>`` columns (``price_int``, ``price_string``) whose types only the
+        data tells: the column keeps its name here (reported), and a later reference to
+        ``<column>_<type>`` is traced to it."""
         cols = dict(frame.cols)
+        made: list[str] = []
         if isinstance(choice, str) and choice.startswith("make_cols"):
             self.warn("ResolveChoice make_cols splits each choice column into <column>_<type> "
                       "columns whose types are only known at run time; the columns keep "
-                      "their names here", line)
+                      "their names here, and <column>_<type> names used later are traced to "
+                      "them", line)
+            made.append("*")
         for spec in _names(specs) if not isinstance(specs, list) else specs:
             if isinstance(spec, (list, tuple)) and len(spec) == 2 and isinstance(spec[0], str):
                 key = frame.find(spec[0])
                 action = spec[1] if isinstance(spec[1], str) else ""
+                if key is None and frame.open and action.startswith(("cast:", "project:")):
+                    key = spec[0].replace("`", "")  # a column of an input of unknown columns
+                    cols[key] = Col(frame.lookup(key) or ())
                 if key is not None and action.startswith(("cast:", "project:")):
                     to = action.split(":", 1)[1]
                     cols[key] = Col(derive(cols[key].edges, TRANSFORMATION, line, action), to)
                 elif action == "make_cols":
                     self.warn(f"ResolveChoice make_cols on {spec[0]!r} makes "
                               f"{spec[0]}_<type> columns whose types are only known at run "
-                              "time; the column keeps its name here", line)
-        return frame.with_cols(cols, keep_aliases=True)
+                              "time; the column keeps its name here, and "
+                              f"{spec[0]}_<type> names used later are traced to it", line)
+                    made.append(spec[0].replace("`", ""))
+        out = frame.with_cols(cols, keep_aliases=True)
+        return replace(out, made_cols=tuple(dict.fromkeys(out.made_cols + tuple(made))))

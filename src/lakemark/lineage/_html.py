@@ -22,6 +22,7 @@ from functools import cache
 from pathlib import Path
 
 from ._graph import JobLineage, redact_lineage
+from ._values import UNCERTAIN
 
 __all__ = ["to_html"]
 
@@ -66,12 +67,13 @@ def _collect(jobs: Sequence[JobLineage]
                     add(e.dataset.key, e.dataset.label, [e.field], job.job, "readers")
                     edges.append({"from": e.dataset.key, "fcol": e.field, "to": o.dataset.key,
                                   "tcol": name, "kind": e.subtype, "type": e.type,
-                                  "desc": e.description, "line": e.line, "job": job.job})
+                                  "desc": e.description, "line": e.line, "job": job.job,
+                                  "unsure": e.description.startswith(UNCERTAIN)})
             for e in o.indirect:
                 add(e.dataset.key, e.dataset.label, [e.field], job.job, "readers")
                 edges.append({"from": e.dataset.key, "fcol": e.field, "to": o.dataset.key,
                               "tcol": "", "kind": e.subtype, "type": e.type, "desc": "",
-                              "line": e.line, "job": job.job})
+                              "line": e.line, "job": job.job, "unsure": False})
     return datasets, edges
 
 

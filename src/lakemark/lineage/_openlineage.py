@@ -12,6 +12,8 @@ CONDITIONAL. What the analyser could not be sure of is said in lakemark's own fa
 * the "either side" edges of a join of inputs whose columns are not known (a column is in
   one of them, not all) are not asserted in ``columnLineage``: they are listed under
   ``eitherSide`` of that facet, per output column;
+* columns of a frame whose columns are not known, assumed from the catalog's columns of the
+  table it is written into by name, are not asserted either: they are under ``assumed``;
 * inputs whose columns pass to the output unlisted are ``unlistedInputs`` of that facet;
 * every warning of the analysis (with file and line), and the unlisted pass-throughs of every
   output, are in the run facet ``lakemark_staticAnalysis``.
@@ -36,7 +38,7 @@ from ._graph import (
     OutputLineage,
     redact_lineage,
 )
-from ._values import UNCERTAIN
+from ._values import ASSUMED, UNCERTAIN
 
 __all__ = ["DIRECT_SUBTYPES", "FACETS_SCHEMA", "INDIRECT_SUBTYPES", "PRODUCER",
            "to_openlineage"]
@@ -75,18 +77,21 @@ def _custom(name: str) -> dict[str, str]:
 def _uncertainty(output: OutputLineage) -> dict[str, Any] | None:
     """The ``lakemark_columnUncertainty`` facet of one output, or None when all is known."""
     either: dict[str, list[dict[str, Any]]] = {}
+    assumed: dict[str, list[dict[str, Any]]] = {}
     opaque: dict[str, list[dict[str, Any]]] = {}
     for name, edges in output.columns:
         for e in edges:
-            if e.description.startswith(UNCERTAIN):
+            if e.description.startswith(ASSUMED):
+                assumed.setdefault(name, []).append(_ref(e))
+            elif e.description.startswith(UNCERTAIN):
                 either.setdefault(name, []).append(_ref(e))
             elif e.type == DIRECT and e.subtype not in DIRECT_SUBTYPES:
                 opaque.setdefault(name, []).append(_ref(e))
     unlisted = [{"namespace": d.namespace, "name": d.name} for d in output.open_inputs]
-    if not (either or opaque or unlisted):
+    if not (either or assumed or opaque or unlisted):
         return None
     return {**_custom("ColumnUncertaintyDatasetFacet"), "eitherSide": either,
-            "notAnalysed": opaque, "unlistedInputs": unlisted}
+            "assumed": assumed, "notAnalysed": opaque, "unlistedInputs": unlisted}
 
 
 def _analysis(job: JobLineage) -> dict[str, Any]:

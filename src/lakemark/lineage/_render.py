@@ -23,6 +23,7 @@ from typing import Any
 
 from ._graph import DIRECT, JobLineage, redact_lineage
 from ._openlineage import PRODUCER, to_openlineage
+from ._values import UNCERTAIN
 
 __all__ = ["PRODUCER", "to_dot", "to_json", "to_mermaid", "to_openlineage"]
 
@@ -125,9 +126,12 @@ def to_dot(jobs: Sequence[JobLineage]) -> str:
             for name, edges in o.columns:
                 for e in edges:
                     src = f"{_id('d_', e.dataset.key)}:{ports.get((e.dataset.key, e.field), 'h')}"
+                    unsure = e.description.startswith(UNCERTAIN)
+                    mark = ", color=red" if e.subtype == "UNKNOWN" else \
+                        ", color=orange, style=dotted" if unsure else ""
                     lines.append(f'  {src} -> {oid}:{ports.get((o.dataset.key, name), "h")} '
-                                 f'[label="{_dot_text(e.subtype.lower())} L{int(e.line)}"'
-                                 f'{", color=red" if e.subtype == "UNKNOWN" else ""}];')
+                                 f'[label="{"uncertain " if unsure else ""}'
+                                 f'{_dot_text(e.subtype.lower())} L{int(e.line)}"{mark}];')
             for e in o.indirect:
                 src = f"{_id('d_', e.dataset.key)}:{ports.get((e.dataset.key, e.field), 'h')}"
                 lines.append(f'  {src} -> {oid}:h [style=dashed, '

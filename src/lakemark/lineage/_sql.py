@@ -79,6 +79,28 @@ def expression_lineage(text: str) -> ColExpr:
                    else node.sql("spark"), star)
 
 
+def select_expr_lineage(text: str) -> list[ColExpr]:
+    """One ``selectExpr`` item as the columns it makes: one, or one per name of a
+    multi-name alias (``stack(2, 'a', a, 'b', b) AS (k, v)``: column i of a ``stack`` reads
+    its i-th value of each row; ``explode(m) AS (k, v)``: each reads the exploded column)."""
+    try:
+        node = sqlglot.parse_one(text, read="spark")
+    except SqlglotError as exc:
+        raise SqlError(f"cannot parse SQL expression {text!r}: {_first_line(exc)}") from None
+    if not isinstance(node, exp.Aliases):
+        return [expression_lineage(text)]
+    names = [e.name for e in node.expressions]
+    inner = node.this
+    values = list(inner.expressions) if isinstance(inner, exp.Stack) else []
+    out: list[ColExpr] = []
+    for i, name in enumerate(names):
+        parts = values[i::len(names)] if values else [inner]
+        refs = tuple((None, ".".join(p for p in (c.table, c.name) if p))
+                     for part in parts for c in part.find_all(exp.Column))
+        out.append(ColExpr(refs, TRANSFORMATION, name, inner.sql("spark")))
+    return out
+
+
 def _first_line(exc: Exception) -> str:
     return str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
 
@@ -91,17 +113,24 @@ def _set_parts(scope: Scope) -> list[Scope]:
 def _case_map(tree: exp.Expr, frames: Mapping[str, Frame]) -> dict[str, str]:
     """Lowercase name → the spelling to show. sqlglot lowercases Spark identifiers while it
     qualifies a query (Spark compares them ignoring case), but Spark keeps the spelling of the
-    query or of the table: names written in the query win, then the input frames' columns."""
+    query or of the table: names a SELECT list writes (aliases, columns) win, then the input
+    frames' columns, then names written elsewhere (``WHERE``, ``ON``: they spell a column of
+    an input whose columns are not known, never one a ``*`` brings from a known table)."""
     out: dict[str, str] = {}
-    for frame in frames.values():
-        for name in frame.cols:
-            out.setdefault(name.lower(), name)
-    written: dict[str, str] = {}
     for node in tree.find_all(exp.Alias, exp.Column):
         name = node.alias_or_name
         if name and name != "*":
-            written.setdefault(name.lower(), name)
-    out.update(written)
+            out.setdefault(name.lower(), name)
+    for frame in frames.values():
+        for name in frame.cols:
+            out[name.lower()] = name
+    selected: dict[str, str] = {}
+    for select in tree.find_all(exp.Select):
+        for node in select.expressions:
+            name = node.alias_or_name if isinstance(node, (exp.Alias, exp.Column)) else ""
+            if name and name != "*":
+                selected.setdefault(name.lower(), name)
+    out.update(selected)
     return out
 
 
@@ -130,8 +159,23 @@ def _is_star(node: exp.Expr) -> bool:
                                           and isinstance(node.this, exp.Star))
 
 
+#: ``format.`path``` names a table by its files (``delta.`s3://b/t```, ``parquet.`…```)
+PATH_FORMATS = frozenset({"delta", "parquet", "json", "csv", "orc", "avro", "text", "iceberg",
+                          "hudi", "binaryfile"})
+
+
+def path_table(name: str) -> str | None:
+    """The path of a ``format.`path``` table name (``delta.s3a://b/t/``), else None."""
+    fmt, dot, rest = name.partition(".")
+    if dot and fmt.lower() in PATH_FORMATS and ("/" in rest or ":" in rest):
+        return rest
+    return None
+
+
 def _table_key(table: exp.Table) -> str:
-    return ".".join(p for p in (table.db, table.name) if p).lower()
+    key = ".".join(p for p in (table.db, table.name) if p)
+    path = path_table(key)
+    return f"{table.db.lower()}.{path}" if path is not None else key.lower()  # paths keep case
 
 
 def query_lineage(query: str, resolve: Callable[[str], Frame | None], line: int,
@@ -184,7 +228,7 @@ def _query_frame(tree: exp.Query, resolve: Callable[[str], Frame | None], line: 
     # are in database "default", as Spark resolves them; catalogs (glue_catalog.) dropped
     schema: dict[str, Any] = {}
     for key, frame in frames.items():
-        if frame.cols and not frame.open:
+        if frame.cols and not frame.open and path_table(key) is None:
             db, _, name = key.rpartition(".")
             schema.setdefault(db or "default", {})[name] = {c: "string" for c in frame.cols}
     for table in tree.find_all(exp.Table):
@@ -218,9 +262,15 @@ class _Tracer:
                  spelling: Mapping[str, str] | None = None,
                  warn: Callable[[str, int], None] | None = None) -> None:
         self.frames = frames
+        # sqlglot lowercases names while qualifying; a path table keeps its case in the keys
+        self.lowered = {k.lower(): f for k, f in frames.items()}
         self.line = line
         self.spelling = dict(spelling or {})
         self.warn = warn or (lambda message, line: None)
+
+    def frame_of(self, table: exp.Table) -> Frame | None:
+        key = _table_key(table)
+        return self.frames.get(key) or self.lowered.get(key.lower())
 
     def spell(self, name: str) -> str:
         return self.spelling.get(name.lower(), name)
@@ -232,7 +282,7 @@ class _Tracer:
             if len(scope.sources) == 1:
                 source = next(iter(scope.sources.values()))
         if isinstance(source, exp.Table):
-            return self.frames.get(_table_key(source)), None
+            return self.frame_of(source), None
         if isinstance(source, Scope):
             return None, source
         return None, None
@@ -267,7 +317,8 @@ class _Tracer:
         frame, sub = self._source_frame(scope, col.table)
         if frame is not None:
             path = _dot_path(col)
-            edges = frame.lookup(f"{col.name}.{path}" if path else col.name)
+            name = self.spell(col.name)  # as written: an open input's column keeps it
+            edges = frame.lookup(f"{name}.{path}" if path else name)
             return list(edges or ()), IDENTITY
         if sub is not None:
             return self.named(sub, col.name)
@@ -276,8 +327,8 @@ class _Tracer:
         sources = 0
         for source in scope.sources.values():
             if isinstance(source, exp.Table):
-                f = self.frames.get(_table_key(source))
-                edges = f.lookup(col.name) if f is not None else None
+                f = self.frame_of(source)
+                edges = f.lookup(self.spell(col.name)) if f is not None else None
                 if edges:
                     found.extend(edges)
                     sources += 1
@@ -350,6 +401,9 @@ class _Tracer:
             if _is_star(node):
                 self.star(first, node, cols, opened)
                 continue
+            if isinstance(node, exp.Aliases) and not _set_parts(root):
+                cols.update(self.multi_alias(first, node))
+                continue
             name = self.spell(node.alias_or_name)
             if isinstance(node, exp.Alias) and node.alias.startswith("_col_"):
                 name = _spark_name(node.this)  # sqlglot named it; Spark shows the text
@@ -363,6 +417,21 @@ class _Tracer:
                 out = tuple(replace(e, line=self.line) for e in out)  # a rename (AS)
             cols[name] = Col(out)
         return cols, opened
+
+    def multi_alias(self, scope: Scope, node: exp.Aliases) -> dict[str, Col]:
+        """``stack(n, …) AS (a, b)`` / ``posexplode(x) AS (pos, v)``: a column per name (of a
+        ``stack``, column i from the i-th value of each row; else from the whole call)."""
+        names = [self.spell(e.name) for e in node.expressions]
+        inner = node.this
+        values = list(inner.expressions) if isinstance(inner, exp.Stack) else []
+        out: dict[str, Col] = {}
+        for i, name in enumerate(names):
+            edges: list[Any] = []
+            for part in (values[i::len(names)] if values else [inner]):
+                for col in part.find_all(exp.Column):
+                    edges.extend(self.column(scope, col)[0])
+            out[name] = Col(derive(edges, TRANSFORMATION, self.line, inner.sql("spark")))
+        return out
 
     def star(self, scope: Scope, node: exp.Expr, cols: dict[str, Col],
              opened: list[Any]) -> None:
@@ -449,6 +518,20 @@ def statement_lineage(text: str, resolve: Callable[[str], Frame | None],
             location = value.name if isinstance(value, exp.Literal) else None
         frame = _query_frame(_with_ctes(tree, tree.expression), resolve, line, warn)
         return SqlWrite(_table_name(table), location, frame, "CREATE TABLE AS SELECT")
+    if isinstance(tree, exp.Create) and tree.args.get("kind") == "TABLE" and \
+            isinstance(tree.this, exp.Schema) and tree.expression is None:
+        # CREATE TABLE t (a INT, …): no data, but the columns later statements write
+        defs = [c for c in tree.this.expressions if isinstance(c, exp.ColumnDef)]
+        for parts in tree.find_all(exp.PartitionedByProperty):  # Hive: partition columns last
+            if isinstance(parts.this, exp.Schema):
+                defs.extend(c for c in parts.this.expressions if isinstance(c, exp.ColumnDef))
+        cols = {c.name: Col((), c.args["kind"].sql("spark").lower()
+                            if c.args.get("kind") is not None else None) for c in defs}
+        location = None
+        for prop in tree.find_all(exp.LocationProperty):
+            location = prop.this.name if isinstance(prop.this, exp.Literal) else None
+        return SqlWrite(_table_name(tree.this.this), location, Frame(cols, dynamic=False),
+                        "CREATE TABLE")
     if isinstance(tree, exp.Create) and tree.args.get("kind") == "VIEW" and \
             isinstance(tree.expression, exp.Query):
         table = tree.this.this if isinstance(tree.this, exp.Schema) else tree.this
@@ -476,21 +559,25 @@ _NO_DATA = (exp.Drop, exp.Create, exp.Alter, exp.Use, exp.Set, exp.Cache, exp.Un
 def _by_name(frame: Frame, columns: Sequence[str], table: str, line: int,
              warn: Callable[[str, int], None]) -> Frame:
     """``UPDATE SET *`` / ``INSERT *``: the source's columns written into the target's
-    same-named ones (all of them, as they are, when the target's columns are not known)."""
+    same-named ones (all of them, as they are, when the target's columns are not known).
+    A source whose columns are not known gives each target column from its same-named one
+    (Spark refuses the MERGE when the source lacks one)."""
     if not columns:
         warn(f"MERGE INTO {table} with * and target columns that are not known: the "
              "source's columns are taken as the target's", line)
         return frame
-    if frame.open or frame.unknown:
+    if frame.unknown:
         return frame
     out: dict[str, Col] = {}
     missing: list[str] = []
     for column in columns:
         key = frame.find(column)
-        if key is None:
-            missing.append(column)
-        else:
+        if key is not None:
             out[column] = frame.cols[key]
+        elif frame.open:  # the source's columns are not known: * names the target's
+            out[column] = Col(frame.lookup(column) or ())
+        else:
+            missing.append(column)
     if missing:
         warn(f"MERGE INTO {table} with *: the source has no column {', '.join(missing)}",
              line)

@@ -11,6 +11,7 @@ Everything here is immutable; each transformation builds a new frame.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 
@@ -27,8 +28,13 @@ from ._graph import (
 #: the start of the description of an edge the analyser is not sure of (a column of one of
 #: several inputs whose columns are not known)
 UNCERTAIN = "uncertain:"
+#: the start of the description of an uncertain edge assumed from the catalog's columns of
+#: the table a frame of unknown columns is written into
+ASSUMED = f"{UNCERTAIN} assumed from the declared columns of the table written"
 
 __all__ = [
+    "ASSUMED",
+    "leaf_name",
     "UNCERTAIN",
     "Col",
     "ColExpr",
@@ -98,6 +104,18 @@ class Col:
     type: str | None = None
 
 
+def leaf_name(ref: str) -> str:
+    """The name Spark gives a column reference: its last dotted part (``o.id`` → ``id``);
+    a backquoted part is one name (`` `.id` `` → ``.id``, the copy a Glue ``Join`` makes)."""
+    parts = re.findall(r"`([^`]*)`|([^.`]+)", ref)
+    return (parts[-1][0] or parts[-1][1]) if parts else ref
+
+
+#: ``<column>_<type>`` as ResolveChoice ``make_cols`` names the columns it makes
+_MADE_COL = re.compile(r"^(.+)_(int|long|bigint|short|byte|string|double|float|boolean|"
+                       r"decimal|date|timestamp|binary|struct|array|map|null)$", re.IGNORECASE)
+
+
 @dataclass(frozen=True)
 class Frame:
     """A DynamicFrame or DataFrame (see the module docstring)."""
@@ -114,10 +132,15 @@ class Frame:
     #: what the frame went through that the analyser does not read (an unknown function, a
     #: Map): columns taken from its open inputs get UNKNOWN edges saying so
     through: str = ""
+    #: columns ResolveChoice ``make_cols`` split into ``<name>_<type>`` columns (``*``: all);
+    #: the types are only known at run time, so ``price_int`` is looked up as ``price``
+    made_cols: tuple[str, ...] = ()
 
     # -- lookups ----------------------------------------------------------------------------
     def find(self, name: str) -> str | None:
-        """The listed column called ``name`` (Spark compares names ignoring case)."""
+        """The listed column called ``name`` (Spark compares names ignoring case; a
+        backquoted name, `` `.id` ``, is the name inside)."""
+        name = name.replace("`", "")
         if name in self.cols:
             return name
         lowered = name.lower()
@@ -142,6 +165,9 @@ class Frame:
             if key is not None:
                 return tuple(replace(e, field=f"{e.field}.{rest}") if e.subtype == IDENTITY
                              else e for e in self.cols[key].edges)
+        made = self._made_col(path)
+        if made is not None:
+            return made
         subtype = UNKNOWN if self.through else IDENTITY
         if len(self.open) > 1:
             either = ", ".join(ds.key for ds in self.open)
@@ -153,6 +179,19 @@ class Frame:
                          for ds in self.open)
         return None
 
+    def _made_col(self, path: str) -> tuple[ColumnEdge, ...] | None:
+        """``price_int`` of a frame whose ``price`` went through ``make_cols``: its edges."""
+        if not self.made_cols:
+            return None
+        match = _MADE_COL.match(path)
+        if match is None:
+            return None
+        base = match.group(1)
+        if "*" not in self.made_cols and base.lower() not in \
+                {m.lower() for m in self.made_cols}:
+            return None
+        return replace(self, made_cols=()).lookup(base)
+
     def names(self) -> list[str]:
         return list(self.cols)
 
@@ -162,7 +201,7 @@ class Frame:
         return Frame(dict(cols), self.indirect | frozenset(indirect),
                      self.open if open is None else open,
                      dict(self.aliases) if keep_aliases else {}, self.dynamic, self.unknown,
-                     self.line, self.through)
+                     self.line, self.through, self.made_cols)
 
     def add_indirect(self, edges: Iterable[ColumnEdge]) -> Frame:
         return replace(self, indirect=self.indirect | frozenset(edges))
@@ -187,8 +226,9 @@ def merge_frames(frames: list[Frame]) -> Frame:
     opened = tuple(dict.fromkeys(ds for f in frames for ds in f.open))
     unknown = "; ".join(f.unknown for f in frames if f.unknown)
     through = "; ".join(dict.fromkeys(f.through for f in frames if f.through))
+    made = tuple(dict.fromkeys(m for f in frames for m in f.made_cols))
     return Frame(cols, indirect, opened, {}, frames[0].dynamic if frames else True, unknown,
-                 max((f.line for f in frames), default=0), through)
+                 max((f.line for f in frames), default=0), through, made)
 
 
 @dataclass(frozen=True)

@@ -102,9 +102,9 @@ function render(){
   if(!nodes.has("d:"+e.from)||!nodes.has("d:"+e.to)||!nodes.has("j:"+e.job))return;
   const a=pos[e.from+"\u0000"+e.fcol]||pos[e.from+"\u0000"],b=pos[e.to+"\u0000"+e.tcol]||pos[e.to+"\u0000"];
   const [jl,jr,jy]=jobBox[e.job],x1=a.x+D.width,x2=b.x,m1=(x1+jl)/2,m2=(jr+x2)/2;
-  const p=el("path",{class:"e "+e.type+" "+e.kind,
+  const p=el("path",{class:"e "+e.type+" "+e.kind+(e.unsure?" unsure":""),
    d:`M${x1},${a.y} C${m1},${a.y} ${m1},${jy} ${jl},${jy} L${jr},${jy} C${m2},${jy} ${m2},${b.y} ${x2},${b.y}`,"data-i":i},edgeLayer);
-  el("title",{},p).textContent=`${e.from}.${e.fcol} -> ${e.to}.${e.tcol||"(dataset)"}\n${e.type} ${e.kind}${e.desc?": "+e.desc:""}\njob ${e.job}, line ${e.line}`;
+  el("title",{},p).textContent=`${e.unsure?"UNCERTAIN edge\n":""}${e.from}.${e.fcol} -> ${e.to}.${e.tcol||"(dataset)"}\n${e.type} ${e.kind}${e.desc?": "+e.desc:""}\njob ${e.job}, line ${e.line}`;
   paths.push([p,e,i])});
  /* fit the graph to the window, but never below a readable scale: then centre the selection */
  const gr=g.graph(),gw=Math.max(gr.width||0,400),gh=Math.max(gr.height||0,300);
