@@ -19,8 +19,10 @@ A path in a bucket mapped to a local folder (``lakemark run --bucket-map``, see
 ``storage._bucket_map``) is handed to Spark's own reader or writer as that folder, whether or
 not S3A is present.
 
-``format("iceberg")`` reads and saves of a table name go to lakemark's Iceberg support
-(``tables._iceberg``) unless Iceberg's Spark runtime is on the classpath.
+``format("iceberg")`` reads and saves of a table name, and ``spark.table`` /
+``spark.read.table`` of a name qualified by a Spark catalog with Iceberg's plugin, go to
+lakemark's Iceberg support (``tables._iceberg``) unless Iceberg's Spark runtime is on the
+classpath.
 
 Every other call — local paths, tables, JDBC, and any path when S3A is present — is Spark's
 own, untouched. Formats: those lakemark reads (parquet, json, csv, orc, avro, text, xml) and
@@ -169,6 +171,34 @@ def _iceberg_load(reader: Any, table: str, named: dict[str, Any]) -> DataFrame:
     options.update({k: option_text(v) for k, v in named.items()
                     if k not in ("path", "format", "schema") and v is not None})
     return load_iceberg(reader._spark, table, options, named.get("schema") or state["schema"])
+
+
+def _iceberg_table_name(spark: SparkSession, name: Any) -> bool:
+    """Whether ``spark.table(name)`` names a table of a Spark catalog with Iceberg's plugin
+    that lakemark serves (no Iceberg runtime jar in the session)."""
+    from .catalog._iceberg_spark import is_iceberg_plugin
+
+    if not isinstance(name, str) or len(name.split(".")) != 3:
+        return False
+    try:
+        plugin = spark.conf.get(f"spark.sql.catalog.{name.split('.')[0]}", None)
+    except Exception:  # a stopped session
+        return False
+    return is_iceberg_plugin(plugin) and _lakemark_iceberg(spark)
+
+
+def _table_call(original: Callable[..., DataFrame], reader_of: Callable[[Any], Any]
+                ) -> Callable[..., DataFrame]:
+    """``spark.table(name)`` / ``spark.read.table(name)``: a catalog-qualified Iceberg name is
+    read by lakemark's Iceberg support, resolved as ``load(name)`` resolves it."""
+    def method(self: Any, tableName: str, *args: Any, **kwargs: Any) -> DataFrame:  # noqa: N803
+        reader = reader_of(self)
+        if _iceberg_table_name(reader._spark, tableName):
+            return _iceberg_load(reader, tableName, {})
+        return original(self, tableName, *args, **kwargs)
+    method.__name__ = original.__name__
+    method.__doc__ = original.__doc__
+    return method
 
 
 def _iceberg_save(writer: Any, table: str, state: dict[str, Any], named: dict[str, Any]) -> None:
@@ -402,6 +432,11 @@ def install() -> None:
     R.orc = _reader_call(given("orc"), R.orc, ("path",))  # type: ignore[method-assign]
     R.text = _reader_call(given("text"), R.text, ("paths",))  # type: ignore[method-assign]
     R.parquet = _parquet_call(R.parquet)  # type: ignore[method-assign]
+    R.table = _table_call(R.table, lambda r: r)  # type: ignore[method-assign]
+    from pyspark.sql import SparkSession
+
+    SparkSession.table = _table_call(SparkSession.table,  # type: ignore[method-assign]
+                                     lambda s: s.read)
 
     W.format = _recording(W.format, _set("format"))  # type: ignore[method-assign]
     W.mode = _recording(W.mode, _set("mode"))  # type: ignore[method-assign]

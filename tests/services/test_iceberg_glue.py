@@ -138,3 +138,38 @@ def test_write_to_glue_catalog_with_an_s3_warehouse(spark: Any, s3: Any, tmp_pat
     location = s3.client("glue").get_table(DatabaseName="web", Name="users")["Table"][
         "Parameters"]["metadata_location"]
     assert location.startswith("s3://gluelake/wh/web.db/users/metadata/")
+
+
+def test_a_glue_spark_catalog_resolves_through_its_own_settings(
+        spark: Any, s3: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 32: ``spark.sql.catalog.glue_catalog`` with Glue's ``catalog-impl`` and an S3
+    ``warehouse`` (a Glue job's ``--conf``) is the Glue Data Catalog with that warehouse, for
+    ``save``, ``writeTo``, ``load`` and ``spark.table`` alike (not lakemark's own catalog)."""
+    from lakemark.catalog._iceberg import CATALOG_ENV
+
+    s3.client("s3").create_bucket(Bucket="sparkconf")
+    monkeypatch.setenv("PYICEBERG_HOME", str(tmp_path))
+    monkeypatch.setenv(CATALOG_ENV, f"sqlite:///{tmp_path / 'own.db'}")
+    s3.client("glue").create_database(DatabaseInput={"Name": "shop"})
+    settings = {"spark.sql.catalog.glue_catalog": "org.apache.iceberg.spark.SparkCatalog",
+                "spark.sql.catalog.glue_catalog.catalog-impl":
+                    "org.apache.iceberg.aws.glue.GlueCatalog",
+                "spark.sql.catalog.glue_catalog.io-impl": "org.apache.iceberg.aws.s3.S3FileIO",
+                "spark.sql.catalog.glue_catalog.warehouse": "s3://sparkconf/wh"}
+    for key, value in settings.items():
+        spark.conf.set(key, value)
+    try:
+        rows = spark.createDataFrame([(1, "a"), (2, "b")], "id long, name string")
+        rows.write.format("iceberg").mode("append").save("glue_catalog.shop.orders")
+        spark.createDataFrame([(3, "c")], "id long, name string").writeTo(
+            "glue_catalog.shop.orders").append()
+        assert sorted(r.id for r in spark.table("glue_catalog.shop.orders").collect()) == \
+            [1, 2, 3]
+        assert spark.read.format("iceberg").load("glue_catalog.shop.orders").count() == 3
+    finally:
+        for key in settings:
+            spark.conf.unset(key)
+    table = s3.client("glue").get_table(DatabaseName="shop", Name="orders")["Table"]
+    assert table["Parameters"]["table_type"] == "ICEBERG"
+    assert table["Parameters"]["metadata_location"].startswith("s3://sparkconf/wh/")
+    assert not (tmp_path / "own.db").exists()

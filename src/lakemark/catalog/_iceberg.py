@@ -45,9 +45,9 @@ from ._iceberg_reuse import reusing
 if TYPE_CHECKING:
     from pyiceberg.catalog import Catalog
 
-__all__ = ["CATALOG_ENV", "WAREHOUSE_ENV", "DEFAULT_NAME", "GLUE_NAME", "IcebergCatalogSpec",
-           "IcebergTableName", "resolve_iceberg_catalog", "parse_table_name", "spec_for_table",
-           "load_iceberg_catalog"]
+__all__ = ["CatalogChoice", "CATALOG_ENV", "WAREHOUSE_ENV", "DEFAULT_NAME", "GLUE_NAME",
+           "IcebergCatalogSpec", "IcebergTableName", "resolve_iceberg_catalog",
+           "parse_table_name", "spec_for_table", "load_iceberg_catalog"]
 
 CATALOG_ENV = "LAKEMARK_ICEBERG_CATALOG"
 WAREHOUSE_ENV = "LAKEMARK_ICEBERG_WAREHOUSE"
@@ -75,6 +75,11 @@ class IcebergCatalogSpec:
     @property
     def warehouse(self) -> str | None:
         return self.properties.get("warehouse")
+
+
+#: What names an Iceberg catalog in lakemark's calls: a setting (name or URI; None: the
+#: environment's or the default), or a catalog already resolved (e.g. a Spark catalog's).
+CatalogChoice = str | IcebergCatalogSpec | None
 
 
 @dataclass(frozen=True)
@@ -222,16 +227,20 @@ def _glue_spec(source: str, env: Mapping[str, str]) -> IcebergCatalogSpec:
                               source=source)
 
 
-def resolve_iceberg_catalog(catalog: str | None = None, *,
+def resolve_iceberg_catalog(catalog: str | IcebergCatalogSpec | None = None, *,
                             env: Mapping[str, str] | None = None,
                             home: Path | None = None) -> IcebergCatalogSpec:
     """The catalog to use: ``catalog``, else ``LAKEMARK_ICEBERG_CATALOG``, else the default.
+    A catalog already resolved (an :class:`IcebergCatalogSpec`, e.g. a Spark catalog's, by
+    :mod:`._iceberg_spark`) is used as it is.
 
     ``env`` (default ``os.environ``) and ``home`` (default ``~``) are read here, once. No I/O
     besides reading the pyiceberg configuration for a catalog name; ConfigError names a bad
     setting and where it came from.
     """
     env = os.environ if env is None else env
+    if isinstance(catalog, IcebergCatalogSpec):
+        return catalog
     if catalog is not None and not isinstance(catalog, str):
         raise ConfigError(f"iceberg_catalog must be a string, not {type(catalog).__name__}")
     source = "the iceberg_catalog argument"

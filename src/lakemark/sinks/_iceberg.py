@@ -56,6 +56,7 @@ from typing import TYPE_CHECKING, Any
 from .._fault import fault_point
 from .._commit_gate import before_commit
 from ..catalog._iceberg import (
+    CatalogChoice,
     IcebergTableName,
     load_iceberg_catalog,
     parse_table_name,
@@ -135,7 +136,7 @@ def _has_write(table: Table, key: str, value: str) -> bool:
 
 
 def check_iceberg_write(table: str, *, mode: str, partition_by: Sequence[str],
-                        options: Mapping[str, str], iceberg_catalog: str | None,
+                        options: Mapping[str, str], iceberg_catalog: CatalogChoice,
                         ) -> tuple[IcebergTableName, Any]:
     """Every check that needs no I/O: the name, the catalog setting, mode and options."""
     name = parse_table_name(table)
@@ -227,7 +228,7 @@ def _table_location(catalog: Catalog, name: IcebergTableName, current: Table | N
 
 
 def iceberg_table_root(table: str, *, mode: str, partition_by: Sequence[str],
-                       options: Mapping[str, str], iceberg_catalog: str | None) -> str:
+                       options: Mapping[str, str], iceberg_catalog: CatalogChoice) -> str:
     """Check an Iceberg write as far as it can be without data, opening the catalog; the
     table's local folder (where a job keeps the run's corrupt records, hidden from readers).
 
@@ -254,7 +255,7 @@ def _table_root(location: str, table: str) -> str:
 
 def write_iceberg(spark: SparkSession, df: DataFrame, table: str, *, mode: str,
                   partition_by: Sequence[str], token: IdempotencyToken | None,
-                  options: Mapping[str, str], iceberg_catalog: str | None = None,
+                  options: Mapping[str, str], iceberg_catalog: CatalogChoice = None,
                   commit_info: Mapping[str, str] | None = None) -> WriteResult:
     """Append ``df`` to (or with ``mode="overwrite"`` replace the rows of) the Iceberg table
     ``table`` (see the module docstring)."""
@@ -466,7 +467,7 @@ def _transaction(table: Table) -> Any:
     return _Viewed(table)
 
 
-def iceberg_committed(table: str, iceberg_catalog: str | None, key: str, value: str) -> bool:
+def iceberg_committed(table: str, iceberg_catalog: CatalogChoice, key: str, value: str) -> bool:
     """Whether a snapshot in the ancestry of ``table``'s current snapshot has ``key: value``
     in its summary (a job asks with its run id); False if the table does not exist."""
     name = parse_table_name(table)

@@ -44,7 +44,7 @@ from typing import TYPE_CHECKING, Any
 
 from .._fault import fault_point
 from .._commit_gate import before_commit
-from ..catalog._iceberg import load_iceberg_catalog
+from ..catalog._iceberg import CatalogChoice, load_iceberg_catalog
 from ..errors import ConfigError, SinkError
 from ._iceberg import (
     APP_ID_KEY,
@@ -93,7 +93,7 @@ def check_iceberg_merge(table: str, options: Mapping[str, str],
 
 def merge_iceberg(spark: SparkSession, df: DataFrame, table: str, spec: MergeSpec, *,
                   token: IdempotencyToken | None, options: Mapping[str, str],
-                  iceberg_catalog: str | None = None,
+                  iceberg_catalog: CatalogChoice = None,
                   commit_info: Mapping[str, str] | None = None) -> WriteResult:
     """Merge ``df`` into the Iceberg table ``table`` by ``spec`` (see the module docstring).
 

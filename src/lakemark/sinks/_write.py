@@ -19,6 +19,8 @@ from ._model import FORMATS, MODES, IdempotencyToken, WriteResult
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
+    from ..catalog._iceberg import CatalogChoice
+
 __all__ = ["write_target", "check_write", "token_from_options", "folder_commit_run_id",
            "folder_token_supported", "TXN_APP_ID", "TXN_VERSION"]
 
@@ -146,7 +148,7 @@ def write_target(
     commit_info: Mapping[str, str] | None = None,
     commit_token: IdempotencyToken | None = None,
     partition_filters: list[tuple[str, str, Any]] | None = None,
-    iceberg_catalog: str | None = None,
+    iceberg_catalog: CatalogChoice = None,
     merge_keys: Sequence[str] | None = None,
     delete_when: str | None = None,
     order_by: str | Sequence[str] | None = None,
@@ -231,7 +233,7 @@ def check_write(
     mode: str = "append",
     partition_by: Sequence[str] = (),
     options: Mapping[str, str] | None = None,
-    iceberg_catalog: str | None = None,
+    iceberg_catalog: CatalogChoice = None,
 ) -> None:
     """Every check of a write that needs no data, with no Spark and nothing written.
 

@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from .._fault import fault_point
 from ..catalog._iceberg_light import LightSnapshot, LightTable, load_light
 from ..catalog._iceberg import (
+    CatalogChoice,
     load_iceberg_catalog,
     parse_table_name,
     resolve_iceberg_catalog,
@@ -89,19 +90,19 @@ def check_options(table: str, options: Mapping[str, str]) -> dict[str, str]:
     return {str(k): str(v) for k, v in options.items()}
 
 
-def open_table(table: str, catalog: str | None) -> Table:
+def open_table(table: str, catalog: CatalogChoice) -> Table:
     """The Iceberg table ``table`` (ConfigError for a bad name/catalog, SourceError if absent)."""
     return _opened(table, catalog, lambda c, identifier: c.load_table(identifier))
 
 
-def open_light(table: str, catalog: str | None) -> LightTable | None:
+def open_light(table: str, catalog: CatalogChoice) -> LightTable | None:
     """What an incremental run needs of ``table``'s current metadata, read without parsing it
     into pyiceberg's model (None: open it with :func:`open_table`;
     :mod:`lakemark.catalog._iceberg_light`). Errors as :func:`open_table`."""
     return _opened(table, catalog, load_light)
 
 
-def _opened(table: str, catalog: str | None, load: Callable[[Any, tuple[str, ...]], T]) -> T:
+def _opened(table: str, catalog: CatalogChoice, load: Callable[[Any, tuple[str, ...]], T]) -> T:
     from pyiceberg.exceptions import NoSuchNamespaceError, NoSuchTableError
 
     name = parse_table_name(table)

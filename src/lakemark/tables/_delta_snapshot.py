@@ -215,6 +215,8 @@ def resolve_version(table: DeltaTable, target: Target, wanted: TimeTravel) -> in
     if wanted.version is None and wanted.timestamp is None:
         return None
     latest = int(table.version())
+    if wanted.version is not None and wanted.version == latest:
+        return latest  # the loaded version: no need to list the log
     listing = _listing(target)
     earliest = earliest_recreatable(listing, latest)
     if wanted.version is not None:

@@ -10,9 +10,12 @@
   adds new columns. Save modes ``error``
   (Spark's default) and ``ignore`` act on whether the table exists.
 
-The catalog is the option ``iceberg_catalog``, else ``LAKEMARK_ICEBERG_CATALOG``, else the
-default. When the real Iceberg runtime is on the session's classpath (its Spark source class
-loads), lakemark steps aside and ``format("iceberg")`` stays the runtime's.
+A name ``cat.db.table`` whose ``cat`` is a Spark catalog configured with Iceberg's plugin
+resolves through that catalog's ``spark.sql.catalog.cat.*`` settings (:func:`resolve_name`, the
+same for ``load``, ``save``, ``spark.table`` and ``writeTo``). Otherwise the catalog is the
+option ``iceberg_catalog``, else ``LAKEMARK_ICEBERG_CATALOG``, else the default. When the
+real Iceberg runtime is on the session's classpath (its Spark source class loads), lakemark
+steps aside and ``format("iceberg")`` stays the runtime's.
 """
 
 from __future__ import annotations
@@ -26,8 +29,10 @@ from ..errors import ConfigError, SourceError
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
+    from ..catalog._iceberg import CatalogChoice
+
 __all__ = ["ICEBERG_CLASS", "ICEBERG_MARK", "iceberg_runtime_present", "lakemark_iceberg",
-           "load_iceberg", "save_iceberg"]
+           "load_iceberg", "resolve_name", "save_iceberg"]
 
 log = logging.getLogger("lakemark.tables")
 
@@ -67,6 +72,37 @@ def lakemark_iceberg(spark: SparkSession) -> bool:
     return True
 
 
+def resolve_name(spark: SparkSession, table: str, catalog: str | None
+                 ) -> tuple[str, CatalogChoice]:
+    """``(table name, catalog)`` for ``table`` as Iceberg's Spark runtime resolves it; the one
+    resolution of ``load``, ``save``, ``spark.table`` and ``writeTo``.
+
+    ``cat.db.table`` whose ``cat`` is a Spark catalog with Iceberg's plugin
+    (``spark.sql.catalog.cat = org.apache.iceberg.spark.SparkCatalog``) goes through that
+    catalog's settings mapped to pyiceberg (:mod:`lakemark.catalog._iceberg_spark`; what
+    cannot be mapped is a ConfigError naming it). A plugin with no settings at all names
+    lakemark's own catalog (``catalog``: option ``iceberg_catalog``, else the environment's,
+    else the default), and the table is ``db.table`` there. Any other name is unchanged."""
+    from ..catalog._iceberg_spark import is_iceberg_plugin, spark_catalog_spec
+
+    parts = table.split(".")
+    if len(parts) != 3:
+        return table, catalog
+    prefix = f"spark.sql.catalog.{parts[0]}"
+    try:
+        plugin = spark.conf.get(prefix, None)
+        settings = dict(spark.conf.getAll) if is_iceberg_plugin(plugin) else {}
+    except Exception:  # a stopped session
+        return table, catalog
+    conf = {k: str(v) for k, v in settings.items()
+            if k == prefix or k.startswith(prefix + ".")}
+    if not conf:
+        return table, catalog
+    if len(conf) == 1:  # only the plugin: lakemark's own catalog
+        return ".".join(parts[1:]), catalog
+    return table, spark_catalog_spec(parts[0], conf)
+
+
 def _option(options: Mapping[str, str], key: str) -> str | None:
     return next((str(v) for k, v in options.items() if k.lower() == key.lower()), None)
 
@@ -96,7 +132,8 @@ def load_iceberg(spark: SparkSession, table: str, options: Mapping[str, str],
     if snapshot_id is not None and as_of is not None:
         raise ConfigError(f"reading Iceberg table {table}: give snapshot-id or as-of-timestamp, "
                           "not both")
-    iceberg = open_table(table, _option(options, "iceberg_catalog"))
+    name, catalog = resolve_name(spark, table, _option(options, "iceberg_catalog"))
+    iceberg = open_table(name, catalog)
     if snapshot_id is not None:
         snapshot = iceberg.snapshot_by_id(_integer(table, "snapshot-id", snapshot_id))
         if snapshot is None:
@@ -123,7 +160,7 @@ def save_iceberg(df: DataFrame, table: str, *, mode: str | None, partition_by: S
     if how not in ("append", "overwrite", "ignore", "error", "errorifexists", "default"):
         raise ConfigError(f"writing Iceberg table {table}: unknown save mode {mode!r} (append, "
                           "overwrite, ignore, error/errorifexists)")
-    catalog = _option(options, "iceberg_catalog")
+    table, catalog = resolve_name(df.sparkSession, table, _option(options, "iceberg_catalog"))
     writer = {k: v for k, v in options.items() if k.lower() != "iceberg_catalog"}
     if how in ("ignore", "error", "errorifexists", "default"):
         try:

@@ -5,10 +5,11 @@ Spark resolves a ``writeTo`` name through a catalog plugin; Glue Iceberg jobs co
 ``df.writeTo("glue_catalog.db.events").append()``. Without the jar that plugin cannot load.
 When lakemark serves ``format("iceberg")`` in the session (:func:`lakemark_iceberg`), a
 ``writeTo`` goes to lakemark's Iceberg sink if its name starts with a Spark catalog whose
-plugin is Iceberg's (``SparkCatalog``/``SparkSessionCatalog``; that part is dropped: the table
-is ``db.events`` of lakemark's Iceberg catalog — option ``iceberg_catalog``, else
-``LAKEMARK_ICEBERG_CATALOG``, else the default) or if ``.using("iceberg")`` was called. Every
-other ``writeTo`` is Spark's own.
+plugin is Iceberg's (``SparkCatalog``/``SparkSessionCatalog``) or if ``.using("iceberg")`` was
+called; the name resolves as ``load``/``save`` resolve it (:func:`._iceberg.resolve_name`:
+through the Spark catalog's ``type``/``uri``/``warehouse`` settings mapped to pyiceberg, or,
+for a plugin with no settings, ``db.events`` of lakemark's own catalog). Every other
+``writeTo`` is Spark's own.
 
 * ``append()``: the table must exist (Spark's rule); an append.
 * ``create()``: the table must not exist; created from the frame with the ``partitionedBy``
@@ -32,6 +33,8 @@ from .._recorded import Record, record_option, record_options, recording
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
+    from ..catalog._iceberg import CatalogChoice
+
 __all__ = ["install_writer_v2"]
 
 _STATE = "_lakemark_v2"
@@ -49,9 +52,11 @@ def _state(writer: Any) -> dict[str, Any]:
     return state
 
 
-def _iceberg_name(spark: SparkSession, table: str, provider: str | None) -> str | None:
-    """The lakemark Iceberg table a ``writeTo(table)`` names, or None (Spark's own)."""
-    from ._iceberg import lakemark_iceberg
+def _iceberg_name(spark: SparkSession, table: str, provider: str | None,
+                  catalog: str | None) -> tuple[str, CatalogChoice] | None:
+    """``(table, catalog)`` of the lakemark Iceberg table a ``writeTo(table)`` names (resolved
+    as ``load``/``save`` resolve it: :func:`._iceberg.resolve_name`), or None (Spark's own)."""
+    from ._iceberg import lakemark_iceberg, resolve_name
 
     parts = table.split(".")
     plugin = ""
@@ -65,7 +70,7 @@ def _iceberg_name(spark: SparkSession, table: str, provider: str | None) -> str 
         return None
     if not lakemark_iceberg(spark):
         return None
-    return ".".join(parts[1:]) if iceberg_catalog else table
+    return resolve_name(spark, table, catalog)
 
 
 def _column_name(column: Any) -> str:
@@ -80,10 +85,13 @@ def _write(writer: Any, how: str, original: Any, args: tuple[Any, ...],
            kwargs: dict[str, Any]) -> None:
     state = _state(writer)
     table = state["table"]
-    name = _iceberg_name(writer._spark, table, state["provider"]) if table else None
-    if name is None:
+    options = dict(state["options"])
+    given = next((v for k, v in options.items() if k.lower() == "iceberg_catalog"), None)
+    resolved = _iceberg_name(writer._spark, table, state["provider"], given) if table else None
+    if resolved is None:
         original(writer, *args, **kwargs)
         return
+    name, catalog = resolved
     if how in ("overwrite", "overwritePartitions"):
         raise UnsupportedError(f"writeTo({table!r}).{how}(…) is not supported on Iceberg tables "
                                "without the Iceberg runtime; use append(), create(), "
@@ -92,8 +100,6 @@ def _write(writer: Any, how: str, original: Any, args: tuple[Any, ...],
         raise UnsupportedError(f"writeTo({table!r}).tableProperty(…) is not supported on Iceberg "
                                "tables without the Iceberg runtime")
     parts = [_column_name(c) for c in state["partition"]]  # "d", "days(ts)", "bucket(4, id)"
-    options = dict(state["options"])
-    catalog = next((v for k, v in options.items() if k.lower() == "iceberg_catalog"), None)
     options = {k: v for k, v in options.items() if k.lower() != "iceberg_catalog"}
     from ..sinks import write_target
     from ..sources.iceberg import open_table
