@@ -9,6 +9,7 @@ session), and an empty ``--state`` / ``LAKEMARK_STATE``.
 
 from __future__ import annotations
 
+import json
 import os
 import sqlite3
 import subprocess
@@ -101,6 +102,10 @@ def test_a_full_disk_under_a_new_store_is_named_and_leaves_nothing(tmp_path: Pat
         assert f"state store {url}" in text and "disk under it is full" in text, text
         assert "not a lakemark state database" not in text
         assert sorted(p.name for p in disk.iterdir()) == ["filler"]  # no empty state file
+        as_json = CliRunner().invoke(cli, ["bookmark", "reset", "orders", "--state", url,
+                                           "--json"])
+        document = json.loads(as_json.stdout)
+        assert (document["kind"], document["store"]) == ("StateError", url), document
         filler.unlink()
         open_store(url).close()  # with space again the same URL works
 
