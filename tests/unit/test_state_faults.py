@@ -370,3 +370,32 @@ def test_an_existing_default_store_is_read_on_a_read_only_home(tmp_path: Path) -
                                     env={"HOME": str(ro)})
         assert result.exit_code == 0, result.output
         assert '"run": 1' in result.output
+
+
+def test_a_read_only_postgres_store_is_read_and_named_read_only_on_a_write() -> None:
+    """A session the server makes read-only (default_transaction_read_only, as on a standby):
+    the commands that only look work; a write is one error line saying "read-only"."""
+    import psycopg
+
+    from pgtest import DATABASE, HOST, PORT
+
+    user = need_postgres()
+    schema = f"lm_faults_{uuid.uuid4().hex[:10]}"
+    url = state_url(user) + f"?schema={schema}"
+    store = open_store(url)
+    run = store.begin_run("orders", "enable", host="h", pid=1, lease_timeout_s=60)
+    store.commit_run(run.run_id, {"src": {"high": 3}}, update_bookmark=True)
+    store.close()
+    read_only = url + "&options=-c%20default_transaction_read_only%3Don"
+    try:
+        runner = CliRunner()
+        shown = runner.invoke(cli, ["bookmark", "show", "orders", "--state", read_only, "--json"])
+        assert shown.exit_code == 0 and '"high": 3' in shown.output, shown.output
+        reset = runner.invoke(cli, ["bookmark", "reset", "orders", "--state", read_only])
+        assert reset.exit_code == 1
+        text = error_line(reset.output)
+        assert "state store postgresql://" in text and "it is read-only" in text, text
+    finally:
+        with psycopg.connect(host=HOST, port=PORT, dbname=DATABASE, user=user,
+                             autocommit=True) as admin:
+            admin.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')

@@ -24,7 +24,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+from urllib.parse import parse_qsl, quote, urlencode, urlsplit, urlunsplit
 
 from ..errors import ConfigError, EnvironmentProblem, StateError
 from ..redaction import redact
@@ -126,7 +126,10 @@ class PostgresStore(SqlStore):
             )
         if not parts.path.strip("/"):
             raise ConfigError(f"state URL {redact(url)!r} names no database")
-        conninfo = urlunsplit(("postgresql", parts.netloc, parts.path, urlencode(rest), ""))
+        # quote, not quote_plus: libpq reads "+" as a plus sign, so a space ("-c a=b" in
+        # options) must stay %20.
+        conninfo = urlunsplit(("postgresql", parts.netloc, parts.path,
+                               urlencode(rest, quote_via=quote), ""))
         return conninfo, schema
 
     @classmethod
