@@ -399,3 +399,35 @@ def test_a_read_only_postgres_store_is_read_and_named_read_only_on_a_write() -> 
         with psycopg.connect(host=HOST, port=PORT, dbname=DATABASE, user=user,
                              autocommit=True) as admin:
             admin.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+
+
+def test_a_postgres_store_locked_by_a_stuck_session_is_named_as_locked() -> None:
+    """A session that holds the store's write lock and never ends its transaction: a write
+    waits at most the busy timeout, then fails naming the store as locked (no hang)."""
+    import psycopg
+
+    from pgtest import DATABASE, HOST, PORT
+
+    user = need_postgres()
+    schema = f"lm_faults_{uuid.uuid4().hex[:10]}"
+    url = state_url(user) + f"?schema={schema}"
+    from lakemark.state.postgres import PostgresStore
+
+    store = PostgresStore(url, busy_timeout_s=0.2)
+    stuck = psycopg.connect(host=HOST, port=PORT, dbname=DATABASE, user=user)
+    try:
+        stuck.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (f"lakemark-state:{schema}",))
+        with pytest.raises(StateError) as info:
+            store.begin_run("orders", "enable", host="h", pid=1, lease_timeout_s=60)
+        text = str(info.value)
+        assert text.startswith(f"state store {store.url}: a write failed: "), text
+        assert "locked by another session" in text, text
+        stuck.rollback()
+        run = store.begin_run("orders", "enable", host="h", pid=1, lease_timeout_s=60)
+        assert run.run == 1  # the failed attempt changed nothing
+    finally:
+        stuck.close()
+        store.close()
+        with psycopg.connect(host=HOST, port=PORT, dbname=DATABASE, user=user,
+                             autocommit=True) as admin:
+            admin.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
