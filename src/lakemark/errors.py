@@ -92,7 +92,12 @@ class FormatError(ConfigError):
 
 
 class StateError(LakemarkError):
-    """The bookmark state store cannot be opened or used."""
+    """The bookmark state store cannot be opened or used; ``store`` names it (its URL,
+    credentials removed) when the store itself failed (read-only, full, locked, lost)."""
+
+    def __init__(self, message: str, *, store: str | None = None) -> None:
+        super().__init__(message)
+        self.store = redact(store) if store is not None else None
 
 
 class LeaseError(StateError):

@@ -9,6 +9,7 @@ session), and an empty ``--state`` / ``LAKEMARK_STATE``.
 
 from __future__ import annotations
 
+import json
 import os
 import sqlite3
 import subprocess
@@ -101,6 +102,10 @@ def test_a_full_disk_under_a_new_store_is_named_and_leaves_nothing(tmp_path: Pat
         assert f"state store {url}" in text and "disk under it is full" in text, text
         assert "not a lakemark state database" not in text
         assert sorted(p.name for p in disk.iterdir()) == ["filler"]  # no empty state file
+        as_json = CliRunner().invoke(cli, ["bookmark", "reset", "orders", "--state", url,
+                                           "--json"])
+        document = json.loads(as_json.stdout)
+        assert (document["kind"], document["store"]) == ("StateError", url), document
         filler.unlink()
         open_store(url).close()  # with space again the same URL works
 
@@ -365,3 +370,64 @@ def test_an_existing_default_store_is_read_on_a_read_only_home(tmp_path: Path) -
                                     env={"HOME": str(ro)})
         assert result.exit_code == 0, result.output
         assert '"run": 1' in result.output
+
+
+def test_a_read_only_postgres_store_is_read_and_named_read_only_on_a_write() -> None:
+    """A session the server makes read-only (default_transaction_read_only, as on a standby):
+    the commands that only look work; a write is one error line saying "read-only"."""
+    import psycopg
+
+    from pgtest import DATABASE, HOST, PORT
+
+    user = need_postgres()
+    schema = f"lm_faults_{uuid.uuid4().hex[:10]}"
+    url = state_url(user) + f"?schema={schema}"
+    store = open_store(url)
+    run = store.begin_run("orders", "enable", host="h", pid=1, lease_timeout_s=60)
+    store.commit_run(run.run_id, {"src": {"high": 3}}, update_bookmark=True)
+    store.close()
+    read_only = url + "&options=-c%20default_transaction_read_only%3Don"
+    try:
+        runner = CliRunner()
+        shown = runner.invoke(cli, ["bookmark", "show", "orders", "--state", read_only, "--json"])
+        assert shown.exit_code == 0 and '"high": 3' in shown.output, shown.output
+        reset = runner.invoke(cli, ["bookmark", "reset", "orders", "--state", read_only])
+        assert reset.exit_code == 1
+        text = error_line(reset.output)
+        assert "state store postgresql://" in text and "it is read-only" in text, text
+    finally:
+        with psycopg.connect(host=HOST, port=PORT, dbname=DATABASE, user=user,
+                             autocommit=True) as admin:
+            admin.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+
+
+def test_a_postgres_store_locked_by_a_stuck_session_is_named_as_locked() -> None:
+    """A session that holds the store's write lock and never ends its transaction: a write
+    waits at most the busy timeout, then fails naming the store as locked (no hang)."""
+    import psycopg
+
+    from pgtest import DATABASE, HOST, PORT
+
+    user = need_postgres()
+    schema = f"lm_faults_{uuid.uuid4().hex[:10]}"
+    url = state_url(user) + f"?schema={schema}"
+    from lakemark.state.postgres import PostgresStore
+
+    store = PostgresStore(url, busy_timeout_s=0.2)
+    stuck = psycopg.connect(host=HOST, port=PORT, dbname=DATABASE, user=user)
+    try:
+        stuck.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (f"lakemark-state:{schema}",))
+        with pytest.raises(StateError) as info:
+            store.begin_run("orders", "enable", host="h", pid=1, lease_timeout_s=60)
+        text = str(info.value)
+        assert text.startswith(f"state store {store.url}: a write failed: "), text
+        assert "locked by another session" in text, text
+        stuck.rollback()
+        run = store.begin_run("orders", "enable", host="h", pid=1, lease_timeout_s=60)
+        assert run.run == 1  # the failed attempt changed nothing
+    finally:
+        stuck.close()
+        store.close()
+        with psycopg.connect(host=HOST, port=PORT, dbname=DATABASE, user=user,
+                             autocommit=True) as admin:
+            admin.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')

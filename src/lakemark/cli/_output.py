@@ -79,7 +79,7 @@ def human_bytes(n: int) -> str:
 def error_json(exc: LakemarkError) -> dict[str, Any]:
     """A failure for machines: the message, the kind of error and the fields it names."""
     out: dict[str, Any] = {"error": str(exc), "kind": type(exc).__name__}
-    for name in ("option", "file", "key", "uri", "target"):
+    for name in ("option", "file", "key", "uri", "target", "store"):
         value = getattr(exc, name, None)
         if value is not None:
             out[name] = str(value)

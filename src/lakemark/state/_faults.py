@@ -79,7 +79,8 @@ def _sqlite_cause(path: str, exc: sqlite3.Error) -> str:
 def sqlite_fault(url: str, path: str, exc: sqlite3.Error, doing: str) -> StateError:
     """The StateError for an SQLite error met while ``doing`` something with the store at
     ``url`` (file ``path``)."""
-    return StateError(f"state store {url}: {doing} failed: {_sqlite_cause(path, exc)}")
+    return StateError(f"state store {url}: {doing} failed: {_sqlite_cause(path, exc)}",
+                      store=url)
 
 
 # PostgreSQL SQLSTATE classes and codes (Appendix A of its manual).
@@ -113,5 +114,5 @@ def postgres_fault(url: str, exc: Exception, doing: str, *, closed: bool) -> Sta
     if cause is None and closed:
         cause = "the connection to the server was lost"
     message = f"{cause} ({detail})" if cause else detail
-    return StateError(f"state store {url}: {doing} failed: {message}")
+    return StateError(f"state store {url}: {doing} failed: {message}", store=url)
 

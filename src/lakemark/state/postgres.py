@@ -6,7 +6,9 @@ so one behavioural test suite runs against both:
 * every write is one transaction that first takes a transaction-scoped **advisory lock** for
   the store's schema (``pg_advisory_xact_lock``), so writers serialise exactly as SQLite's
   ``BEGIN IMMEDIATE`` makes them — two concurrent ``begin_run`` calls cannot both win the
-  lease, and the commit's compare-and-swap on ``base_version`` sees every earlier write;
+  lease, and the commit's compare-and-swap on ``base_version`` sees every earlier write; a
+  write waits for the lock at most ``busy_timeout_s`` (``lock_timeout``, 30 s as SQLite's busy
+  timeout), then fails naming the store as locked instead of hanging behind a stuck session;
 * the lease is a row of ``leases`` with a heartbeat; a holder on the same host whose process
   is gone, or whose heartbeat is older than the lease timeout, is taken over;
 * the schema is versioned in ``meta``; a store written by a newer lakemark is refused.
@@ -24,7 +26,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+from urllib.parse import parse_qsl, quote, urlencode, urlsplit, urlunsplit
 
 from ..errors import ConfigError, EnvironmentProblem, StateError
 from ..redaction import redact
@@ -65,7 +67,9 @@ class PostgresStore(SqlStore):
     """A :class:`~lakemark.state.base.StateStore` in a PostgreSQL schema."""
 
     def __init__(self, url: str, *, clock: Callable[[], float] = time.time,
-                 read_only: bool = False) -> None:
+                 read_only: bool = False, busy_timeout_s: float = 30.0) -> None:
+        """Connect to the store at ``url`` (see the module doc); ``busy_timeout_s``: how long a
+        write waits for another session's lock before it fails as "locked"."""
         if psycopg is None:
             raise EnvironmentProblem(
                 "a postgresql:// state URL needs psycopg: pip install 'lakemark[postgres]' "
@@ -75,6 +79,7 @@ class PostgresStore(SqlStore):
         self.url = redact(url)
         self._clock = clock
         self._lock = threading.RLock()
+        self._lock_timeout_ms = max(1, int(busy_timeout_s * 1000))
         try:
             self._db: psycopg.Connection[Any] = psycopg.connect(conninfo, autocommit=True,
                                                                 connect_timeout=30)
@@ -126,7 +131,10 @@ class PostgresStore(SqlStore):
             )
         if not parts.path.strip("/"):
             raise ConfigError(f"state URL {redact(url)!r} names no database")
-        conninfo = urlunsplit(("postgresql", parts.netloc, parts.path, urlencode(rest), ""))
+        # quote, not quote_plus: libpq reads "+" as a plus sign, so a space ("-c a=b" in
+        # options) must stay %20.
+        conninfo = urlunsplit(("postgresql", parts.netloc, parts.path,
+                               urlencode(rest, quote_via=quote), ""))
         return conninfo, schema
 
     @classmethod
@@ -147,6 +155,8 @@ class PostgresStore(SqlStore):
         with self._lock:
             try:
                 with db.transaction():
+                    db.execute(pgsql.SQL("SET LOCAL lock_timeout = {}").format(
+                        pgsql.Literal(f"{self._lock_timeout_ms}ms")))
                     db.execute("SELECT pg_advisory_xact_lock(hashtext(%s))",
                                (f"lakemark-state:{self.schema}",))
                     db.execute(pgsql.SQL("SET LOCAL search_path TO {}").format(
