@@ -150,6 +150,14 @@ def test_a_python_api_jdbc_write_is_skipped_by_its_token_and_bad_input_changes_n
     with Job("api", state=state, spark=spark) as job:
         result = job.write_jdbc(df, jdbc_url(), f"{pg.schema}.t", ctx="out", user=pg.user)
     assert (result.rows, result.skipped) == (2, False)
+    from lakemark.state import open_store
+
+    store = open_store(state)
+    [sink] = [i.plan for i in store.run_inputs(job.run.run_id) if i.ctx == "sink:out"]
+    store.close()
+    assert (sink["format"], sink["status"], sink["rows"], sink["dbtable"]) == (
+        "jdbc", "committed", 2, f"{pg.schema}.t")
+    assert sink["token"]["app_id"] == "api/out" and sink["url"] == jdbc_url()
     target = JdbcTarget({**spark_url_options(jdbc_url()), "dbtable": f"{pg.schema}.t",
                          "user": pg.user, "driver": "org.postgresql.Driver"})
     again = write_jdbc_table(df, target, IdempotencyToken("api/out", 1))
