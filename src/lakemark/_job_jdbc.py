@@ -45,6 +45,7 @@ def write_jdbc_frame(job: Job, df: DataFrame, target: JdbcTarget,
         token=SinkToken(token.app_id, token.version) if token else None,
         token_source="automatic" if token else None, status="writing",
         present=frozenset({"token_source"}),
+        extra={"url": target.display.rsplit("#", 1)[0], "dbtable": target.dbtable},
     )
     job.store.record_plan(record.run_id, key, entry.to_json(), [])
     result = write_jdbc_table(df, target, token, run_id=record.run_id,
@@ -57,5 +58,5 @@ def write_jdbc_frame(job: Job, df: DataFrame, target: JdbcTarget,
                     rows=result.rows, files=0, bytes=0, skipped=result.skipped)
     job.store.record_plan(record.run_id, key, entry.to_json(), [])
     job._emit("written", ctx, {"rows": result.rows, "files": 0, "target": target.display,
-                                "table": target.dbtable, "skipped": result.skipped}, frame=df)
+                                "table": target.display, "skipped": result.skipped}, frame=df)
     return result

@@ -150,6 +150,14 @@ def test_a_python_api_jdbc_write_is_skipped_by_its_token_and_bad_input_changes_n
     with Job("api", state=state, spark=spark) as job:
         result = job.write_jdbc(df, jdbc_url(), f"{pg.schema}.t", ctx="out", user=pg.user)
     assert (result.rows, result.skipped) == (2, False)
+    from lakemark.state import open_store
+
+    store = open_store(state)
+    [sink] = [i.plan for i in store.run_inputs(job.run.run_id) if i.ctx == "sink:out"]
+    store.close()
+    assert (sink["format"], sink["status"], sink["rows"], sink["dbtable"]) == (
+        "jdbc", "committed", 2, f"{pg.schema}.t")
+    assert sink["token"]["app_id"] == "api/out" and sink["url"] == jdbc_url()
     target = JdbcTarget({**spark_url_options(jdbc_url()), "dbtable": f"{pg.schema}.t",
                          "user": pg.user, "driver": "org.postgresql.Driver"})
     again = write_jdbc_table(df, target, IdempotencyToken("api/out", 1))
@@ -225,3 +233,26 @@ def test_the_token_table_is_per_target_and_identifiers_are_quoted(pg: PgSchema,
         assert not write_jdbc_table(df, target, IdempotencyToken("j/out", 1)).skipped
     assert len(pg.sql(f'SELECT * FROM "{pg.schema}"."_lakemark_commits"')) == 2
     assert pg.sql(f'SELECT id FROM "{pg.schema}"."Odd ""Name"""') == [(1,)]
+
+
+def test_a_writer_that_lost_its_lease_commits_nothing(pg: PgSchema, spark: Any) -> None:
+    """The lease is checked inside the transaction, just before it commits: a fenced writer
+    rolls back — no rows, no token, no staging table — and a later writer of the token writes."""
+    from lakemark.errors import LeaseLost
+    from lakemark.sinks import IdempotencyToken, JdbcTarget, write_jdbc_table
+
+    df = spark.createDataFrame([(1, "x"), (2, "y")], "id long, name string")
+    target = JdbcTarget({"url": jdbc_url(), "user": pg.user, "driver": "org.postgresql.Driver",
+                         "dbtable": f"{pg.schema}.t"})
+
+    def fenced() -> None:
+        raise LeaseLost("the lease of run r1 was taken over", job_name="j", holder_run_id="r2",
+                        generation=1, holder_generation=2)
+
+    with pytest.raises(LeaseLost):
+        write_jdbc_table(df, target, IdempotencyToken("j/out", 1), before_commit=fenced)
+    assert pg_ids(pg, "t") == []
+    assert pg.sql(f'SELECT * FROM "{pg.schema}"."_lakemark_commits"') == []
+    assert pg_tables(pg) == ["_lakemark_commits", "t"]
+    assert write_jdbc_table(df, target, IdempotencyToken("j/out", 1)).rows == 2
+    assert pg_ids(pg, "t") == [1, 2]

@@ -7,6 +7,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from lakemark.events import EventsTable, S3EventRecord
 from lakemark.events.incremental import IncrementalOptions, plan_event_objects
 
@@ -43,3 +45,16 @@ def test_a_newer_event_still_wins_after_a_stale_one(tmp_path: Path) -> None:
     table.append([event("a", True, 2 * DAY_MS)])  # a real new version of a
     second = run(table, first.next_state)
     assert [f.path for f in second.files] == ["s3://bk/a"] and second.skipped_stale == 0
+
+
+def test_a_backfill_of_another_bucket_is_refused_before_anything_is_written(
+        tmp_path: Path) -> None:
+    from lakemark.errors import ConfigError
+
+    table = EventsTable(str(tmp_path / "events"))
+    table.append([S3EventRecord("landing", "in/a.json", "ObjectCreated:Put", 1_000, 5, "e",
+                                None, "01")])
+    before = table.version()
+    with pytest.raises(ConfigError, match="--backfill-prefix s3://other/in/ is in bucket"):
+        plan_event_objects(table, None, IncrementalOptions(backfill_prefix="s3://other/in/"))
+    assert table.version() == before and table.buckets() == {"landing"}

@@ -63,3 +63,21 @@ def test_a_failing_transport_never_fails_the_run(
     assert job.run.status == "SUCCEEDED"
     assert "OpenLineage event not emitted" in capsys.readouterr().err
 
+
+
+def test_a_jdbc_sink_is_an_output_dataset_named_like_a_jdbc_source(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from lakemark.state.manifest import SinkManifest
+
+    events = tmp_path / "ol.jsonl"
+    monkeypatch.setenv(ENV, f"file:{events}")
+    with Job("load", state=f"sqlite:///{tmp_path / 's.db'}") as job:
+        # what lakemark._job_jdbc records for a committed JDBC sink (credentials removed)
+        job.store.record_plan(job.run.run_id, "sink:out", SinkManifest(
+            ctx="out", target="jdbc:postgresql://db.example:5432/hr#hr.emp", format="jdbc",
+            mode="append", partition_by=[], status="committed",
+            extra={"url": "jdbc:postgresql://db.example:5432/hr", "dbtable": "hr.emp"},
+        ).to_json(), [])
+    complete = json.loads(events.read_text().splitlines()[-1])
+    assert [(o["namespace"], o["name"]) for o in complete["outputs"]] == \
+        [("postgres://db.example:5432", "hr.hr.emp")]

@@ -127,6 +127,12 @@ def _backfill(table: EventsTable, options: IncrementalOptions, client: Any) -> i
     where = parse_uri(options.backfill_prefix)
     bucket = where.bucket
     prefix = where.key if not where.key or where.key.endswith("/") else where.key + "/"
+    others = sorted(table.buckets() - {bucket})
+    if others:  # checked before anything is written: one source reads one bucket
+        raise ConfigError(f"--backfill-prefix {options.backfill_prefix} is in bucket {bucket!r}, "
+                          f"but the events table {table.uri} holds events of "
+                          f"{', '.join(repr(b) for b in others)}; backfill the bucket its "
+                          "events name")
     client = client or s3_client()
     listed: list[tuple[str, int, int, str | None]] = []
     try:

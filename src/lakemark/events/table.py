@@ -164,6 +164,17 @@ class EventsTable:
         keys = pc.is_in(data.column("key"), value_set=rows.column("key").unique())
         return [r for r in data.filter(keys).to_pylist() if (r["bucket"], r["key"]) in wanted]
 
+    def buckets(self) -> set[str]:
+        """The buckets the table's events name."""
+        import pyarrow.compute as pc
+
+        table = self._open()
+        if table is None:
+            return set()
+        self._check_schema(table)
+        column = table.to_pyarrow_table(columns=["bucket"]).column("bucket")
+        return {str(b) for b in pc.unique(column).to_pylist()}
+
     def created_objects(self, bucket: str, prefix: str) -> set[tuple[str, str, str | None]]:
         """Every ``(bucket, key, eTag)`` that a created event in the table names, for the keys
         of ``bucket`` under ``prefix`` (what a backfill of that prefix compares its listing to)."""

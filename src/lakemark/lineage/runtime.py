@@ -181,7 +181,9 @@ class RuntimeLineage:
                 by_ctx.setdefault(item.ctx, []).append(ref)
         out: list[Any] = []
         for plan in outputs:
-            ref = path_dataset(str(plan["target"]))
+            ref = (jdbc_dataset(str(plan["url"]), str(plan["dbtable"]))
+                   if plan.get("format") == "jdbc" and plan.get("dbtable") else
+                   path_dataset(str(plan["target"])))
             fields, trace = self._written.get(str(plan["target"]), (None, None))
             facets: dict[str, Any] = {}
             if fields:

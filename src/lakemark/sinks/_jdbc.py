@@ -322,11 +322,20 @@ def write_jdbc_table(df: DataFrame, target: JdbcTarget, token: IdempotencyToken 
                 conn.commit()
         except Exception as exc:
             conn.rollback()
+            _drop_quietly(conn, sql, stage)  # nothing of this write stays behind
             if isinstance(exc, (ConfigError, SinkError)) or not _is_driver_error(exc):
                 raise
             raise SinkError(f"JDBC sink {target.display}: {_scrub(str(exc), target)}",
                             target=target.display) from None
     return WriteResult(target.display, "jdbc", rows, 0, 0, skipped=not recorded)
+
+
+def _drop_quietly(conn: Any, sql: _Sql, stage: str) -> None:
+    try:
+        _execute(conn, sql.drop(stage))
+        conn.commit()
+    except Exception:  # noqa: BLE001 - the connection may be gone; the next attempt drops it
+        pass
 
 
 def _is_driver_error(exc: BaseException) -> bool:
