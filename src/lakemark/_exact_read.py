@@ -160,7 +160,12 @@ def _leave_out(job: Job, key: str, plan: FilePlan,
                     e.mtime, f"{now[1]} bytes, mtime {now[0]}" if now else "gone")
 
 
-def forget_sink(job: Job, key: str) -> None:
+def forget_sink(job: Job, key: str, source: str | None = None) -> None:
     """Let the run write sink ``key`` again (after :class:`ChangedDuringRun` stopped its
-    commit: nothing of it was committed)."""
+    commit: nothing of it was committed), and read ``source`` again: what its tracked-schema
+    read left for the commit (a schema change, observed counts) came from files that are no
+    longer in the run, so the new read decides afresh."""
     job._sinks.discard(key)  # noqa: SLF001
+    if source is not None:
+        job._pending_schemas.pop(source, None)  # noqa: SLF001
+        job._schema_counts.pop(source, None)  # noqa: SLF001

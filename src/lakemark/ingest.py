@@ -347,7 +347,7 @@ def ingest_files(options: IngestOptions, store: StateStore, *,
             except ChangedDuringRun:
                 # Files changed while read: out of the run (_exact_read), read again without
                 # them before anything commits; each round leaves at least one file out.
-                forget_sink(job, f"sink:{TARGET_CTX}")
+                forget_sink(job, f"sink:{TARGET_CTX}", SOURCE_CTX)
                 plan = job.plans[SOURCE_CTX]
         plan = job.plans.get(SOURCE_CTX, plan)
     record = store.get_run(job.run.run_id)

@@ -219,3 +219,28 @@ def test_a_retry_after_the_sink_committed_replays_the_appended_tail(lake: Lake) 
     assert (entry["path"], entry["offset"]) == (str(lake.log), len(lines(0, 20).encode()))
     assert shown["sinks"]["target"]["status"] == "skipped"
     assert lake.ids() == list(range(35))
+
+
+def test_a_column_only_the_left_out_file_had_does_not_enter_the_tracked_schema(
+        lake: Lake, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The re-read without the changed file decides the tracked schema afresh: a new column
+    seen only in the left-out file waits for the run that takes that file."""
+    lake.ingest()  # the schema: id, name
+    other = lake.src / "other.json"
+    other.write_text(lines(100, 5))
+    with lake.log.open("a") as handle:
+        handle.write(json.dumps({"id": 20, "name": "n20", "extra": "x"}) + "\n")
+    at_point(monkeypatch, "mid-read", lambda: lake.append(21, 14))
+    r2 = lake.ingest()
+    assert (r2["files"], r2["rows"], len(r2["changed_during_run"])) == (1, 5, 1)
+
+    def columns() -> set[str]:
+        shown = json.loads(lake.cli("schema", "show", "j", "--state", lake.state,
+                                    "--json").stdout)
+        return {f["name"] for f in shown["schemas"]["source"]["fields"]}
+
+    assert "extra" not in columns()
+    monkeypatch.undo()
+    r3 = lake.ingest()
+    assert r3["rows"] == 35 and "extra" in columns()
+    assert lake.ids() == sorted([*range(20), *range(35), *range(100, 105)])
