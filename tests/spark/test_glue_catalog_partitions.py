@@ -159,3 +159,15 @@ def test_push_down_and_catalog_predicate_both_narrow(spark, tmp_path):  # type: 
         database="lake", table_name="events",
         additional_options={"catalogPartitionPredicate": "year = '2023'"})
     assert _rows(only_catalog) == [(2, "2023", "02", "007")]
+
+
+def test_a_key_also_listed_as_a_column_is_read_once(spark, tmp_path):  # type: ignore[no-untyped-def]
+    root = tmp_path / "events"
+    _data(spark, root, "csv")
+    entry = _table("events", root, "csv", _STRING_KEYS)
+    entry["StorageDescriptor"]["Columns"].append({"Name": "month", "Type": "string"})
+    glue = GlueContext(spark.sparkContext)
+    glue._catalog = _catalog(tmp_path, entry)
+    df = glue.create_data_frame.from_catalog(database="lake", table_name="events")
+    assert df.columns.count("month") == 1
+    assert _rows(df)[0] == (0, "2024", "02", "007")

@@ -312,7 +312,9 @@ def read_catalog(
         paths = [table.location]
     elif not paths:
         return _empty_frame(glue_ctx, table)
-    declared = declared_partition_types(table)
+    data_names = {c.name.lower() for c in table.columns}  # a key listed as a column too: once
+    declared = {k: t for k, t in declared_partition_types(table).items()
+                if k.lower() not in data_names}
     if len(paths) > 1 or paths != [table.location]:
         df = _read_partitions(glue_ctx, table, paths, fmt, spark_options, source, ctx, schema,
                               json_records=records and fmt == "json", tracking=tracking,
