@@ -30,7 +30,8 @@ the run's first file), a line Spark cannot split into that many fields (ragged) 
 Known limits: the files of one CSV run must share a header (Spark reads one); a JSON string holding
 a number (``"5"``) fits a ``long`` column (its text casts); a mismatch inside a nested value
 (a struct field of the wrong type, text where a struct belongs) rescues the whole value's
-text under its column's name (a struct keeps the fields that fit); a string whose text is a
+text under its column's name (a struct keeps the fields that fit), and so does a key inside
+a struct that its type does not name (:mod:`._nested_keys`); a string whose text is a
 JSON object or array is read as one; a key named ``_file_path`` that is not a column is not
 rescued.
 """
@@ -144,9 +145,15 @@ def _quoted(name: str) -> str:
 def _mismatch(raw: Column, data_type: Any, options: Mapping[str, str] | None) -> Column:
     """Whether a present value did not fit its column's type, anywhere inside it."""
     if is_nested(data_type):
+        from pyspark.sql import functions as F
+
+        from ._nested_keys import has_structs, unknown_paths
+
         parsed = nested_text(raw, data_type, options)
-        return raw.isNotNull() & (parsed.getField("v").isNull()
-                                  | parsed.getField(NESTED_CORRUPT).isNotNull())
+        bad = parsed.getField("v").isNull() | parsed.getField(NESTED_CORRUPT).isNotNull()
+        if has_structs(data_type):  # a key the struct does not name: the reader drops it
+            bad = bad | (F.size(unknown_paths(raw, data_type, ["_"])) > 0)
+        return raw.isNotNull() & bad
     return raw.isNotNull() & typed_text(raw, data_type, options).isNull()
 
 
