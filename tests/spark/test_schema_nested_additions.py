@@ -136,6 +136,12 @@ def test_fail_and_none_name_the_nested_path(spark: Any, tmp_path: Path) -> None:
     assert run["schema"]["ignored_columns"] == {p: 1 for p in PATHS}
     row = lake.rows()[2]
     assert row["address"] == {"city": "Rome"} and row["_rescued_data"] is None
+    # On the exact path (a file with a case-variant key) none drops them too.
+    lake.put("c.json", [dict(LATER, id=3, ID=3)])
+    run = out(lake.ingest("--schema-evolution", "none"))
+    assert run["schema"]["ignored_columns"] == {p: 1 for p in PATHS}
+    row = lake.rows()[3]
+    assert row["address"] == {"city": "Rome"} and set(_rescued(row)) == {"ID", "_file_path"}
 
 
 def _avro(path: Path, address: list[tuple[str, str]], rows: list[dict[str, Any]]) -> None:

@@ -53,9 +53,11 @@ def _quoted(name: str) -> str:
     return "`" + name.replace("`", "``") + "`"
 
 
-def unknown_paths(text: Column, data_type: DataType, prefix: Sequence[str]) -> Column:
+def unknown_paths(text: Column, data_type: DataType, prefix: Sequence[str],
+                  variants_only: bool = False) -> Column:
     """The paths (``prefix`` + names) of the keys inside the JSON ``text`` that ``data_type``
-    does not name, as an ``array<array<string>>`` (empty, never null)."""
+    does not name, as an ``array<array<string>>`` (empty, never null). ``variants_only``:
+    only the keys that differ from a field's name in case or surrounding whitespace."""
     from pyspark.sql import functions as F
     from pyspark.sql.types import ArrayType, MapType, StructType
 
@@ -63,24 +65,29 @@ def unknown_paths(text: Column, data_type: DataType, prefix: Sequence[str]) -> C
         items = F.coalesce(F.from_json(text, "array<string>"), F.array().cast("array<string>"))
         inner = data_type.elementType
         return F.flatten(F.transform(
-            items, lambda x: unknown_paths(x, inner, [*prefix, "element"])))
+            items, lambda x: unknown_paths(x, inner, [*prefix, "element"], variants_only)))
     if isinstance(data_type, MapType) and has_structs(data_type.valueType):
         entries = F.coalesce(F.from_json(text, "map<string,string>"),
                              F.create_map().cast("map<string,string>"))
         inner = data_type.valueType
         return F.flatten(F.transform(
-            F.map_values(entries), lambda x: unknown_paths(x, inner, [*prefix, "value"])))
+            F.map_values(entries),
+            lambda x: unknown_paths(x, inner, [*prefix, "value"], variants_only)))
     if not isinstance(data_type, StructType):
         return _none()
     names = [f.name for f in data_type.fields]
     keys = F.coalesce(F.json_object_keys(text), F.array().cast("array<string>"))
     unknown = F.array_except(keys, F.array(*[F.lit(n) for n in names])) if names else keys
+    if variants_only:
+        lowered = sorted({n.strip().lower() for n in names})
+        unknown = (F.filter(unknown, lambda k: F.lower(F.trim(k)).isin(lowered)) if lowered
+                   else F.array().cast("array<string>"))
     parts = [F.transform(unknown, lambda k: F.concat(
         F.array(*[F.lit(p) for p in prefix]).cast("array<string>"), F.array(k)))]
     deeper = [f for f in data_type.fields if has_structs(f.dataType)]
     if deeper:
         strings = ", ".join(f"{_quoted(f.name)} string" for f in deeper)
         texts = F.from_json(text, strings)
-        parts += [unknown_paths(texts.getField(f.name), f.dataType, [*prefix, f.name])
-                  for f in deeper]
+        parts += [unknown_paths(texts.getField(f.name), f.dataType, [*prefix, f.name],
+                                variants_only) for f in deeper]
     return F.concat(*parts) if len(parts) > 1 else parts[0]

@@ -430,7 +430,8 @@ def _read_json_fetched(spark: SparkSession, request: ReadRequest, files: Sequenc
         if fetched is not None:  # S3: the exact path's count and frame share one fetch too
             records = records.persist(StorageLevel.MEMORY_AND_DISK)
             kept.append(records)
-        seen = observe(records, schema, request.options)
+        seen = observe(records, schema, request.options,
+                       rescue_new=tracking.mode != "none")
         record.update({"rescued_values": dict(sorted(seen.mismatched.items())),
                        "corrupt_records": seen.corrupt})
         frames.append(typed_frame(records, schema, parts,
