@@ -89,6 +89,20 @@ def test_decide_treats_nested_fields_as_the_mode_treats_new_columns(mode: str) -
         assert decision.ignored_fields == paths
 
 
+def test_a_hint_types_a_new_nested_field_and_leaves_tracked_fields_alone() -> None:
+    from lakemark.planning.schema_hints import Hint
+
+    tracked = [Field("address", struct(city="string"))]
+    observed = [Field("address", struct(city="string", zip="long", geo=struct(lat="string")))]
+    hints = [Hint("address", "string", ("zip",), (False,)),
+             Hint("address", "double", ("geo", "lat"), (False, False)),
+             Hint("address", "long", ("city",), (False,))]
+    decision = decide(tracked, observed, "addNewColumns", hints=hints)
+    assert decision.schema[0].type == struct(city="string", zip="string",
+                                             geo=struct(lat="double"))
+    assert decision.added_fields == ("address.zip", "address.geo")
+
+
 def test_changes_between_lists_fields_added_inside_by_path() -> None:
     changes = changes_between([Field("a", struct(x="long"))],
                               [Field("a", struct(x="long", y=array(struct(z="long"))))])

@@ -173,6 +173,19 @@ def check_hints(fields: Sequence[Field], hints: Sequence[Field]) -> None:
     apply_hints([f for f in fields if f.type is not None], hints)
 
 
+def _hinted_inside(type_: Any, added: Sequence[tuple[str, ...]], hints: Sequence[Field],
+                   column: str) -> Any:
+    """``type_`` (column ``column`` with fields ``added`` inside it) with the nested hints
+    whose paths lie in an added field (``address.zip int``): a new nested field takes its
+    hint as a new column does; the column's tracked fields keep their types."""
+    def inside(path: Sequence[str]) -> bool:
+        keys = [name_key(p) for p in path]
+        return any(keys[:len(a)] == [name_key(x) for x in a] for a in added)
+
+    under = [h for h in _by_column(hints).get(name_key(column), []) if h.path and inside(h.path)]
+    return hinted_type(type_, under) if under else type_
+
+
 def decide(tracked: Sequence[Field] | None, observed: Sequence[Field], mode: str,
            *, reserved: Collection[str] = (), hints: Sequence[Field] = ()) -> SchemaDecision:
     """The schema a run reads with, given the tracked one (None: the source's first run),
@@ -227,7 +240,8 @@ def decide(tracked: Sequence[Field] | None, observed: Sequence[Field], mode: str
             if found:
                 inside[f.name] = found
     nested_paths = tuple(path_text((c, *p)) for c, found in inside.items() for p, _ in found)
-    evolved = {c: with_fields(exact[c].type, found) for c, found in inside.items()}
+    evolved = {c: _hinted_inside(with_fields(exact[c].type, found), [p for p, _ in found],
+                                 hints, c) for c, found in inside.items()}
     type_changes = [f.name for f in observed
                     if f.name in exact and f.type is not None and exact[f.name].type is not None
                     and f.type != evolved.get(f.name, exact[f.name].type)]
