@@ -144,17 +144,18 @@ def test_xml_drift_is_added_or_rescued_and_malformed_records_are_kept(spark: Any
     second = out(run(runner, *ingest))
     schema = second["schema"]
     assert second["status"] == "SUCCEEDED" and second["rows"] == 4
-    assert schema["added_columns"] == ["extra"]
-    assert schema["rescued_values"] == {"code": 1, "s": 2}
+    assert schema["added_columns"] == ["extra", "s.y"]  # y: a new field inside s (issue 31)
+    assert schema["rescued_values"] == {"code": 1, "s": 1}
     assert schema["rescued_new_columns"] == {"Code": 1} and schema["corrupt_records"] == 1
     table = DeltaTable(str(target)).to_pyarrow_table().to_pylist()
     rows = {r["_id"]: r for r in table if r["_id"] is not None}
     assert [(rows[i]["code"], rows[i]["extra"], rows[i]["s"], rows[i]["day"])
-            for i in (1, 3, 4, 6)] == [(5, None, {"x": 1}, 1), (None, "e3", {"x": 3}, 2),
-                                       (7, None, None, 2), (10, None, None, 2)]
+            for i in (1, 3, 4, 6)] == [(5, None, {"x": 1, "y": None}, 1),
+                                       (None, "e3", {"x": 3, "y": None}, 2),
+                                       (7, None, {"x": 4, "y": "new"}, 2), (10, None, None, 2)]
     assert json.loads(rows[3]["_rescued_data"]) == {"code": "X5", "_file_path": b.as_uri()}
     four = json.loads(rows[4]["_rescued_data"])
-    assert (four["Code"], four["s"]) == ("9", "<s><x>4</x><y>new</y></s>")
+    assert four == {"Code": "9", "_file_path": b.as_uri()}
     assert json.loads(rows[6]["_rescued_data"])["s"] == "<s><x>zz</x></s>"
     broken = [json.loads(r["_rescued_data"]) for r in table if r["_id"] is None]
     assert [r["_corrupt_record"] for r in broken] == ['<row id="5"><code>8</code><broken></row>']
@@ -349,16 +350,16 @@ def test_a_drifting_namespaced_feed_loses_nothing(spark: Any, tmp_path: Path) ->
         '</feed>\n').encode("latin-1"))
     three, four = read()  # the run reads b.xml only
     assert (three["title"], three["summary"], three["category"], three["media:thumbnail"]) == (
-        "M\u00fcller & S\u00f6hne", "\u00fcn\u00ef <i>x</i>", [{"_term": "a"}],
+        "M\u00fcller & S\u00f6hne", "\u00fcn\u00ef <i>x</i>", [{"_term": "a", "label": None}],
         {"_url": "http://x/y.jpg", "_width": 10})
     assert (three["geo:lat"], three["published"]) == (None, None)
     # Repeated where the tracked type holds one name: Spark would keep the last only.
     assert json.loads(three["_rescued_data"]) == {
         "geo:lat": "n/a", "published": "gestern", "_file_path": b.as_uri(),
         "author": "<author><name>B</name><name>C</name></author>"}
-    assert (four["title"], four["category"]) == ("\u00c7a", None)  # label: not in the type
-    assert json.loads(four["_rescued_data"])["category"] == \
-        '<category term="b"><label>B</label></category>'
+    # label: a new field inside category's structs, added (issue 31)
+    assert (four["title"], four["category"]) == ("\u00c7a", [{"_term": "b", "label": "B"}])
+    assert "category" not in json.loads(four["_rescued_data"])
     assert json.loads(four["_rescued_data"])["author"] == \
         "<author><name>X</name></author><author><name>Y</name></author>"
     assert (three["author"], four["author"]) == (None, None)

@@ -102,8 +102,9 @@ def ingest() -> None:
 @click.option("--full-listing-every", type=click.IntRange(min=1), default=24, show_default=True,
               metavar="N", help="With --incremental-listing: list the whole prefix every N runs.")
 @click.option("--merge-schema", is_flag=True,
-              help="Delta or Iceberg target: add new columns of the data to the table (Delta's "
-              "mergeSchema); table columns the data lacks are written as nulls (with "
+              help="Delta or Iceberg target: add new columns of the data, and new fields "
+              "inside its struct columns, to the table (Delta's mergeSchema); table columns "
+              "the data lacks are written as nulls (with "
               "--merge-key on Delta: the columns are added before the merge, and a table column "
               "the data lacks keeps its value on update; an Iceberg merge needs every table "
               "column). Without it a schema difference fails the run before anything is "

@@ -23,7 +23,8 @@ def _type_text(value: Any) -> str:
 
 
 def _origins(history: list[SourceSchema]) -> dict[str, str]:
-    """Column -> which run added (or last changed) it, since the last reset."""
+    """Column (or nested field, ``address.zip``) -> which run added (or last changed) it,
+    since the last reset."""
     out: dict[str, str] = {}
     for version in history:
         if version.reason == "reset":
@@ -39,6 +40,21 @@ def _origins(history: list[SourceSchema]) -> dict[str, str]:
     return out
 
 
+def _nested_added(history: list[SourceSchema]) -> dict[str, list[tuple[str, Any]]]:
+    """Column -> the fields added inside it since the last reset, as (path text, type)."""
+    out: dict[str, list[tuple[str, Any]]] = {}
+    for version in history:
+        if version.reason == "reset":
+            out.clear()
+            continue
+        for change in version.changes:
+            path = change.get("path")
+            if change.get("change") == "added" and isinstance(path, list) and len(path) > 1:
+                out.setdefault(str(path[0]), []).append((str(change["column"]),
+                                                         change.get("type")))
+    return out
+
+
 @schema.command("show")
 @click.argument("job_name", metavar="JOB")
 @click.argument("ctx", metavar="[CTX]", required=False)
@@ -47,7 +63,8 @@ def _origins(history: list[SourceSchema]) -> dict[str, str]:
 @handle_errors
 def show(job_name: str, ctx: str | None, state_url: str | None, as_json: bool) -> None:
     """Show the tracked schema of JOB's sources (or of CTX) with its history: which run added
-    or changed which column, and resets."""
+    or changed which column, which run added which field inside a column (by path, e.g.
+    address.zip, on a row of its own under the column), and resets."""
     store = open_store(resolve_state_url(state_url), read_only=True)
     history = store.source_schema_history(job_name, ctx)
     current = {c: store.get_source_schema(job_name, c)
@@ -70,8 +87,11 @@ def show(job_name: str, ctx: str | None, state_url: str | None, as_json: bool) -
         table.add_column("type")
         table.add_column("history")
         origins = _origins(own)
+        inside = _nested_added(own)
         for f in (now.fields or []) if now else []:
             table.add_row(str(f["name"]), _type_text(f["type"]), origins.get(str(f["name"]), ""))
+            for path, type_ in inside.get(str(f["name"]), []):
+                table.add_row(f"  {path}", _type_text(type_), origins.get(path, ""))
         if now is None:
             table.add_row("(none)", "", "reset: the next run infers again")
         print_table(table)

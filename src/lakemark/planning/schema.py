@@ -11,7 +11,9 @@ Auto Loader's names (``cloudFiles.schemaEvolutionMode``):
 * ``failOnNewColumns``: a run that sees a new column fails naming it (nothing is written);
 * ``none``: new columns are ignored (and counted).
 
-In every mode a tracked column keeps its type: a value that does not fit it is rescued (the
+New fields inside a tracked column's structs (``address.zip``) are new in the same sense,
+named by path (:mod:`.schema_nested`). In every mode a tracked column keeps its type
+otherwise: a value that does not fit it is rescued (the
 reader does that per value); :func:`decide` lists the columns whose observed type differs. A
 name that differs from a tracked one only in case or surrounding whitespace (``Code`` for
 ``code``) is not a new column: its values are rescued, as Auto Loader does.
@@ -31,6 +33,7 @@ from typing import Any
 from ..errors import ConfigError
 from .schema_field import Field, name_key
 from .schema_hints import Hint, as_hint, hinted_type
+from .schema_nested import additions, path_text, with_fields
 
 __all__ = ["apply_hints", "check_hints", "EVOLUTION_MODES", "EVOLUTION_OFF",
            "DEFAULT_EVOLUTION_MODE", "Field", "Hint", "SchemaDecision", "TRACKABLE_FORMATS",
@@ -89,11 +92,17 @@ class SchemaDecision:
     type_changes: tuple[str, ...] = ()  # tracked columns observed with another type
     error: str | None = None
     changes: tuple[dict[str, Any], ...] = field(default=())
+    #: Fields observed inside tracked columns that their types do not name, as paths
+    #: (``address.zip``, :mod:`.schema_nested`): added (``addNewColumns``), rescued
+    #: (``rescue``), failing the run (``failOnNewColumns``) or ignored (``none``).
+    new_fields: tuple[str, ...] = ()
+    added_fields: tuple[str, ...] = ()  # the new fields the schema now holds
+    ignored_fields: tuple[str, ...] = ()  # new fields dropped (mode none)
 
     @property
     def changed(self) -> bool:
         """Whether the tracked schema changes (to be committed with the run)."""
-        return bool(self.added)
+        return bool(self.added or self.added_fields)
 
 
 def new_columns(tracked: Sequence[Field] | None, observed: Iterable[str],
@@ -113,12 +122,19 @@ def new_columns(tracked: Sequence[Field] | None, observed: Iterable[str],
 
 
 def changes_between(old: Sequence[Field] | None, new: Sequence[Field]) -> list[dict[str, Any]]:
-    """The history entries that turn ``old`` into ``new``: added columns and changed types."""
+    """The history entries that turn ``old`` into ``new``: added columns, fields added inside
+    a column (``{"column": "address.zip", "path": ["address", "zip"], ...}``) and changed
+    types."""
     before = {f.name: f.type for f in old or ()}
     out: list[dict[str, Any]] = []
     for f in new:
         if f.name not in before:
             out.append({"column": f.name, "change": "added", "type": f.type})
+            continue
+        inside = additions(before[f.name], f.type)
+        if inside and with_fields(before[f.name], inside) == f.type:
+            out += [{"column": path_text((f.name, *p)), "path": [f.name, *p],
+                     "change": "added", "type": t} for p, t in inside]
         elif before[f.name] != f.type:
             out.append({"column": f.name, "change": "type", "type": f.type,
                         "old_type": before[f.name]})
@@ -157,6 +173,19 @@ def check_hints(fields: Sequence[Field], hints: Sequence[Field]) -> None:
     apply_hints([f for f in fields if f.type is not None], hints)
 
 
+def _hinted_inside(type_: Any, added: Sequence[tuple[str, ...]], hints: Sequence[Field],
+                   column: str) -> Any:
+    """``type_`` (column ``column`` with fields ``added`` inside it) with the nested hints
+    whose paths lie in an added field (``address.zip int``): a new nested field takes its
+    hint as a new column does; the column's tracked fields keep their types."""
+    def inside(path: Sequence[str]) -> bool:
+        keys = [name_key(p) for p in path]
+        return any(keys[:len(a)] == [name_key(x) for x in a] for a in added)
+
+    under = [h for h in _by_column(hints).get(name_key(column), []) if h.path and inside(h.path)]
+    return hinted_type(type_, under) if under else type_
+
+
 def decide(tracked: Sequence[Field] | None, observed: Sequence[Field], mode: str,
            *, reserved: Collection[str] = (), hints: Sequence[Field] = ()) -> SchemaDecision:
     """The schema a run reads with, given the tracked one (None: the source's first run),
@@ -170,6 +199,13 @@ def decide(tracked: Sequence[Field] | None, observed: Sequence[Field], mode: str
     (first run: hinted columns and fields not observed are added too); a tracked column keeps
     its type, nested fields included, but a nested hint whose path cannot go through it
     (``id.x int`` with ``id bigint``) is refused all the same (ConfigError naming the hint).
+
+    A tracked column observed with a type that adds fields inside it (:mod:`.schema_nested`:
+    ``address struct<city>`` observed as ``struct<city, zip>``) has *new fields*, named by
+    path (``address.zip``): the mode treats them as it treats new columns — ``addNewColumns``
+    puts them into the column's type (history entries per path), ``rescue`` leaves the type
+    (the readers rescue the values holding them), ``failOnNewColumns`` fails naming them,
+    ``none`` ignores them. What the observed type changes otherwise is a type change.
     """
     mode = normalize_evolution_mode(mode)
     skip = {name_key(r) for r in reserved}
@@ -196,9 +232,19 @@ def decide(tracked: Sequence[Field] | None, observed: Sequence[Field], mode: str
     keys = {name_key(f.name) for f in tracked}
     variants = [f.name for f in observed
                 if f.name not in exact and name_key(f.name) in keys]
+    # Fields inside tracked columns that their types do not name (address.zip).
+    inside: dict[str, list[tuple[tuple[str, ...], Any]]] = {}
+    for f in observed:
+        if f.name in exact and f.type is not None and exact[f.name].type is not None:
+            found = additions(exact[f.name].type, f.type)
+            if found:
+                inside[f.name] = found
+    nested_paths = tuple(path_text((c, *p)) for c, found in inside.items() for p, _ in found)
+    evolved = {c: _hinted_inside(with_fields(exact[c].type, found), [p for p, _ in found],
+                                 hints, c) for c, found in inside.items()}
     type_changes = [f.name for f in observed
                     if f.name in exact and f.type is not None and exact[f.name].type is not None
-                    and f.type != exact[f.name].type]
+                    and f.type != evolved.get(f.name, exact[f.name].type)]
     fresh_names = new_columns(tracked, [f.name for f in observed], reserved)
     by_name = {f.name: f for f in observed}
     fresh = apply_hints([by_name[n] for n in fresh_names], hints)
@@ -213,21 +259,29 @@ def decide(tracked: Sequence[Field] | None, observed: Sequence[Field], mode: str
         if missing:
             raise ConfigError("the types of new column(s) " + ", ".join(missing) +
                               " are unknown: observe them with types before deciding")
-        return SchemaDecision(base + tuple(fresh), added=tuple(fresh),
+        grown = tuple(Field(f.name, evolved[f.name]) if f.name in evolved else f for f in base)
+        return SchemaDecision(grown + tuple(fresh), added=tuple(fresh),
                               new_columns=tuple(fresh_names), rescued_columns=tuple(rescued),
                               type_changes=tuple(type_changes),
-                              changes=tuple(changes_between(tracked, base + tuple(fresh))))
+                              changes=tuple(changes_between(tracked, grown + tuple(fresh))),
+                              new_fields=nested_paths, added_fields=nested_paths)
     if mode == "rescue":
         return SchemaDecision(base, new_columns=tuple(fresh_names),
                               rescued_columns=tuple(dict.fromkeys(rescued + fresh_names)),
-                              type_changes=tuple(type_changes))
+                              type_changes=tuple(type_changes), new_fields=nested_paths)
     if mode == "failOnNewColumns":
         error = None
-        if fresh_names:
-            error = ("new column(s) " + ", ".join(fresh_names) + " not in the tracked schema "
+        if fresh_names or nested_paths:
+            what = []
+            if fresh_names:
+                what.append("new column(s) " + ", ".join(fresh_names))
+            if nested_paths:
+                what.append("new nested field(s) " + ", ".join(nested_paths))
+            error = (" and ".join(what) + " not in the tracked schema "
                      "(schema evolution mode failOnNewColumns)")
         return SchemaDecision(base, new_columns=tuple(fresh_names),
                               rescued_columns=tuple(rescued), type_changes=tuple(type_changes),
-                              error=error)
+                              error=error, new_fields=nested_paths)
     return SchemaDecision(base, new_columns=tuple(fresh_names), rescued_columns=tuple(rescued),
-                          ignored_columns=tuple(fresh_names), type_changes=tuple(type_changes))
+                          ignored_columns=tuple(fresh_names), type_changes=tuple(type_changes),
+                          new_fields=nested_paths, ignored_fields=nested_paths)

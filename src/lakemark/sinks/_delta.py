@@ -58,6 +58,7 @@ from ._schema import (
     check_partition_kinds,
     delta_schema,
     fields_of,
+    grown_columns,
     kinds_of,
     schema_differences,
     spark_type_of,
@@ -126,6 +127,9 @@ def _add_new_columns(target: Target, table: DeltaTable, frame: DeltaSchema,
     _fit(target, table, frame, partition_by, merge=True)
     have = {f.name for f in table.schema().fields}
     new = [Field(f.name, f.type, nullable=True) for f in frame.fields if f.name not in have]
+    grown = grown_columns(table.schema(), frame)
+    if grown:
+        table = _add_nested_fields(target, table, frame, grown)
     if not new:
         return table
     try:
@@ -139,6 +143,34 @@ def _add_new_columns(target: Target, table: DeltaTable, frame: DeltaSchema,
     latest = open_delta(target)
     if latest is None:
         raise SinkError(f"Delta table {target.root} vanished while adding columns")
+    return latest
+
+
+def _add_nested_fields(target: Target, table: DeltaTable, frame: DeltaSchema,
+                       grown: Sequence[str]) -> DeltaTable:
+    """For ``mergeSchema``: add the fields the DataFrame has inside the ``grown`` columns'
+    structs (``address.zip``) in a metadata-only commit (no data file: deltalake merges the
+    schema of an empty append). Top-level columns are added by :func:`_add_new_columns`."""
+    import pyarrow as pa
+    from deltalake import Schema, write_deltalake
+
+    wanted = {f["name"]: f for f in fields_of(frame)}
+    fields = [wanted[f["name"]] if f["name"] in grown else f for f in fields_of(table.schema())]
+    merged = Schema.from_json(json.dumps({"type": "struct", "fields": fields}))
+    try:
+        write_deltalake(target.delta_uri, pa.schema(merged.to_arrow()).empty_table(),
+                        mode="append", schema_mode="merge",
+                        partition_by=list(table.metadata().partition_columns) or None,
+                        storage_options=target.storage_options())
+    except Exception as exc:  # noqa: BLE001 - a racing writer may have added them first
+        latest = open_delta(target)
+        if latest is None or grown_columns(latest.schema(), frame):
+            raise SinkError(f"could not add fields inside column(s) {', '.join(grown)} of "
+                            f"Delta table {target.root}: {_first_line(exc)}") from exc
+        return latest
+    latest = open_delta(target)
+    if latest is None:
+        raise SinkError(f"Delta table {target.root} vanished while adding nested fields")
     return latest
 
 

@@ -188,7 +188,8 @@ def _open(catalog: Catalog, name: IcebergTableName) -> Table | None:
 
 def _differences(table: Table, frame: pa.Schema, merge: bool = False) -> list[str]:
     """How ``frame`` differs from the table; with ``merge`` (mergeSchema) new and missing
-    columns are allowed (added to the table; read as null), only type changes are not."""
+    columns, and fields added inside a column's structs (:func:`_grows`), are allowed (added
+    to the table; read as null), only type changes are not."""
     have = {f.name: f.type for f in table.schema().as_arrow()}
     want = {f.name: f.type for f in frame}
     out = [] if merge else [f"column {n!r} is not in the table" for n in want if n not in have]
@@ -196,8 +197,31 @@ def _differences(table: Table, frame: pa.Schema, merge: bool = False) -> list[st
         out += [f"table column {n!r} is missing from the DataFrame" for n in have
                 if n not in want]
     out += [f"column {n!r} is {want[n]} here but {have[n]} in the table"
-            for n in want if n in have and not _same_type(want[n], have[n])]
+            for n in want if n in have and not _same_type(want[n], have[n])
+            and not (merge and _grows(have[n], want[n]))]
     return out
+
+
+def _grows(table: pa.DataType, frame: pa.DataType) -> bool:
+    """Whether ``frame`` is ``table`` or ``table`` with fields added inside its structs (at
+    any depth, through list elements and map values): what ``mergeSchema`` adds to a column
+    (``union_by_name``), e.g. a tracked source's ``address.zip``."""
+    import pyarrow as pa
+
+    if _same_type(table, frame):
+        return True
+    if pa.types.is_struct(table) and pa.types.is_struct(frame):
+        inner = {frame.field(i).name: frame.field(i).type for i in range(frame.num_fields)}
+        return all(table.field(i).name in inner
+                   and _grows(table.field(i).type, inner[table.field(i).name])
+                   for i in range(table.num_fields))
+    lists = (pa.types.is_list, pa.types.is_large_list)
+    if any(t(table) for t in lists) and any(t(frame) for t in lists):
+        return _grows(table.value_type, frame.value_type)
+    if pa.types.is_map(table) and pa.types.is_map(frame):
+        return (_same_type(table.key_type, frame.key_type)
+                and _grows(table.item_type, frame.item_type))
+    return False
 
 
 def _same_type(a: pa.DataType, b: pa.DataType) -> bool:

@@ -26,7 +26,8 @@ if TYPE_CHECKING:
     from pyspark.sql.types import StructType
 
 __all__ = ["spark_kinds", "arrow_schema", "delta_schema", "fields_of", "kinds_of",
-           "schema_differences", "check_partition_kinds", "spark_type_of"]
+           "schema_differences", "check_partition_kinds", "spark_type_of", "grows_inside",
+           "grown_columns"]
 
 _NULLABILITY_KEYS = frozenset({"nullable", "containsNull", "valueContainsNull", "metadata"})
 
@@ -121,6 +122,23 @@ def _type_text(value: Any) -> str:
     return value if isinstance(value, str) else json.dumps(_bare(value), separators=(",", ":"))
 
 
+def grows_inside(table_type: Any, frame_type: Any) -> bool:
+    """Whether ``frame_type`` is ``table_type`` with fields added inside its structs (at any
+    depth, through array elements and map values) and nothing else changed: what
+    ``mergeSchema`` adds to a column (a tracked source's ``address.zip``)."""
+    from ..planning.schema_nested import additions, with_fields
+
+    inside = additions(_bare(table_type), _bare(frame_type))
+    return bool(inside) and _bare(with_fields(_bare(table_type), inside)) == _bare(frame_type)
+
+
+def grown_columns(table: DeltaSchema, frame: DeltaSchema) -> list[str]:
+    """The table's columns to which the DataFrame adds nested fields (:func:`grows_inside`)."""
+    want = {f["name"]: f["type"] for f in fields_of(table)}
+    return [f["name"] for f in fields_of(frame)
+            if f["name"] in want and grows_inside(want[f["name"]], f["type"])]
+
+
 def schema_differences(table: DeltaSchema, frame: DeltaSchema, *,
                        merge: bool = False) -> list[str]:
     """Human-readable differences between a table's columns and a DataFrame's (by name).
@@ -129,7 +147,8 @@ def schema_differences(table: DeltaSchema, frame: DeltaSchema, *,
     nullability does not matter either. An empty list means the DataFrame fits. A nullable
     table column the DataFrame lacks is written as nulls (as Delta's own writer does: a batch
     that simply has no value for an optional field must not fail); a NOT NULL one is refused.
-    ``merge`` (Delta's ``mergeSchema``): new columns of the DataFrame are added to the table.
+    ``merge`` (Delta's ``mergeSchema``): new columns of the DataFrame are added to the table,
+    and so are new fields inside a column's structs (:func:`grows_inside`).
     """
     want = {f["name"]: f["type"] for f in fields_of(table)}
     required = {f["name"] for f in fields_of(table) if f.get("nullable") is False}
@@ -140,7 +159,7 @@ def schema_differences(table: DeltaSchema, frame: DeltaSchema, *,
             if name in required:
                 out.append(f"{name}: a NOT NULL column of the table ({_type_text(typ)}), "
                            "missing from the DataFrame")
-        elif _bare(have[name]) != _bare(typ):
+        elif _bare(have[name]) != _bare(typ) and not (merge and grows_inside(typ, have[name])):
             out.append(f"{name}: table has {_type_text(typ)}, DataFrame has "
                        f"{_type_text(have[name])}")
     for name, typ in have.items():

@@ -13,6 +13,10 @@ bytes each, on the driver) and compares each file's top-level fields with the tr
   *misfit*: the column is ``null`` for that file's records and each value goes to the rescued
   data, as its text (numbers and strings as written, records, arrays and maps as JSON, bytes
   in base64, dates and times in ISO 8601);
+* a record field whose record type adds fields to the column's struct (at any depth:
+  ``address.zip``) has new fields: ``addNewColumns`` adds them to the column's type (then
+  the record fits), ``rescue`` rescues the value, ``failOnNewColumns`` fails naming them,
+  ``none`` drops them (counted per path);
 * a field that is not a tracked column is new (added, rescued, failing the run or ignored by
   the evolution mode, as for JSON), and a field that differs from a column only in case or
   surrounding whitespace is rescued in every mode.
@@ -113,9 +117,13 @@ _INTEGRAL = ("ByteType", "ShortType", "IntegerType", "LongType")
 _DIGITS = {"ByteType": 3, "ShortType": 5, "IntegerType": 10, "LongType": 19}
 
 
-def fits(source: DataType, target: DataType) -> bool:
-    """Whether every value of type ``source`` converts to ``target`` without loss."""
+def fits(source: DataType, target: DataType, loose: bool = False) -> bool:
+    """Whether every value of type ``source`` converts to ``target`` without loss.
+    ``loose`` (mode ``none``): a struct field of ``source`` that ``target`` does not name,
+    even up to case, is dropped rather than making the value a misfit."""
     from pyspark.sql import types as T
+
+    from ..planning.schema import name_key
 
     if source == target or isinstance(source, T.NullType):
         return True
@@ -135,11 +143,14 @@ def fits(source: DataType, target: DataType) -> bool:
         return False
     if isinstance(source, T.StructType) and isinstance(target, T.StructType):
         inner = {f.name: f.dataType for f in target.fields}
-        return all(f.name in inner and fits(f.dataType, inner[f.name]) for f in source.fields)
+        keys = {name_key(n) for n in inner}
+        return all(fits(f.dataType, inner[f.name], loose) if f.name in inner
+                   else loose and name_key(f.name) not in keys for f in source.fields)
     if isinstance(source, T.ArrayType) and isinstance(target, T.ArrayType):
-        return fits(source.elementType, target.elementType)
+        return fits(source.elementType, target.elementType, loose)
     if isinstance(source, T.MapType) and isinstance(target, T.MapType):
-        return fits(source.keyType, target.keyType) and fits(source.valueType, target.valueType)
+        return fits(source.keyType, target.keyType) and fits(source.valueType,
+                                                             target.valueType, loose)
     return False
 
 
@@ -167,6 +178,9 @@ class FilePlan:
     rescue: tuple[tuple[str, str], ...] = ()  # (key, field): values to the rescued data
     ignore: tuple[str, ...] = ()  # fields dropped (mode none), counted
     single: bool = False
+    #: (column, path) of fields inside a column that its type does not name (address.zip):
+    #: a record with a value in the column counts for the path.
+    inside: tuple[tuple[str, str], ...] = ()
 
 
 def plan_files(headers: Sequence[FileFields], schema: StructType, *, rescue_new: bool
@@ -175,6 +189,7 @@ def plan_files(headers: Sequence[FileFields], schema: StructType, *, rescue_new:
     fields that are not columns are rescued (else ignored, unless they differ from a column
     only in case or whitespace: those are always rescued)."""
     from ..planning.schema import name_key
+    from ..planning.schema_nested import additions, path_text
 
     columns = {f.name: f.dataType for f in schema.fields}
     column_keys = {name_key(n) for n in columns}
@@ -183,14 +198,18 @@ def plan_files(headers: Sequence[FileFields], schema: StructType, *, rescue_new:
     for header in headers:
         present = dict(header.fields)
         take, rescue, ignore = [], [], []
+        inside: list[tuple[str, str]] = []
         for name, target in columns.items():
             if name not in present:
                 continue
             source = present[name]
-            if source is not None and fits(source, target):
+            if source is not None and fits(source, target, loose=not rescue_new):
                 take.append((name, name))
             else:
                 rescue.append((name, name))
+            if source is not None:
+                inside += [(name, path_text((name, *p))) for p, _ in
+                           additions(target.jsonValue(), source.jsonValue())]
         for name, _source in header.fields:
             if name in columns:
                 continue
@@ -198,7 +217,8 @@ def plan_files(headers: Sequence[FileFields], schema: StructType, *, rescue_new:
                 rescue.append((name, name))
             else:
                 ignore.append(name)
-        plan = FilePlan(tuple(take), tuple(rescue), tuple(ignore), header.single)
+        plan = FilePlan(tuple(take), tuple(rescue), tuple(ignore), header.single,
+                        tuple(inside))
         of[header.path] = plans.setdefault(plan, len(plans))
     return of, list(plans)
 
@@ -276,13 +296,14 @@ class AvroRows:
             columns.append(pa.array(values, type=target.type))
         rescued: list[str | None] = [None] * len(records)
         keys: list[list[str] | None] = [None] * len(records)
-        if plan.rescue or plan.ignore:
+        if plan.rescue or plan.ignore or plan.inside:
             for i, record in enumerate(records):
                 found = {k: value_text(record[f]) for k, f in plan.rescue
                          if record.get(f) is not None}
                 dropped = [f for f in plan.ignore if record.get(f) is not None]
-                if found or dropped:
-                    keys[i] = list(found) + dropped
+                paths = [p for c, p in plan.inside if record.get(c) is not None]
+                if found or dropped or paths:
+                    keys[i] = list(found) + dropped + paths
                 if found and self.with_rescued:
                     found[self.file_key] = shown
                     rescued[i] = json.dumps(found, ensure_ascii=False, separators=(",", ":"))
@@ -322,7 +343,8 @@ def typed_frame(spark: SparkSession, files: Sequence[FileEntry], root: str,
     if observation is not None:
         columns = {f.name for f in schema.fields}
         named = sorted({k for p in plans for k, _ in p.rescue} | {f for p in plans
-                                                                   for f in p.ignore})
+                                                                   for f in p.ignore}
+                       | {path for p in plans for _, path in p.inside})
         metrics: list[Column] = [F.count(F.lit(1)).alias("rows")]
         metrics += [F.sum(F.array_contains(keys, n).cast("long"))
                     .alias(("v:" if n in columns else "k:") + n) for n in named]
@@ -345,6 +367,7 @@ def read_tracked_avro(spark: SparkSession, request: ReadRequest, files: Sequence
     from pyspark.sql import Observation
 
     from ..planning.schema import Field, new_columns
+    from ..planning.schema_nested import additions, with_fields
     from ._errors import guard
     from ._schema_track import TrackedRead, _decided, _struct
 
@@ -362,7 +385,16 @@ def read_tracked_avro(spark: SparkSession, request: ReadRequest, files: Sequence
         known = {f.name for f in observed}
         observed += [Field(k) for k in keys if k not in known and k in types]
     else:
-        observed = list(tracked)
+        # A tracked column whose writer types add fields inside it (address.zip): observed
+        # with every file's additions, for the mode to add, rescue, refuse or ignore.
+        observed = []
+        for f in tracked:
+            grown = f.type
+            for header in headers:
+                for name, data_type in header.fields:
+                    if name == f.name and data_type is not None and grown is not None:
+                        grown = with_fields(grown, additions(grown, data_type.jsonValue()))
+            observed.append(Field(f.name, grown))
         typed_keys = [k for k in keys if k in types]
         if tracking.mode == "addNewColumns":
             fresh = new_columns(tracked, typed_keys, reserved)

@@ -11,7 +11,10 @@ module keeps the plain read and adds only what is needed to lose no value:
    are tokenised (``json_object_keys``) to get their exact keys, counted per key with the
    files they occur in. Flat records without drift cost one regex scan, not a parse; a
    record holding a struct whose field names are not top-level columns is always tokenised
-   (the text does not say a key's depth). On S3 the scan computes the run's records fetched
+   (the text does not say a key's depth). A record holding an object or array under a column
+   whose type holds structs also has that value walked (:mod:`._nested_keys`) for keys the
+   type does not name (``address.zip``): Spark's reader would drop them without a word.
+   On S3 the scan computes the run's records fetched
    once (:mod:`._fetched`); the typed frame parses them from there instead of fetching the
    objects again.
 2. :func:`typed_frame` — Spark's JSON reader with the schema the run decided, every untracked
@@ -55,10 +58,14 @@ _FILE = "__lm_file"
 
 @dataclass(frozen=True)
 class KeyScan:
-    """Untracked top-level keys of a run's records: records having each, and its files."""
+    """Untracked top-level keys of a run's records: records having each, and its files; and
+    the keys inside tracked columns that their types do not name, by path
+    (``("address", "zip")``, :mod:`._nested_keys`), with the records and files holding each."""
 
     keys: dict[str, int] = field(default_factory=dict)
     files: dict[str, list[str]] = field(default_factory=dict)  # as input_file_name() gives
+    fields: dict[tuple[str, ...], int] = field(default_factory=dict)
+    field_files: dict[tuple[str, ...], list[str]] = field(default_factory=dict)
 
 
 def text_options(request: ReadRequest) -> dict[str, str]:
@@ -96,7 +103,16 @@ def _candidate_regex(schema: StructType) -> str:
     if not names:
         return '"(?:[^"\\\\]|\\\\.)*+"\\s*+:'  # any key: every record is checked exactly
     known = "|".join(_java_quote(n) for n in sorted(names, key=len, reverse=True))
-    return ('[{,]\\s*+"(?!(?:' + known + ')"\\s*+:)(?:[^"\\\\]|\\\\.)*+"\\s*+:')
+    unknown = '[{,]\\s*+"(?!(?:' + known + ')"\\s*+:)(?:[^"\\\\]|\\\\.)*+"\\s*+:'
+    from ._nested_keys import has_structs
+
+    nested = [f.name for f in schema.fields if has_structs(f.dataType)]
+    if not nested:
+        return unknown
+    # A record with an object or array under a column whose type holds structs: its keys
+    # inside are checked exactly (a new one may share any name, a top-level one's too).
+    holding = "|".join(_java_quote(n) for n in sorted(nested, key=len, reverse=True))
+    return unknown + '|[{,]\\s*+"(?:' + holding + ')"\\s*+:\\s*+[\\[{]'
 
 
 def scan_keys(spark: SparkSession, request: ReadRequest, files: Sequence[FileEntry],
@@ -115,16 +131,30 @@ def scan_keys(spark: SparkSession, request: ReadRequest, files: Sequence[FileEnt
         file = F.input_file_name()
     else:
         raw, file = records.text(), F.col(FILE_URI)
+    from ._nested_keys import has_structs, unknown_paths
+
     names = [f.name for f in schema.fields]
     value = F.col("value")
     keys = F.array_distinct(F.json_object_keys(value))
     unknown = F.array_except(keys, F.array(*[F.lit(n) for n in names])) if names else keys
+    # Top-level keys as one-name paths, then the keys inside tracked columns by path.
+    paths = F.transform(F.coalesce(unknown, F.array().cast("array<string>")),
+                        lambda k: F.array(k))
+    nested = [f for f in schema.fields if has_structs(f.dataType)]
+    if nested:
+        texts = F.from_json(value, ", ".join(f"{_quoted(f.name)} string" for f in nested))
+        paths = F.concat(paths, *[unknown_paths(texts.getField(f.name), f.dataType, [f.name])
+                                  for f in nested])
     rows = (raw.where(value.rlike(_candidate_regex(schema)))
-            .select(F.explode(unknown).alias("k"), file.alias("f"))
+            .select(F.explode(F.array_distinct(paths)).alias("k"), file.alias("f"))
             .groupBy("k").agg(F.count(F.lit(1)).alias("n"), F.collect_set("f").alias("fs"))
             .collect())
-    return KeyScan({r["k"]: int(r["n"]) for r in rows},
-                   {r["k"]: sorted(r["fs"]) for r in rows})
+    top = [r for r in rows if len(r["k"]) == 1]
+    inner = [r for r in rows if len(r["k"]) > 1]
+    return KeyScan({r["k"][0]: int(r["n"]) for r in top},
+                   {r["k"][0]: sorted(r["fs"]) for r in top},
+                   {tuple(r["k"]): int(r["n"]) for r in inner},
+                   {tuple(r["k"]): sorted(r["fs"]) for r in inner})
 
 
 def files_named(files: Sequence[FileEntry], names: Sequence[str]) -> list[FileEntry] | None:

@@ -30,7 +30,8 @@ the run's first file), a line Spark cannot split into that many fields (ragged) 
 Known limits: the files of one CSV run must share a header (Spark reads one); a JSON string holding
 a number (``"5"``) fits a ``long`` column (its text casts); a mismatch inside a nested value
 (a struct field of the wrong type, text where a struct belongs) rescues the whole value's
-text under its column's name (a struct keeps the fields that fit); a string whose text is a
+text under its column's name (a struct keeps the fields that fit), and so does a key inside
+a struct that its type does not name (:mod:`._nested_keys`); a string whose text is a
 JSON object or array is read as one; a key named ``_file_path`` that is not a column is not
 rescued.
 """
@@ -141,12 +142,22 @@ def _quoted(name: str) -> str:
     return "`" + name.replace("`", "``") + "`"
 
 
-def _mismatch(raw: Column, data_type: Any, options: Mapping[str, str] | None) -> Column:
-    """Whether a present value did not fit its column's type, anywhere inside it."""
+def _mismatch(raw: Column, data_type: Any, options: Mapping[str, str] | None,
+              rescue_new: bool = True) -> Column:
+    """Whether a present value did not fit its column's type, anywhere inside it: also a key
+    inside a struct that the type does not name (``rescue_new`` False, mode ``none``: only
+    one that differs from a field's name in case or whitespace; the others are dropped)."""
     if is_nested(data_type):
+        from pyspark.sql import functions as F
+
+        from ._nested_keys import has_structs, unknown_paths
+
         parsed = nested_text(raw, data_type, options)
-        return raw.isNotNull() & (parsed.getField("v").isNull()
-                                  | parsed.getField(NESTED_CORRUPT).isNotNull())
+        bad = parsed.getField("v").isNull() | parsed.getField(NESTED_CORRUPT).isNotNull()
+        if has_structs(data_type):  # a key the struct does not name: the reader drops it
+            bad = bad | (F.size(unknown_paths(raw, data_type, ["_"],
+                                              variants_only=not rescue_new)) > 0)
+        return raw.isNotNull() & bad
     return raw.isNotNull() & typed_text(raw, data_type, options).isNull()
 
 
@@ -157,10 +168,10 @@ def _empty_array() -> Column:
 
 
 def observe(records: DataFrame, tracked: StructType | None,
-            options: Mapping[str, str] | None = None) -> Observation:
+            options: Mapping[str, str] | None = None, rescue_new: bool = True) -> Observation:
     """One pass over ``records`` (from :func:`read_records`): the keys seen, the values of
     tracked columns that do not fit their type (dates and timestamps by the reader's datetime
-    ``options``), the corrupt records."""
+    ``options``; ``rescue_new`` as :func:`typed_frame` takes it), the corrupt records."""
     from pyspark.sql import functions as F
 
     parsed = F.col(_MAP)
@@ -170,7 +181,8 @@ def observe(records: DataFrame, tracked: StructType | None,
     some = F.coalesce(parsed, F.create_map().cast("map<string,string>"))
     unknown = F.map_filter(some, lambda k, _: ~k.isin(names)) if names else some
     keys = F.transform(F.map_keys(unknown), lambda k: F.concat(F.lit("k:"), k))
-    checks = [F.when(_mismatch(parsed[f.name], f.dataType, options), F.lit("t:" + f.name))
+    checks = [F.when(_mismatch(parsed[f.name], f.dataType, options, rescue_new),
+                     F.lit("t:" + f.name))
               for f in (tracked.fields if tracked is not None else [])]
     bad = F.filter(F.array(*checks), lambda x: x.isNotNull()) if checks else _empty_array()
     corrupt = F.when(parsed.isNull(), F.array(F.lit("c:"))).otherwise(_empty_array())
@@ -205,7 +217,7 @@ def typed_frame(records: DataFrame, schema: StructType, partitions: Sequence[str
         return records.select(*out)
     names = [f.name for f in schema.fields]
     lowered = sorted({n.strip().lower() for n in names})
-    entries = [F.when(_mismatch(parsed[f.name], f.dataType, options),
+    entries = [F.when(_mismatch(parsed[f.name], f.dataType, options, rescue_new),
                       F.struct(F.lit(f.name).alias("key"), parsed[f.name].alias("value")))
                for f in schema.fields]
     mismatched = (F.filter(F.array(*entries), lambda x: x.isNotNull()) if entries

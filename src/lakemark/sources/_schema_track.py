@@ -34,6 +34,7 @@ from ..errors import ConfigError, FormatError
 from ..planning.schema import (DEFAULT_EVOLUTION_MODE, Field, SchemaDecision, decide,
                                name_key, new_columns, normalize_evolution_mode)
 from ..planning.schema_hints import parse_hints, resolve_hints
+from ..planning.schema_nested import path_text, with_paths
 from ..state import PendingSchema
 from ._options import ReadRequest, make_request
 from ._rescue import (CORRUPT_KEY, FILE_PATH_KEY, RESCUE_FORMATS, RESCUED_DATA, observe,
@@ -187,15 +188,22 @@ def read_tracked(spark: SparkSession, store: StateStore, job_name: str, ctx: str
 
 def _record_decision(record: dict[str, Any], decision: SchemaDecision, keys: Mapping[str, int],
                      tracking: SchemaTracking, later: bool, inferred: bool) -> None:
+    """The decision in the run's manifest ``record``; new fields inside columns are listed by
+    path (``address.zip``) with the new columns, counted from ``keys`` (records holding each)."""
     schema_names = {f.name for f in decision.schema}
+    rescued_new = ({c: keys.get(c, 0) for c in decision.rescued_columns
+                    if c in keys and c not in schema_names}
+                   if tracking.mode != "none" else {})
+    if tracking.mode == "rescue":
+        rescued_new.update({p: keys.get(p, 0) for p in decision.new_fields})
     record.update({
         "inferred": inferred,
-        "new_columns": list(decision.new_columns),
-        "added_columns": [f.name for f in decision.added] if later else [],
-        "ignored_columns": {c: keys.get(c, 0) for c in decision.ignored_columns},
-        "rescued_new_columns": ({c: keys.get(c, 0) for c in decision.rescued_columns
-                                 if c in keys and c not in schema_names}
-                                if tracking.mode != "none" else {}),
+        "new_columns": list(decision.new_columns) + list(decision.new_fields),
+        "added_columns": ([f.name for f in decision.added] + list(decision.added_fields)
+                          if later else []),
+        "ignored_columns": {c: keys.get(c, 0)
+                            for c in (*decision.ignored_columns, *decision.ignored_fields)},
+        "rescued_new_columns": rescued_new,
     })
 
 
@@ -245,6 +253,20 @@ def _later_columns(tracked: list[Field], keys: Sequence[str], reserved: Sequence
     known = {f.name for f in observed}
     observed += [Field(k) for k in keys if k not in known]
     return observed, inferred
+
+
+def _with_inside(observed: list[Field], inside: Mapping[tuple[str, ...], int],
+                 types: Mapping[str, Any]) -> list[Field]:
+    """``observed`` with each column's type holding the ``inside`` paths under it, typed as
+    ``types`` (inferred column types) has them, else ``string``
+    (:func:`lakemark.planning.schema_nested.with_paths`)."""
+    out = []
+    for f in observed:
+        below = [p[1:] for p in inside if p[0] == f.name]
+        if below and f.type is not None:
+            f = Field(f.name, with_paths(f.type, below, types.get(f.name)))
+        out.append(f)
+    return out
 
 
 def _inferred_fields(spark: SparkSession, files: Sequence[FileEntry], *, root: str,
@@ -359,8 +381,21 @@ def _read_json_fetched(spark: SparkSession, request: ReadRequest, files: Sequenc
 
         observed, inferred = _later_columns(tracked, sorted(keys), reserved, tracking.mode,
                                             types_of)
+    # Keys inside tracked columns that their types do not name (address.zip): typed by
+    # inference over the files holding them when addNewColumns adds them.
+    inside = {p: n for p, n in sorted(scan.fields.items()) if p[0] not in skip}
+    if inside:
+        types: Mapping[str, Any] = {}
+        if tracked is not None and tracking.mode == "addNewColumns":
+            holding = files_named(files, sorted({f for p in inside for f in scan.field_files[p]}))
+            types = {f.name: f.type for f in _inferred_fields(
+                spark, holding if holding else files, root=root, format=format,
+                options=options, mode=mode, fetched=fetched, request=request)}
+            inferred = True
+        observed = _with_inside(observed, inside, types)
+    counted = {**keys, **{path_text(p): n for p, n in inside.items()}}
     decision, pending, failed = _decided(spark, tracked, observed, tracking, skip=skip,
-                                         hints=hints, keys=keys, inferred=inferred,
+                                         hints=hints, keys=counted, inferred=inferred,
                                          record=record, version=version)
     if failed is not None:
         return failed
@@ -370,9 +405,14 @@ def _read_json_fetched(spark: SparkSession, request: ReadRequest, files: Sequenc
     variants = [k for k in keys if k not in names and name_key(k) in column_keys]
     hidden = ([k for k in keys if k not in names and k not in variants]
               if tracking.mode != "none" else [])
+    # Nested keys the schema does not take (mode rescue; case variants in every mode; not
+    # those mode none ignores): their files go to the exact path, which rescues the value.
+    taken = {*decision.added_fields, *decision.ignored_fields}
+    left = [p for p in inside if path_text(p) not in taken]
     slow_files: list[FileEntry] = []
-    if variants:
-        named = files_named(files, sorted({p for k in variants for p in scan.files[k]}))
+    if variants or left:
+        named = files_named(files, sorted({p for k in variants for p in scan.files[k]}
+                                          | {f for p in left for f in scan.field_files[p]}))
         slow_files = named if named is not None else list(files)
     slow_paths = {f.path for f in slow_files}
     fast_files = [f for f in files if f.path not in slow_paths]
@@ -390,7 +430,8 @@ def _read_json_fetched(spark: SparkSession, request: ReadRequest, files: Sequenc
         if fetched is not None:  # S3: the exact path's count and frame share one fetch too
             records = records.persist(StorageLevel.MEMORY_AND_DISK)
             kept.append(records)
-        seen = observe(records, schema, request.options)
+        seen = observe(records, schema, request.options,
+                       rescue_new=tracking.mode != "none")
         record.update({"rescued_values": dict(sorted(seen.mismatched.items())),
                        "corrupt_records": seen.corrupt})
         frames.append(typed_frame(records, schema, parts,

@@ -15,8 +15,11 @@ executors, :mod:`._tracked_rows`) into two maps of its top-level values:
 * *structured* values — a child with attributes or children, or one that repeats: the XML of
   its occurrences. A struct or array column reads it with Spark's ``from_xml``; a nested
   element or attribute that the column's type does not name, or an element repeated where
-  the type holds one (``from_xml`` would keep the last), marks the value as not fitting. A
-  plain value in a struct column with the ``valueTag`` field is read as that field.
+  the type holds one (``from_xml`` would keep the last), marks the value as not fitting
+  (unless mode ``none`` drops the name). The unknown names are listed by path
+  (``address.zip``) for the scan, so that ``addNewColumns`` adds them and the other modes
+  name them. A plain value in a struct column with the ``valueTag`` field is read as that
+  field.
 
 A record that is not well-formed XML keeps its text (``_corrupt_record``) and is counted;
 the records around it are unaffected. An opening ``rowTag`` that is never closed (a
@@ -42,6 +45,7 @@ the reader's ``timestampFormat``, ``timestampNTZFormat``, ``dateFormat`` and ``t
 
 from __future__ import annotations
 
+import json
 import uuid
 import xml.etree.ElementTree as ET
 from xml.parsers import expat
@@ -70,10 +74,12 @@ VALUE = "__lm_value"
 TEXTS = "__lm_texts"
 XMLS = "__lm_xmls"
 ODD = "__lm_odd"
+NEW = "__lm_new"  # paths (JSON arrays) of names inside columns their types do not know
 FILE = "__lm_file"
 _CR = "__lm_cr"
 _WRAP = "__lm_row"
 _CORRUPT_TOKEN = "\u0000corrupt"
+_PATH_TOKEN = "\u0000path:"
 BATCH_ROWS = 4096
 
 #: A tree of the names a struct column knows, level by level: name -> (whether the element
@@ -134,28 +140,45 @@ def _text(value: str | None, options: XmlOptions) -> str | None:
     return value
 
 
-def _unknown(element: ET.Element, names: Names, options: XmlOptions) -> bool:
+def _unknown(element: ET.Element, names: Names, options: XmlOptions,
+             path: tuple[str, ...] = (), new: list[tuple[str, ...]] | None = None,
+             drop_new: bool = False) -> bool:
     """Whether ``element`` has an attribute or child that ``names`` does not know, or a
-    child repeated where its type holds one (Spark's parser would keep the last only)."""
+    child repeated where its type holds one (Spark's parser would keep the last only).
+    The unknown names are added to ``new`` as paths below ``path`` (``element`` for the
+    elements of an array); ``drop_new`` (mode ``none``): an unknown name that is not a known
+    one up to case does not make the element odd (Spark's parser drops it)."""
+    from ..planning.schema import name_key
+
+    keys = {name_key(n) for n in names}
+    odd = False
+
+    def unknown(name: str) -> bool:
+        if new is not None:
+            new.append((*path, name))
+        return not drop_new or name_key(name) in keys
+
     if not options.exclude_attributes:
         for attribute in element.attrib:
             if options.attribute_prefix + attribute not in names:
-                return True
+                odd = unknown(options.attribute_prefix + attribute) or odd
     if _text(element.text, options) is not None and len(element) and \
             options.value_tag not in names:
-        return True
+        odd = True
     tags = [child.tag for child in element]
     for child in element:
         if child.tag not in names:
-            return True
+            odd = unknown(child.tag) or odd
+            continue
         many, inner = names[child.tag]
         if not many and tags.count(child.tag) > 1:
-            return True
-        if inner is not None and _unknown(child, inner, options):
-            return True
+            odd = True
+        below = (*path, child.tag, "element") if many else (*path, child.tag)
+        if inner is not None and _unknown(child, inner, options, below, new, drop_new):
+            odd = True
         if inner is None and (len(child) or (child.attrib and not options.exclude_attributes)):
-            return True
-    return False
+            odd = True
+    return odd
 
 
 def _tree(record: str, ignore_namespace: bool = False) -> ET.Element | None:
@@ -184,11 +207,14 @@ def _tree(record: str, ignore_namespace: bool = False) -> ET.Element | None:
         return None
 
 
-def parse_record(record: str, options: XmlOptions, columns: Names
+def parse_record(record: str, options: XmlOptions, columns: Names,
+                 new: list[tuple[str, ...]] | None = None, drop_new: bool = False
                  ) -> tuple[dict[str, str | None], dict[str, str], list[str]] | None:
     """A record's top-level values: (plain values, structured values as XML, the structured
     columns (``columns``: their :func:`known_type`) holding a name their type does not know
-    or repeated where the type holds one); None when it is not well-formed."""
+    or repeated where the type holds one); None when it is not well-formed. ``new`` gets
+    the paths of the names inside columns their types do not know (``drop_new``: see
+    :func:`_unknown`)."""
     row = _tree(record, options.ignore_namespace)
     if row is None:
         return None
@@ -213,8 +239,9 @@ def parse_record(record: str, options: XmlOptions, columns: Names
             element.tail = None
         structured[tag] = "".join(ET.tostring(e, encoding="unicode") for e in elements)
         many, names = columns.get(tag, (True, None))
-        if (len(elements) > 1 and not many) or (
-                names is not None and any(_unknown(e, names, options) for e in elements)):
+        below = (tag, "element") if many and tag in columns else (tag,)
+        if (len(elements) > 1 and not many) or (names is not None and any(
+                [_unknown(e, names, options, below, new, drop_new) for e in elements])):
             odd.append(tag)
     return plain, structured, odd
 
@@ -225,6 +252,7 @@ class XmlRows:
 
     options: XmlOptions
     known: Names = field(default_factory=dict)  # the struct, array and map columns
+    drop_new: bool = False  # mode none: names inside columns their types lack are dropped
 
     def batches(self, fs: pafs.FileSystem, path: str, uri: str) -> Iterator[pa.Table]:
         import pyarrow as pa
@@ -245,13 +273,17 @@ class XmlRows:
         rows: list[dict[str, Any]] = []
         for record in xml_records(text, self.options.row_tag,
                                   any_prefix=self.options.ignore_namespace):
-            parsed = parse_record(record, self.options, self.known)
+            new: list[tuple[str, ...]] = []
+            parsed = parse_record(record, self.options, self.known, new, self.drop_new)
             if parsed is None:
-                rows.append({VALUE: record, TEXTS: None, XMLS: None, ODD: None, FILE: shown})
+                rows.append({VALUE: record, TEXTS: None, XMLS: None, ODD: None, NEW: None,
+                             FILE: shown})
             else:
                 plain, structured, odd = parsed
+                paths = sorted({json.dumps(p) for p in new}) or None
                 rows.append({VALUE: None, TEXTS: list(plain.items()),
-                             XMLS: list(structured.items()), ODD: odd or None, FILE: shown})
+                             XMLS: list(structured.items()), ODD: odd or None, NEW: paths,
+                             FILE: shown})
             if len(rows) >= BATCH_ROWS:
                 yield pa.Table.from_pylist(rows, schema=_arrow_schema())
                 rows = []
@@ -264,7 +296,7 @@ def _arrow_schema() -> pa.Schema:
 
     return pa.schema([(VALUE, pa.string()), (TEXTS, pa.map_(pa.string(), pa.string())),
                       (XMLS, pa.map_(pa.string(), pa.string())), (ODD, pa.list_(pa.string())),
-                      (FILE, pa.string())])
+                      (NEW, pa.list_(pa.string())), (FILE, pa.string())])
 
 
 def _spark_schema() -> StructType:
@@ -274,19 +306,21 @@ def _spark_schema() -> StructType:
     return T.StructType([T.StructField(VALUE, T.StringType()), T.StructField(TEXTS, text_map),
                          T.StructField(XMLS, text_map),
                          T.StructField(ODD, T.ArrayType(T.StringType())),
+                         T.StructField(NEW, T.ArrayType(T.StringType())),
                          T.StructField(FILE, T.StringType())])
 
 
 def records(spark: SparkSession, request: ReadRequest, files: Sequence[FileEntry], root: str,
-            schema: StructType | None) -> tuple[DataFrame, list[str]]:
-    """The parsed records of ``files`` (internal columns) and the partition column names."""
+            schema: StructType | None, drop_new: bool = False) -> tuple[DataFrame, list[str]]:
+    """The parsed records of ``files`` (internal columns) and the partition column names.
+    ``drop_new`` (mode ``none``): names inside columns that their types lack are dropped."""
     from ._tracked_rows import python_rows
 
     from pyspark.sql.types import ArrayType, MapType, StructType
 
     nested = {f.name: known_type(f.dataType) for f in (schema.fields if schema else [])
               if isinstance(f.dataType, (StructType, ArrayType, MapType))}
-    maker = XmlRows(XmlOptions.of(request), nested)
+    maker = XmlRows(XmlOptions.of(request), nested, drop_new)
     return python_rows(spark, files, root, _spark_schema(), maker,
                        recursive=request.flag("recursiveFileLookup"))
 
@@ -299,6 +333,9 @@ class KeyScan:
     keys: dict[str, int] = field(default_factory=dict)
     files: dict[str, list[str]] = field(default_factory=dict)
     corrupt: int = 0
+    #: names inside columns that their types do not know, by path (``("address", "zip")``)
+    fields: dict[tuple[str, ...], int] = field(default_factory=dict)
+    field_files: dict[tuple[str, ...], list[str]] = field(default_factory=dict)
 
 
 def scan(rows: DataFrame, names: Sequence[str]) -> KeyScan:
@@ -311,14 +348,21 @@ def scan(rows: DataFrame, names: Sequence[str]) -> KeyScan:
     if names:
         keys = F.array_except(keys, F.array(*[F.lit(n) for n in names]))
     keys = F.concat(keys, F.when(F.col(TEXTS).isNull(), F.array(F.lit(_CORRUPT_TOKEN)))
-                    .otherwise(empty))
+                    .otherwise(empty),
+                    F.transform(F.coalesce(F.col(NEW), empty),
+                                lambda p: F.concat(F.lit(_PATH_TOKEN), p)))
     found = (rows.select(F.explode(keys).alias("k"), F.col(FILE).alias("f"))
              .groupBy("k").agg(F.count(F.lit(1)).alias("n"), F.collect_set("f").alias("fs"))
              .collect())
     counts = {r["k"]: int(r["n"]) for r in found}
     corrupt = counts.pop(_CORRUPT_TOKEN, 0)
-    return KeyScan(counts, {r["k"]: sorted(r["fs"]) for r in found if r["k"] in counts},
-                   corrupt)
+    paths = {k: tuple(json.loads(k[len(_PATH_TOKEN):])) for k in counts
+             if k.startswith(_PATH_TOKEN)}
+    return KeyScan({k: n for k, n in counts.items() if k not in paths},
+                   {r["k"]: sorted(r["fs"]) for r in found
+                    if r["k"] in counts and r["k"] not in paths},
+                   corrupt, {p: counts[k] for k, p in paths.items()},
+                   {paths[r["k"]]: sorted(r["fs"]) for r in found if r["k"] in paths})
 
 
 def _quoted(name: str) -> str:
@@ -420,7 +464,9 @@ def read_tracked_xml(spark: SparkSession, request: ReadRequest, files: Sequence[
     from ._errors import guard, read_error, spark_errors
     from ._json_tracked import files_named
     from ._read import read_files
-    from ._schema_track import TrackedRead, _decided, _fields, _later_columns, _struct
+    from ..planning.schema_nested import path_text
+    from ._schema_track import (TrackedRead, _decided, _fields, _later_columns, _struct,
+                                _with_inside)
 
     options = dict(request.options)
     XmlOptions.of(request)  # rowTag is checked before any work
@@ -429,8 +475,9 @@ def read_tracked_xml(spark: SparkSession, request: ReadRequest, files: Sequence[
         frame = read_files(spark, chosen, root=root, format="xml", options=options)
         return {f.name: f.type for f in _fields(frame.schema)}
 
+    drop_new = tracking.mode == "none"
     rows, partitions = records(spark, request, files, root,
-                               _struct(tracked) if tracked is not None else None)
+                               _struct(tracked) if tracked is not None else None, drop_new)
     skip = {p for p in partitions} | set(reserved)
     try:
         found = scan(rows, [f.name for f in tracked or []])
@@ -460,8 +507,20 @@ def read_tracked_xml(spark: SparkSession, request: ReadRequest, files: Sequence[
 
         observed, inferred = _later_columns(tracked, sorted(keys), reserved, tracking.mode,
                                             types_of)
+    # Names inside tracked columns that their types do not know (address.zip): typed by
+    # inference over the files holding them when addNewColumns adds them.
+    inside = {p: n for p, n in sorted(found.fields.items()) if p[0] not in skip}
+    if inside and tracked is not None:
+        typed: dict[str, Any] = {}
+        if tracking.mode == "addNewColumns":
+            holding = files_named(files, sorted({f for p in inside
+                                                 for f in found.field_files[p]}))
+            typed = infer(holding if holding else files)
+            inferred = True
+        observed = _with_inside(observed, inside, typed)
+    counted = {**keys, **{path_text(p): n for p, n in inside.items()}}
     decision, pending, failed = _decided(spark, tracked, observed, tracking, skip=skip,
-                                         hints=hints, keys=keys, inferred=inferred,
+                                         hints=hints, keys=counted, inferred=inferred,
                                          record=record, version=version)
     if failed is not None:
         return failed
@@ -470,8 +529,8 @@ def read_tracked_xml(spark: SparkSession, request: ReadRequest, files: Sequence[
     column_keys = {name_key(n) for n in names}
     hidden = [k for k in sorted(keys) if k not in names
               and (tracking.mode != "none" or name_key(k) in column_keys)]
-    if tracked is None or decision.added:
-        rows, partitions = records(spark, request, files, root, schema)  # knows new columns
+    if tracked is None or decision.changed:  # knows new columns and nested fields
+        rows, partitions = records(spark, request, files, root, schema, drop_new)
     observation = Observation(f"lakemark_schema_{uuid.uuid4().hex}")
     frame = typed_frame(rows, schema, partitions, hidden,
                         rescued_column=tracking.rescued_data_column, options=options,
