@@ -5,7 +5,7 @@ Subcommands: ``ingest files`` (the zero-code incremental job), ``ingest s3-event
 API), ``bookmark show|history|reset|rewind|mark-processed``, ``runs list|show``,
 ``state prune`` (retention of old runs), ``schema show|reset`` (tracked source schemas),
 ``lineage extract|scan|analyze`` (static column lineage of Glue jobs), ``jobs list`` and
-``files find`` (the console's views of a store) and ``demo``.
+``files find`` (the console's views of a store), ``ui`` (the web console) and ``demo``.
 """
 
 from __future__ import annotations
@@ -47,6 +47,7 @@ _COMMANDS: dict[str, tuple[str, str]] = {
     "lineage": ("._lineage", "lineage"),
     "jobs": ("._jobs", "jobs"),
     "files": ("._files", "files"),
+    "ui": ("._ui", "ui"),
 }
 
 
