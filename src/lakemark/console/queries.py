@@ -199,14 +199,17 @@ class StateQueries:
         if not rows:
             return None
         run = self._run_json(rows[0])
-        run.update(self._totals([run_id])[run_id])
         counts = {ctx: (int(n), int(b or 0)) for ctx, n, b in self._rows(
             "SELECT ctx, COUNT(*), SUM(size) FROM run_files WHERE run_id = ? GROUP BY ctx",
             (run_id,))}
+        run.update(files=sum(n for n, _ in counts.values()),
+                   bytes=sum(b for _, b in counts.values()), rows=None)
         inputs = []
         for ctx, plan_json in self._rows(
                 "SELECT ctx, plan_json FROM run_plans WHERE run_id = ? ORDER BY ctx", (run_id,)):
             plan = json.loads(plan_json)
+            if plan.get("kind") == "sink" and isinstance(plan.get("rows"), int):
+                run["rows"] = (run["rows"] or 0) + plan["rows"]
             n, size = counts.get(ctx, (0, 0))
             inputs.append({"ctx": ctx, "kind": plan.get("kind", "source"),
                            "source": redact(str(plan.get("source") or plan.get("target") or "")),
@@ -224,11 +227,20 @@ class StateQueries:
         if pattern:
             cond, value = path_condition(self.dialect, "path", pattern)
             where, params = f"{where} AND {cond}", [run_id, value]
+        # counted apart: the count reads only the index (run_id, path, ctx), while a window
+        # count would fetch every matching row before the page
         total = self._rows(f"SELECT COUNT(*) FROM run_files WHERE {where}", params)[0][0]
         rows = self._rows(f"SELECT ctx, path, mtime, size FROM run_files WHERE {where} "
                           "ORDER BY path, ctx LIMIT ? OFFSET ?", [*params, limit, offset])
         items = [{"ctx": c, "path": p, "mtime": int(m), "size": int(s)} for c, p, m, s in rows]
         return Page(items, int(total), offset, limit)
+
+    def _total(self, rows: list[Any], count_sql: str, params: Sequence[Any]) -> int:
+        """The total a page's rows carry (``COUNT(*) OVER ()`` as their last column: one scan
+        for the page and its total); counted apart only for a page past the end."""
+        if rows:
+            return int(rows[0][-1])
+        return int(self._rows(count_sql, params)[0][0])
 
     # -- bookmarks and files --------------------------------------------------------------
     def bookmark_history(self, job_name: str, *, offset: int = 0, limit: int = 50) -> Page:
@@ -257,15 +269,19 @@ class StateQueries:
         if job_name is not None:
             self.require_job(job_name)
             where, params = f"{where} AND r.job_name = ?", [value, job_name]
-        join = "FROM run_files f JOIN runs r ON r.run_id = f.run_id"
-        total = self._rows(f"SELECT COUNT(*) {join} WHERE {where}", params)[0][0]
+        # Across jobs: run_files first (a CROSS JOIN keeps SQLite from scanning every run to
+        # look up its files; PostgreSQL plans it as the inner join it is). For one job: its
+        # runs first (by the runs_by_job index), then their files.
+        join = ("FROM runs r JOIN run_files f ON f.run_id = r.run_id WHERE" if job_name
+                else "FROM run_files f CROSS JOIN runs r WHERE r.run_id = f.run_id AND")
         rows = self._rows(
             f"SELECT f.path, f.ctx, f.mtime, f.size, r.run_id, r.job_name, r.run, r.status, "
-            f"r.started_at {join} WHERE {where} ORDER BY f.path, r.seq LIMIT ? OFFSET ?",
-            [*params, limit, offset])
+            f"r.started_at, COUNT(*) OVER () {join} {where} ORDER BY f.path, r.seq "
+            "LIMIT ? OFFSET ?", [*params, limit, offset])
+        total = self._total(rows, f"SELECT COUNT(*) {join} {where}", params)
         keys = ("path", "ctx", "mtime", "size", "run_id", "job_name", "run", "status",
                 "started_at")
-        return Page([dict(zip(keys, r, strict=True)) for r in rows], int(total), offset, limit)
+        return Page([dict(zip(keys, r[:-1], strict=True)) for r in rows], total, offset, limit)
 
     def chart_runs(self, job_name: str, *, limit: int = 200) -> list[dict[str, Any]]:
         """The job's last ``limit`` runs, oldest first: the points of its charts."""

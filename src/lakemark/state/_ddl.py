@@ -76,7 +76,7 @@ CREATE TABLE IF NOT EXISTS run_files (
     size {int} NOT NULL
 );
 CREATE INDEX IF NOT EXISTS run_files_by_run ON run_files (run_id, ctx);
-CREATE INDEX IF NOT EXISTS run_files_by_run_path ON run_files (run_id, path);
+CREATE INDEX IF NOT EXISTS run_files_by_run_path ON run_files (run_id, path, ctx, mtime, size);
 CREATE TABLE IF NOT EXISTS leases (
     job_name TEXT PRIMARY KEY,
     run_id TEXT NOT NULL,
