@@ -102,7 +102,7 @@ def calls(names: dict[str, Any]) -> dict[str, str]:
     """What a person (or a script) asks the console: label -> URL."""
     big, job, small = names["big_run"], names["mid_job"], names["small_run"]
     return {
-        "page: jobs (all)": "/",
+        "page: jobs (1,000, sorted by name, 200 shown)": "/",
         "page: jobs, filtered and sorted": "/?q=job-09&status=FAILED&sort=duration",
         "page: job (runs, charts, bookmarks)": f"/job?name={job}",
         "page: run (100,000 files, first page)": f"/run?id={big}",

@@ -1064,9 +1064,11 @@ def render_console(co: dict[str, Any] | None, add: Any) -> None:
     add(f"Target ≤ {co['target_ms']:.0f} ms per call (median): "
         + ("met" if co["meets_target"] else "**not met**") + f"; slowest median "
         f"{co['worst_median_ms']:.0f} ms, slowest single call {co['worst_max_ms']:.0f} ms. The "
-        "jobs list sums the files and bytes of every job's last run from the index "
-        "`run_files (run_id, path, ctx, mtime, size)`: its cost follows the files of the last "
-        "runs (here one of 100,000), not the number of runs. A substring or glob search across "
+        "jobs page reads every job's last run and last success (two index lookups a job), then "
+        "sums files and bytes of the 200 last runs it shows from the index "
+        "`run_files (run_id, path, ctx, mtime, size)`; `/api/jobs` (as `jobs list --json`) "
+        "sums them for all 1,000: that cost follows the files of the last runs (here one of "
+        "100,000), not the number of runs. A substring or glob search across "
         "all runs reads every recorded file name (a scan of that index), so it grows with the "
         "store; searches within one run or one job read only theirs.\n")
 

@@ -188,3 +188,19 @@ def test_ui_names_a_missing_store(tmp_path: Path) -> None:
     assert result.exit_code == 1 and "none.db" in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1
     assert not (tmp_path / "none.db").exists()
+
+
+def test_the_jobs_page_pages_after_filtering_and_sorting(tmp_path: Path) -> None:
+    from lakemark.console import app as console_app
+
+    store = SQLiteStore(tmp_path / "many.db")
+    for n in range(console_app.JOBS_PER_PAGE + 5):
+        add_run(store, f"job-{n:04d}", [f"/in/{n}.json"])
+    client = TestClient(create_app(store))
+    first = client.get("/").text
+    assert f"{console_app.JOBS_PER_PAGE + 5} job(s), 1–{console_app.JOBS_PER_PAGE} shown" in first
+    assert "job-0000" in first and "job-0204" not in first
+    rest = client.get("/", params={"offset": console_app.JOBS_PER_PAGE}).text
+    assert "job-0204" in rest and "job-0000" not in rest and "/in/" not in rest
+    assert "2.0 KiB" in rest  # the shown jobs' totals
+    store.close()

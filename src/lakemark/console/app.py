@@ -31,6 +31,8 @@ from .queries import StateQueries, UnknownJobError
 __all__ = ["TOKEN_COOKIE", "create_app", "plotly_js"]
 
 TOKEN_COOKIE = "lakemark_token"
+#: Jobs per page of the jobs page (filtered and sorted over all jobs first).
+JOBS_PER_PAGE = 200
 _TEMPLATES = Path(__file__).parent / "templates"
 
 
@@ -179,7 +181,8 @@ def create_app(store: StateStore, *, token: str | None = None,
 
     # -- pages ------------------------------------------------------------------------------
     def jobs_page(request: Request) -> Response:
-        jobs = queries().jobs()
+        q = queries()
+        jobs = q.jobs(totals=False)
         text = request.query_params.get("q", "")
         status = request.query_params.get("status", "")
         sort = request.query_params.get("sort", "name")
@@ -199,7 +202,10 @@ def create_app(store: StateStore, *, token: str | None = None,
             raise ConfigError(f"query parameter 'sort' must be one of {', '.join(keys)}, "
                               f"got {sort!r}")
         jobs.sort(key=keys[sort], reverse=sort in ("started", "duration"))
-        return page("jobs.html", jobs=jobs, q=text, status=status, sort=sort)
+        offset = max(_int_arg(request, "offset", 0), 0)
+        shown = q.add_totals(jobs[offset:offset + JOBS_PER_PAGE])
+        return page("jobs.html", jobs=shown, total=len(jobs), offset=offset,
+                    per_page=JOBS_PER_PAGE, q=text, status=status, sort=sort)
 
     def job_page(request: Request) -> Response:
         name = request.query_params.get("name", "")

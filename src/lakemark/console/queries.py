@@ -124,9 +124,11 @@ class StateQueries:
                 else "; the store has no jobs yet")
         raise UnknownJobError(f"no job {job_name!r} in {redact(self.store.url)}{hint}")
 
-    def jobs(self) -> list[dict[str, Any]]:
+    def jobs(self, *, totals: bool = True) -> list[dict[str, Any]]:
         """Every job with its last run (status, start, duration, files, bytes, rows),
-        its bookmark version, its last success and whether it is stale."""
+        its bookmark version, its last success and whether it is stale. ``totals=False``
+        leaves the last runs' files, bytes and rows out (:meth:`add_totals` adds them to the
+        jobs a page shows: summing a big run's files is the costly part)."""
         rows = self._rows(
             "SELECT n.job_name, j.version, j.updated_at, "
             "r.run_id, r.status, r.started_at, r.ended_at, s.run_id, s.ended_at "
@@ -137,22 +139,28 @@ class StateQueries:
             "LEFT JOIN runs s ON s.seq = (SELECT MAX(seq) FROM runs "
             "WHERE job_name = n.job_name AND status = 'SUCCEEDED') "
             "ORDER BY n.job_name")
-        totals = self._totals([r[3] for r in rows if r[3]])
         cutoff = self._now_s() - self.stale_after_s
         out = []
         for (name, version, updated, run_id, status, started, ended, ok_id, ok_ended) in rows:
             last = None
             if run_id:
                 last = {"run_id": run_id, "status": status, "started_at": started,
-                        "ended_at": ended, "duration_s": _duration_s(started, ended),
-                        **totals.get(run_id, _NO_TOTALS)}
+                        "ended_at": ended, "duration_s": _duration_s(started, ended)}
             seen = _epoch(ok_ended) if ok_ended else _epoch(started or updated)
             out.append({
                 "job_name": name, "bookmark_version": version or 0, "last_run": last,
                 "last_success_run_id": ok_id, "last_success_at": ok_ended,
                 "stale": seen is not None and seen < cutoff,
             })
-        return out
+        return self.add_totals(out) if totals else out
+
+    def add_totals(self, jobs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """``jobs`` (from :meth:`jobs`) with their last runs' files, bytes and rows."""
+        totals = self._totals([j["last_run"]["run_id"] for j in jobs if j["last_run"]])
+        for job in jobs:
+            if job["last_run"]:
+                job["last_run"].update(totals[job["last_run"]["run_id"]])
+        return jobs
 
     # -- runs -----------------------------------------------------------------------------
     def _totals(self, run_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
