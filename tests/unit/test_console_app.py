@@ -204,3 +204,39 @@ def test_the_jobs_page_pages_after_filtering_and_sorting(tmp_path: Path) -> None
     assert "job-0204" in rest and "job-0000" not in rest and "/in/" not in rest
     assert "2.0 KiB" in rest  # the shown jobs' totals
     store.close()
+
+
+def test_the_api_and_pages_on_postgresql() -> None:
+    import uuid
+
+    import psycopg
+    from pgtest import DATABASE, HOST as PGHOST, PORT, need_postgres, state_url
+
+    user = need_postgres()
+    schema = f"lm_console_app_{uuid.uuid4().hex[:12]}"
+    url = state_url(user) + f"?schema={schema}"
+    open_store(url).close()
+    writer = open_store(url)
+    try:
+        rid = add_run(writer, "orders", ["s3://b/in/x_1%.json", "s3://b/in/y.json"],
+                      fail=f"password={SECRET}")
+        store = open_store(url, read_only=True)
+        client = TestClient(create_app(store))
+        assert client.get("/api/jobs").json()[0]["last_run"]["files"] == 2
+        assert client.get("/api/files", params={"q": "x_1%"}).json()["items"][0]["run_id"] == rid
+        assert client.get("/api/files", params={"q": "*/?_1%.json"}).json()["total"] == 1
+        page = client.get("/run", params={"id": rid}).text
+        assert "FAILED" in page and SECRET not in page
+        store.close()
+    finally:
+        writer.close()
+        with psycopg.connect(host=PGHOST, port=PORT, dbname=DATABASE, user=user,
+                             autocommit=True) as conn:
+            conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+
+
+def test_which_hosts_count_as_loopback() -> None:
+    from lakemark.cli._ui import is_loopback
+
+    assert all(is_loopback(h) for h in ("127.0.0.1", "127.0.0.2", "::1", "localhost"))
+    assert not any(is_loopback(h) for h in ("0.0.0.0", "::", "192.168.1.5", "example.com"))
