@@ -69,7 +69,8 @@ def test_files_find_names_the_runs_that_took_a_file(tmp_path: Path) -> None:
 def test_a_mistyped_job_is_an_error_suggesting_names(tmp_path: Path) -> None:
     url, _ = filled(tmp_path)
     for args in (("runs", "list", "ordrs"), ("bookmark", "show", "ordrs"),
-                 ("bookmark", "history", "ordrs"), ("files", "find", "x", "--job", "ordrs")):
+                 ("schema", "show", "ordrs"), ("bookmark", "history", "ordrs"),
+                 ("files", "find", "x", "--job", "ordrs")):
         code, out, err = run(*args, "--state", url)
         assert code == 1, (args, out)
         assert "no job 'ordrs'" in err and "did you mean 'orders'" in err, (args, err)
