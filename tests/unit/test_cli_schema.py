@@ -51,4 +51,5 @@ def test_schema_show_of_an_unknown_job_says_so(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path / 'state.db'}"
     open_store(url).close()
     shown = CliRunner().invoke(cli, ["schema", "show", "nobody", "--state", url])
-    assert shown.exit_code == 0 and "no tracked schema" in shown.output
+    # a job the store has no record of at all is an error (tests/unit/test_cli_console.py)
+    assert shown.exit_code == 1 and "no job 'nobody'" in shown.stderr

@@ -107,7 +107,8 @@ def test_query_string_is_refused_for_writers_too(tmp_path: Path) -> None:
 def test_default_location_may_be_created(tmp_path: Path) -> None:
     result = CliRunner().invoke(cli, ["bookmark", "show", "orders", "--json"],
                                 env={"HOME": str(tmp_path), "LAKEMARK_STATE": None})
-    assert result.exit_code == 0, result.output
+    # created, and empty: a job it has no record of is an error, not an empty bookmark
+    assert result.exit_code == 1 and "the store has no jobs yet" in result.output, result.output
     assert (tmp_path / ".lakemark" / "state.db").is_file()
 
 

@@ -4,7 +4,8 @@ Subcommands: ``ingest files`` (the zero-code incremental job), ``ingest s3-event
 ``ingest s3-incremental`` (event-driven S3 ingestion), ``run`` (a script that uses the
 API), ``bookmark show|history|reset|rewind|mark-processed``, ``runs list|show``,
 ``state prune`` (retention of old runs), ``schema show|reset`` (tracked source schemas),
-``lineage extract|scan|analyze`` (static column lineage of Glue jobs) and ``demo``.
+``lineage extract|scan|analyze`` (static column lineage of Glue jobs), ``jobs list`` and
+``files find`` (the console's views of a store), ``ui`` (the web console) and ``demo``.
 """
 
 from __future__ import annotations
@@ -44,6 +45,9 @@ _COMMANDS: dict[str, tuple[str, str]] = {
     "schema": ("._schema", "schema"),
     "demo": ("._demo", "demo"),
     "lineage": ("._lineage", "lineage"),
+    "jobs": ("._jobs", "jobs"),
+    "files": ("._files", "files"),
+    "ui": ("._ui", "ui"),
 }
 
 

@@ -14,6 +14,7 @@ from rich.table import Table
 from ..state import StateStore, open_store, resolve_state_url
 from ._common import json_option, state_option
 from ._files_report import FILE_NOTE_KEYS, file_notes
+from ._jobs import known_job
 from ._output import console, fmt_ms, handle_errors, human_bytes, print_json, print_table
 
 
@@ -30,6 +31,7 @@ def runs() -> None:
 def list_runs(job_name: str, state_url: str | None, as_json: bool) -> None:
     """Every attempt of JOB, oldest first."""
     store = open_store(resolve_state_url(state_url), read_only=True)
+    known_job(store, job_name)
     records = store.list_runs(job_name)
     store.close()
     if as_json:

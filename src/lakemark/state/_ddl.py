@@ -61,6 +61,7 @@ CREATE TABLE IF NOT EXISTS runs (
 );
 CREATE INDEX IF NOT EXISTS runs_by_job ON runs (job_name, seq);
 CREATE INDEX IF NOT EXISTS runs_by_job_start ON runs (job_name, started_at);
+CREATE INDEX IF NOT EXISTS runs_by_job_status ON runs (job_name, status, seq);
 CREATE TABLE IF NOT EXISTS run_plans (
     run_id TEXT NOT NULL,
     ctx TEXT NOT NULL,
@@ -76,6 +77,7 @@ CREATE TABLE IF NOT EXISTS run_files (
 );
 CREATE INDEX IF NOT EXISTS run_files_by_run ON run_files (run_id, ctx);
 CREATE INDEX IF NOT EXISTS run_files_by_path ON run_files (path);
+CREATE INDEX IF NOT EXISTS run_files_by_run_path ON run_files (run_id, path, ctx, mtime, size);
 CREATE TABLE IF NOT EXISTS leases (
     job_name TEXT PRIMARY KEY,
     run_id TEXT NOT NULL,

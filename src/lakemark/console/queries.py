@@ -1,0 +1,300 @@
+"""One query layer over a state store for the CLI's views and the web console.
+
+Every answer is plain JSON-ready data (dicts, lists, :class:`Page`), read with a few indexed
+statements straight from the store's tables (``state/_ddl.py``), so a store with 1,000 jobs and
+100,000 runs answers in milliseconds and a run's 100,000 files page instead of loading whole.
+Nothing here writes. Errors and display text pass through :func:`lakemark.redaction.redact`
+(the store redacts on write; an older store's rows are redacted again on read).
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import datetime, UTC
+from typing import Any
+
+from ..errors import ConfigError, StateError
+from ..redaction import redact
+from ..state import StateStore
+from ._match import path_condition
+
+__all__ = ["DEFAULT_STALE_AFTER_S", "MAX_LIMIT", "Page", "StateQueries", "UnknownJobError",
+           "nearest_names"]
+
+#: A job whose last successful run ended longer ago than this (a day) is "stale".
+DEFAULT_STALE_AFTER_S = 24 * 3600.0
+#: The most rows one page may ask for.
+MAX_LIMIT = 1000
+#: Placeholders per ``IN (...)`` list (well under SQLite's limit).
+_CHUNK = 500
+
+
+class UnknownJobError(StateError):
+    """A job name the store has no record of (no bookmark, no run)."""
+
+
+@dataclass(frozen=True)
+class Page:
+    """One page of a longer list: ``items`` from ``offset``, of ``total`` in all."""
+
+    items: list[dict[str, Any]]
+    total: int
+    offset: int
+    limit: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {"items": self.items, "total": self.total, "offset": self.offset,
+                "limit": self.limit}
+
+
+def nearest_names(name: str, names: Iterable[str], n: int = 3) -> list[str]:
+    """The names closest to a mistyped ``name`` (difflib's ratio), best first."""
+    return difflib.get_close_matches(name, list(names), n=n, cutoff=0.5)
+
+
+def _epoch(iso: str | None) -> float | None:
+    return datetime.fromisoformat(iso).timestamp() if iso else None
+
+
+def _duration_s(started: str | None, ended: str | None) -> float | None:
+    a, b = _epoch(started), _epoch(ended)
+    return round(b - a, 3) if a is not None and b is not None else None
+
+
+def _paging(offset: int, limit: int) -> tuple[int, int]:
+    if offset < 0:
+        raise ConfigError(f"offset must be 0 or more, got {offset}")
+    if not 1 <= limit <= MAX_LIMIT:
+        raise ConfigError(f"limit must be between 1 and {MAX_LIMIT}, got {limit}")
+    return offset, limit
+
+
+def _chunks(items: Sequence[str]) -> Iterable[Sequence[str]]:
+    for i in range(0, len(items), _CHUNK):
+        yield items[i:i + _CHUNK]
+
+
+_RUN_COLS = ("run_id, job_name, run, attempt, status, bookmark_option, started_at, ended_at, "
+             "error, host, generation")
+
+
+class StateQueries:
+    """Read-only questions about one open store (SQLite or PostgreSQL).
+
+    ``now`` (epoch seconds; default: the clock) and ``stale_after_s`` decide which jobs are
+    stale: no successful run ended within ``stale_after_s`` of ``now``.
+    """
+
+    def __init__(self, store: StateStore, *, stale_after_s: float = DEFAULT_STALE_AFTER_S,
+                 now: float | None = None) -> None:
+        self.store = store
+        # The stores' shared read connection (state/_sql.py: reads outside a transaction,
+        # under the store's lock); every statement below uses ``?`` placeholders.
+        self._q = store._q  # type: ignore[attr-defined]
+        self.dialect = "postgresql" if store.url.lower().startswith("postgres") else "sqlite"
+        self.stale_after_s = stale_after_s
+        self._now = now
+
+    def _rows(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
+        return list(self._q.execute(sql, tuple(params)).fetchall())
+
+    def _now_s(self) -> float:
+        return self._now if self._now is not None else datetime.now(UTC).timestamp()
+
+    # -- jobs -----------------------------------------------------------------------------
+    def job_names(self) -> list[str]:
+        """Every job with a bookmark or a run, by name."""
+        return [r[0] for r in self._rows(
+            "SELECT job_name FROM jobs UNION SELECT DISTINCT job_name FROM runs ORDER BY 1")]
+
+    def require_job(self, job_name: str) -> None:
+        """UnknownJobError (naming the nearest known names) unless the store has a bookmark
+        or a run of ``job_name``."""
+        if self._rows("SELECT 1 FROM jobs WHERE job_name = ?", (job_name,)):
+            return
+        if self._rows("SELECT 1 FROM runs WHERE job_name = ? LIMIT 1", (job_name,)):
+            return
+        names = self.job_names()
+        near = nearest_names(job_name, names)
+        hint = (f"; did you mean {', '.join(repr(n) for n in near)}?" if near
+                else f"; {len(names)} job(s) known: `lakemark jobs list` shows them" if names
+                else "; the store has no jobs yet")
+        raise UnknownJobError(f"no job {job_name!r} in {redact(self.store.url)}{hint}")
+
+    def jobs(self, *, totals: bool = True) -> list[dict[str, Any]]:
+        """Every job with its last run (status, start, duration, files, bytes, rows),
+        its bookmark version, its last success and whether it is stale. ``totals=False``
+        leaves the last runs' files, bytes and rows out (:meth:`add_totals` adds them to the
+        jobs a page shows: summing a big run's files is the costly part)."""
+        rows = self._rows(
+            "SELECT n.job_name, j.version, j.updated_at, "
+            "r.run_id, r.status, r.started_at, r.ended_at, s.run_id, s.ended_at "
+            "FROM (SELECT job_name FROM jobs UNION SELECT DISTINCT job_name FROM runs) n "
+            "LEFT JOIN jobs j ON j.job_name = n.job_name "
+            "LEFT JOIN runs r ON r.seq = "
+            "(SELECT MAX(seq) FROM runs WHERE job_name = n.job_name) "
+            "LEFT JOIN runs s ON s.seq = (SELECT MAX(seq) FROM runs "
+            "WHERE job_name = n.job_name AND status = 'SUCCEEDED') "
+            "ORDER BY n.job_name")
+        cutoff = self._now_s() - self.stale_after_s
+        out = []
+        for (name, version, updated, run_id, status, started, ended, ok_id, ok_ended) in rows:
+            last = None
+            if run_id:
+                last = {"run_id": run_id, "status": status, "started_at": started,
+                        "ended_at": ended, "duration_s": _duration_s(started, ended)}
+            seen = _epoch(ok_ended) if ok_ended else _epoch(started or updated)
+            out.append({
+                "job_name": name, "bookmark_version": version or 0, "last_run": last,
+                "last_success_run_id": ok_id, "last_success_at": ok_ended,
+                "stale": seen is not None and seen < cutoff,
+            })
+        return self.add_totals(out) if totals else out
+
+    def add_totals(self, jobs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """``jobs`` (from :meth:`jobs`) with their last runs' files, bytes and rows."""
+        totals = self._totals([j["last_run"]["run_id"] for j in jobs if j["last_run"]])
+        for job in jobs:
+            if job["last_run"]:
+                job["last_run"].update(totals[job["last_run"]["run_id"]])
+        return jobs
+
+    # -- runs -----------------------------------------------------------------------------
+    def _totals(self, run_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
+        """run id -> files and bytes it took, and rows its sinks wrote (None: not recorded)."""
+        out: dict[str, dict[str, Any]] = {rid: dict(_NO_TOTALS) for rid in run_ids}
+        for chunk in _chunks(list(run_ids)):
+            marks = ",".join("?" * len(chunk))
+            for rid, files, size in self._rows(
+                    f"SELECT run_id, COUNT(*), SUM(size) FROM run_files WHERE run_id IN ({marks}) "
+                    "GROUP BY run_id", chunk):
+                out[rid]["files"], out[rid]["bytes"] = int(files), int(size or 0)
+            for rid, plan_json in self._rows(
+                    f"SELECT run_id, plan_json FROM run_plans WHERE run_id IN ({marks})", chunk):
+                plan = json.loads(plan_json)
+                if plan.get("kind") == "sink" and isinstance(plan.get("rows"), int):
+                    out[rid]["rows"] = (out[rid]["rows"] or 0) + plan["rows"]
+        return out
+
+    def _run_json(self, row: Sequence[Any]) -> dict[str, Any]:
+        keys = [c.strip() for c in _RUN_COLS.split(",")]
+        run = dict(zip(keys, row, strict=True))
+        run["error"] = redact(run["error"]) if run["error"] else None
+        run["duration_s"] = _duration_s(run["started_at"], run["ended_at"])
+        return run
+
+    def runs(self, job_name: str, *, offset: int = 0, limit: int = 50) -> Page:
+        """A job's runs, newest first, with files, bytes and rows; UnknownJobError for a job
+        the store does not know."""
+        offset, limit = _paging(offset, limit)
+        self.require_job(job_name)
+        total = self._rows("SELECT COUNT(*) FROM runs WHERE job_name = ?", (job_name,))[0][0]
+        rows = self._rows(f"SELECT {_RUN_COLS} FROM runs WHERE job_name = ? "
+                          "ORDER BY seq DESC LIMIT ? OFFSET ?", (job_name, limit, offset))
+        items = [self._run_json(r) for r in rows]
+        totals = self._totals([r["run_id"] for r in items])
+        for item in items:
+            item.update(totals[item["run_id"]])
+        return Page(items, int(total), offset, limit)
+
+    def run(self, run_id: str) -> dict[str, Any] | None:
+        """One run with its totals and what it recorded per ctx (sources and sinks, their
+        files counted, not listed); None if the store has no such run."""
+        rows = self._rows(f"SELECT {_RUN_COLS} FROM runs WHERE run_id = ?", (run_id,))
+        if not rows:
+            return None
+        run = self._run_json(rows[0])
+        counts = {ctx: (int(n), int(b or 0)) for ctx, n, b in self._rows(
+            "SELECT ctx, COUNT(*), SUM(size) FROM run_files WHERE run_id = ? GROUP BY ctx",
+            (run_id,))}
+        run.update(files=sum(n for n, _ in counts.values()),
+                   bytes=sum(b for _, b in counts.values()), rows=None)
+        inputs = []
+        for ctx, plan_json in self._rows(
+                "SELECT ctx, plan_json FROM run_plans WHERE run_id = ? ORDER BY ctx", (run_id,)):
+            plan = json.loads(plan_json)
+            if plan.get("kind") == "sink" and isinstance(plan.get("rows"), int):
+                run["rows"] = (run["rows"] or 0) + plan["rows"]
+            n, size = counts.get(ctx, (0, 0))
+            inputs.append({"ctx": ctx, "kind": plan.get("kind", "source"),
+                           "source": redact(str(plan.get("source") or plan.get("target") or "")),
+                           "status": plan.get("status"), "rows": plan.get("rows"),
+                           "files": n, "bytes": size})
+        run["inputs"] = inputs
+        return run
+
+    def run_files(self, run_id: str, *, pattern: str | None = None, offset: int = 0,
+                  limit: int = 100) -> Page:
+        """The files a run took, by path (a page), optionally only those matching
+        ``pattern`` (a substring, or a glob with ``*``/``?``: :mod:`._match`)."""
+        offset, limit = _paging(offset, limit)
+        where, params = "run_id = ?", [run_id]
+        if pattern:
+            cond, value = path_condition(self.dialect, "path", pattern)
+            where, params = f"{where} AND {cond}", [run_id, value]
+        # counted apart: the count reads only the index (run_id, path, ctx), while a window
+        # count would fetch every matching row before the page
+        total = self._rows(f"SELECT COUNT(*) FROM run_files WHERE {where}", params)[0][0]
+        rows = self._rows(f"SELECT ctx, path, mtime, size FROM run_files WHERE {where} "
+                          "ORDER BY path, ctx LIMIT ? OFFSET ?", [*params, limit, offset])
+        items = [{"ctx": c, "path": p, "mtime": int(m), "size": int(s)} for c, p, m, s in rows]
+        return Page(items, int(total), offset, limit)
+
+    def _total(self, rows: list[Any], count_sql: str, params: Sequence[Any]) -> int:
+        """The total a page's rows carry (``COUNT(*) OVER ()`` as their last column: one scan
+        for the page and its total); counted apart only for a page past the end."""
+        if rows:
+            return int(rows[0][-1])
+        return int(self._rows(count_sql, params)[0][0])
+
+    # -- bookmarks and files --------------------------------------------------------------
+    def bookmark_history(self, job_name: str, *, offset: int = 0, limit: int = 50) -> Page:
+        """The job's bookmark versions, newest first, with the run that made each."""
+        offset, limit = _paging(offset, limit)
+        self.require_job(job_name)
+        total = self._rows("SELECT COUNT(*) FROM bookmark_versions WHERE job_name = ?",
+                           (job_name,))[0][0]
+        rows = self._rows(
+            "SELECT version, run, attempt, run_id, reason, made_by_run_id, created_at, "
+            "state_json FROM bookmark_versions WHERE job_name = ? "
+            "ORDER BY version DESC LIMIT ? OFFSET ?", (job_name, limit, offset))
+        items = [{"version": v, "run": run, "attempt": att, "run_id": rid,
+                  "reason": redact(reason) if reason else None, "made_by_run_id": made,
+                  "created_at": at, "ctxs": sorted(json.loads(state))}
+                 for v, run, att, rid, reason, made, at, state in rows]
+        return Page(items, int(total), offset, limit)
+
+    def find_files(self, pattern: str, *, job_name: str | None = None, offset: int = 0,
+                   limit: int = 100) -> Page:
+        """Which run took which file: every recorded take of a path matching ``pattern``
+        (substring or glob), across jobs or of one job, by path then oldest run first."""
+        offset, limit = _paging(offset, limit)
+        cond, value = path_condition(self.dialect, "f.path", pattern)
+        where, params = cond, [value]
+        if job_name is not None:
+            self.require_job(job_name)
+            where, params = f"{where} AND r.job_name = ?", [value, job_name]
+        # Across jobs: run_files first (a CROSS JOIN keeps SQLite from scanning every run to
+        # look up its files; PostgreSQL plans it as the inner join it is). For one job: its
+        # runs first (by the runs_by_job index), then their files.
+        join = ("FROM runs r JOIN run_files f ON f.run_id = r.run_id WHERE" if job_name
+                else "FROM run_files f CROSS JOIN runs r WHERE r.run_id = f.run_id AND")
+        rows = self._rows(
+            f"SELECT f.path, f.ctx, f.mtime, f.size, r.run_id, r.job_name, r.run, r.status, "
+            f"r.started_at, COUNT(*) OVER () {join} {where} ORDER BY f.path, r.seq "
+            "LIMIT ? OFFSET ?", [*params, limit, offset])
+        total = self._total(rows, f"SELECT COUNT(*) {join} {where}", params)
+        keys = ("path", "ctx", "mtime", "size", "run_id", "job_name", "run", "status",
+                "started_at")
+        return Page([dict(zip(keys, r[:-1], strict=True)) for r in rows], total, offset, limit)
+
+    def chart_runs(self, job_name: str, *, limit: int = 200) -> list[dict[str, Any]]:
+        """The job's last ``limit`` runs, oldest first: the points of its charts."""
+        page = self.runs(job_name, limit=min(limit, MAX_LIMIT))
+        return list(reversed(page.items))
+
+
+_NO_TOTALS: dict[str, Any] = {"files": 0, "bytes": 0, "rows": None}

@@ -1,0 +1,121 @@
+"""The web console in a real browser: `lakemark ui` as a process on a free loopback port,
+driven by Playwright through Debian's Chromium (/usr/bin/chromium, never a downloaded one).
+
+Open the jobs page, click into a job (its charts are drawn), a run and a file, search a run's
+files and search which run took a file, checking the text a person sees on each page. Set
+LAKEMARK_UPDATE_SCREENSHOT=1 to refresh docs/console-*.png."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from test_console_app import add_run
+from test_lineage_html_render import ROOT, chromium
+
+from lakemark.state.sqlite import SQLiteStore
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def wait_listening(proc: subprocess.Popen[bytes], port: int, limit_s: float = 60.0) -> None:
+    """Until the server accepts connections (or fail with its output if it ended)."""
+    deadline = time.monotonic() + limit_s
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise AssertionError(f"lakemark ui ended: {proc.communicate()}")
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return
+        except OSError:
+            time.sleep(0.05)
+    raise AssertionError(f"lakemark ui did not listen on {port} within {limit_s}s")
+
+
+@pytest.fixture
+def console_url(tmp_path: Path) -> Iterator[tuple[str, dict[str, str]]]:
+    store = SQLiteStore(tmp_path / "s.db")
+    ids = {}
+    for n in range(6):  # a history worth a chart: one failure among them
+        ids[f"o{n}"] = add_run(store, "orders-to-lake",
+                               [f"s3://landing/orders/2026/11/{n:02d}/part-{i:04d}.json"
+                                for i in range(40 * (n + 1))],
+                               fail="S3 read failed: 503 SlowDown" if n == 3 else None)
+    ids["c0"] = add_run(store, "clicks <daily>", ["s3://landing/clicks/a.json",
+                                                   "s3://landing/orders/2026/11/00/part-0007.json"])
+    store.close()
+    port = free_port()
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    proc = subprocess.Popen([sys.executable, "-m", "lakemark", "ui", "--state",
+                             f"sqlite:///{tmp_path}/s.db", "--port", str(port)],
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        wait_listening(proc, port)
+        yield f"http://127.0.0.1:{port}", ids
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+
+
+def test_an_operator_finds_a_run_and_a_file_in_chromium(console_url: tuple[str, dict[str, str]],
+                                                        tmp_path: Path) -> None:
+    from playwright.sync_api import expect, sync_playwright
+
+    url, ids = console_url
+    shots: dict[str, Path] = {}
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=chromium(), headless=True)
+        page = browser.new_page(viewport={"width": 1400, "height": 900})
+        page.goto(url + "/")
+        expect(page.locator("h1")).to_have_text("Jobs")
+        row = page.locator("#jobs tbody tr", has_text="orders-to-lake")
+        expect(row).to_contain_text("SUCCEEDED")
+        expect(page.locator("#jobs")).to_contain_text("clicks <daily>")  # a name shown as text
+        shots["jobs"] = tmp_path / "jobs.png"
+        page.screenshot(path=shots["jobs"])
+
+        row.get_by_role("link", name="orders-to-lake").click()
+        expect(page.locator("#job-name")).to_have_text("orders-to-lake")
+        expect(page.locator("#chart-duration svg.main-svg").first).to_be_visible()
+        expect(page.locator("#chart-bytes svg.main-svg").first).to_be_visible()
+        expect(page.locator("#runs tbody tr")).to_have_count(6)
+        expect(page.locator("#runs")).to_contain_text("S3 read failed: 503 SlowDown")
+        expect(page.locator("#bookmarks tbody tr").first).to_contain_text("v6")
+        shots["job"] = tmp_path / "job.png"
+        page.screenshot(path=shots["job"], full_page=True)
+
+        page.get_by_role("link", name=ids["o1"]).first.click()
+        expect(page.locator("#run-status")).to_have_text("SUCCEEDED")
+        expect(page.locator("#files-count")).to_have_text("80 file(s)")
+        page.get_by_label("search files").fill("part-0007")
+        page.get_by_role("button", name="Search").click()
+        expect(page.locator("#files-count")).to_have_text("1 file(s) matching")
+        shots["run"] = tmp_path / "run.png"
+        page.screenshot(path=shots["run"], full_page=True)
+
+        path = "s3://landing/orders/2026/11/01/part-0007.json"
+        page.get_by_role("link", name=path).click()  # which runs took this file?
+        expect(page.locator("#takes-count")).to_contain_text("1 take(s)")
+        expect(page.locator("#takes")).to_contain_text(ids["o1"])
+
+        page.get_by_label("file pattern").fill("*/part-0007.json")
+        page.get_by_role("button", name="Search").click()
+        expect(page.locator("#takes-count")).to_contain_text("7 take(s)")
+        expect(page.locator("#takes")).to_contain_text("clicks <daily>")
+        shots["search"] = tmp_path / "search.png"
+        page.screenshot(path=shots["search"], full_page=True)
+        browser.close()
+    for name, shot in shots.items():
+        assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+        if os.environ.get("LAKEMARK_UPDATE_SCREENSHOT"):
+            (ROOT / "docs" / f"console-{name}.png").write_bytes(shot.read_bytes())
