@@ -13,7 +13,8 @@ The layers are DESIGN.md's (and docs/architecture.md's):
        _recorded                          writers, kept for lakemark's terminal calls)
     5  job, _heartbeat, _tracked_read,   the run lifecycle (job.py: class Job; its parts:
        _job_files, _job_replay,          file sources, retries/pinning, sinks, the lease,
-       _job_sinks, _job_lease, _job_keys  shared record keys)
+       _job_sinks, _job_lease, _job_keys, shared record keys; set-aside input files)
+       _quarantine, _quarantine_ingest
     6  glue, events, lineage, ingest     Glue facade; S3 events; lineage; file ingestion
     7  cli                               parses, calls, prints
     8  lakemark/__init__, __main__       the public surface
@@ -39,7 +40,8 @@ LAYERS = {
     "sources": 4, "sinks": 4, "spark": 4, "spark_io": 4, "tables": 4, "_jvm_stderr": 4,
     "_class_cache": 4, "_recorded": 4,
     "job": 5, "_heartbeat": 5, "_tracked_read": 5, "_cleanup": 5, "_job_keys": 5,
-    "_job_files": 5, "_job_replay": 5, "_job_sinks": 5, "_job_lease": 5,
+    "_job_files": 5, "_job_replay": 5, "_job_sinks": 5, "_job_lease": 5, "_quarantine": 5,
+    "_quarantine_ingest": 5,
     "glue": 6, "events": 6, "lineage": 6, "ingest": 6,
     "cli": 7,
     "__init__": 8, "__main__": 8,
