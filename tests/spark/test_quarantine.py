@@ -251,3 +251,35 @@ def test_the_command_prints_lakemark_lines_not_java_stack_traces(tmp_path: Path)
     assert "Exception" not in out.stderr, out.stderr
     last = out.stderr.strip().splitlines()[-1]
     assert "2 source file(s) could not be read and were set aside" in last, out.stderr
+
+
+def test_a_glue_script_with_bookmarks_sets_damaged_files_aside(
+        spark: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """from_options with a transformation_ctx reads through the job: a truncated file is set
+    aside, the good one is read, and the next run takes neither again."""
+    from lakemark.glue import GlueContext
+    from lakemark.glue.job import Job as GlueJob
+    from lakemark.state import open_store
+
+    state = tmp_path / "state.db"
+    monkeypatch.setenv("LAKEMARK_STATE", f"sqlite:///{state}")
+    src = tmp_path / "in"
+    write("parquet", src / "good.parquet", 0, 3)
+    truncate(write("parquet", src / "cut.parquet", 10, 100))
+    glue = GlueContext(spark.sparkContext)
+
+    def run() -> list[int]:
+        job = GlueJob(glue)
+        job.init("g", {"job_bookmark_option": "job-bookmark-enable"})
+        frame = glue.create_dynamic_frame.from_options(
+            connection_type="s3", connection_options={"paths": [str(src)]}, format="parquet",
+            transformation_ctx="src")
+        ids = sorted(r["id"] for r in frame.toDF().collect())
+        job.commit()
+        return ids
+
+    assert run() == [0, 1, 2]
+    assert run() == []
+    store = open_store(f"sqlite:///{state}")
+    assert [Path(q.path).name for q in store.quarantined("g")] == ["cut.parquet"]
+    store.close()
