@@ -283,3 +283,27 @@ def test_a_glue_script_with_bookmarks_sets_damaged_files_aside(
     store = open_store(f"sqlite:///{state}")
     assert [Path(q.path).name for q in store.quarantined("g")] == ["cut.parquet"]
     store.close()
+
+
+def test_an_untracked_read_leaves_the_damaged_file_out(lake: Lake, spark: Any) -> None:
+    """Without a ctx every run reads everything: the set-aside file is left out each time."""
+    from lakemark import Job
+    from lakemark.state import open_store
+
+    write("parquet", lake.src / "good.parquet", 0, 3)
+    truncate(write("parquet", lake.src / "cut.parquet", 10, 100))
+    store = open_store(lake.state)
+    for _ in range(2):
+        with Job("u", state=store, spark=spark) as job:
+            frame = job.read_files(str(lake.src), format="parquet")
+            assert sorted(r["id"] for r in frame.collect()) == [0, 1, 2]
+    assert [Path(q.path).name for q in store.quarantined("u")] == ["cut.parquet"]
+    store.close()
+
+
+def test_clean_up_leaves_set_aside_files_in_place(lake: Lake, tmp_path: Path) -> None:
+    write("json", lake.src / "a.json", 0, 2)
+    (lake.src / "loop.json").symlink_to(lake.src / "loop.json")
+    lake.ingest("--clean-source", "delete", code=3)
+    assert not (lake.src / "a.json").exists()
+    assert (lake.src / "loop.json").is_symlink()
