@@ -136,10 +136,12 @@ class QuarantineRecords:
 
     def _mark_retried(self, db: Any, job_name: str, run_id: str,
                       retried: Mapping[str, Sequence[str]]) -> None:
-        """Inside a run's commit transaction: the files the run took again are done."""
+        """Inside a run's commit transaction: the set-aside files the run took again are done
+        (marked for retry, or changed since and read; never one this run set aside itself)."""
         now = _now()
         for ctx, paths in retried.items():
             for path in paths:
                 db.execute("UPDATE quarantine SET status = 'retried', retried_by = ?, "
                            "updated_at = ? WHERE job_name = ? AND ctx = ? AND path = ? "
-                           "AND status IN ('open', 'retry')", (run_id, now, job_name, ctx, path))
+                           "AND status IN ('open', 'retry') AND run_id <> ?",
+                           (run_id, now, job_name, ctx, path, run_id))
