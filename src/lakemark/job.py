@@ -438,6 +438,10 @@ class Job:
         timestamp") fix the types of columns as they enter the tracked schema. See
         docs/schema.md.
 
+        A planned file that cannot be read (damaged, truncated, a broken link, a record over
+        the size limit) is set aside rather than failing the run again and again: see the
+        job's ``bad_files`` policy and docs/bookmarks.md, "Quarantine".
+
         ``clean_source`` (``off``, ``delete`` or ``archive``; needs a ``ctx``) removes the files
         this run took once the run has committed — deleted, or moved under ``archive_to`` (a
         folder or ``s3://`` prefix outside the source) at their path relative to the source;
