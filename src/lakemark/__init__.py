@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
+from ._quarantine import BadFilePolicy, QuarantineExceeded
 from .job import Job, JobEvent, add_job_observer
 from .redaction import install_log_redaction
 
@@ -65,6 +66,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "__version__",
+    "BadFilePolicy",
     "CommitConflict",
     "ConfigError",
     "EnvironmentProblem",
@@ -74,6 +76,7 @@ __all__ = [
     "LakemarkError",
     "LeaseError",
     "LeaseLost",
+    "QuarantineExceeded",
     "ReadError",
     "SinkError",
     "SourceError",

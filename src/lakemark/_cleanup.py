@@ -94,9 +94,11 @@ def intent(spec: CleanSpec, ctx: str, roots: Sequence[str], files: Sequence[File
 
 def record_intents(job: Job, record: RunRecord) -> None:
     """Record, just before ``job`` commits, the clean-up of each of its sources that asked for
-    one and took files: the commit makes these intents count (never a run that did not)."""
+    one and took files: the commit makes these intents count (never a run that did not).
+    Files the run set aside (_quarantine.py) stay where they are, for a retry."""
     for ctx, spec in job._clean.items():
-        files = job.plans[ctx].files
+        aside = {q.entry.path for q in job.set_aside.get(ctx, [])}
+        files = tuple(f for f in job.plans[ctx].files if f.path not in aside)
         if files:
             job.store.record_plan(record.run_id, CLEAN_PREFIX + ctx,
                                   intent(spec, ctx, job._roots[ctx], files), files)

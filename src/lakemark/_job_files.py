@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from .errors import ConfigError, SourceError
@@ -25,6 +26,7 @@ from ._exact_read import fresh_plan, plan_report
 from ._fault import fault_point
 from .state.manifest import SourceManifest
 from ._job_replay import pinned_inputs, pinned_plan, replay_case_of
+from ._quarantine import ReadArgs, add_retries, remember_read, screen
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -102,6 +104,7 @@ def plan_source(
             plan = pinned_plan(job, ctx, pinned, files)
         else:  # earlier takes and the policy for modified files: _exact_read
             plan, deferred = fresh_plan(job, ctx, previous, files, listed_at, options)
+    plan = add_retries(job, key, files, plan)  # set-aside files marked for retry (_quarantine)
     recorded = SourceManifest(
         kind="files",
         source=source,
@@ -158,6 +161,15 @@ def read_plan(job: Job, roots: Sequence[str], plan: FilePlan, *, format: str,
                tracking: SchemaTracking | None = None) -> DataFrame:
     from .sources import read_files
 
+    key = ctx if ctx is not None else next(
+        (k for k, p in job.plans.items() if p is plan), "(untracked)")
+    planned = len(plan.files)
+    # Files that cannot be read are set aside, never allowed to stick the run (_quarantine).
+    plan = replace(plan, files=tuple(screen(job, key, plan.files, format=format,
+                                            options=options)))
+    if len(roots) == 1 or base_path is not None:
+        remember_read(job, key, ReadArgs(plan.files, planned, base_path or roots[0], format,
+                                         dict(options or {}), mode))
     if tracking is not None:  # the tracked schema decides before the run counts as read
         from ._tracked_read import read_with_tracking
 

@@ -18,12 +18,15 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ._exact_read import forget_sink
+from ._quarantine import BadFilePolicy, QuarantinedFile
 from .errors import ChangedDuringRun, ConfigError
 from .job import Job, JobEvent
 from .planning import DEFAULT_MAX_BAND_MS, FileOptions
 from .planning.schema import EVOLUTION_OFF
 
 if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
+
     from .planning import FilePlan
     from .sinks import WriteResult
     from .state import Bookmark, RunRecord, StateStore
@@ -82,8 +85,20 @@ class IngestOptions:
     clean_source: str = "off"
     archive_to: str | None = None
     clean_source_retention: str | None = None
+    on_bad_file: str = "quarantine"
+    max_bad_files: str | None = None
+    max_record_bytes: str | None = None
     verbose: bool = False
     on_modified: str = "retake"
+
+    def bad_file_policy(self) -> BadFilePolicy:
+        """What the run does with input files it cannot read (``--on-bad-file``,
+        ``--max-bad-files``, ``--max-record-bytes``; IngestOptionError for a bad value)."""
+        try:
+            return BadFilePolicy.parse(self.on_bad_file, self.max_bad_files,
+                                       self.max_record_bytes)
+        except ConfigError as exc:
+            raise IngestOptionError(str(exc)) from None
 
     def evolution_mode(self) -> str | None:
         """The schema evolution mode the source is read with (None: not tracked):
@@ -140,6 +155,7 @@ class IngestOptions:
         """Check everything that can be checked before any work and any state change (the
         options together, the source, the reader and the writer); the writer options."""
         self.file_options()
+        self.bad_file_policy()
         writer = self.writer_options()
         if self.schema_evolution is not None and self.evolution_mode() is not None:
             from .sources._schema_track import TRACKED_FORMATS
@@ -218,6 +234,14 @@ class IngestResult:
     write: WriteResult | None
     inputs: Mapping[str, Mapping[str, Any]]
     cleanups: list[dict[str, Any]] = field(default_factory=list)
+    #: Source files set aside because they cannot be read (``earlier``: by an earlier run or
+    #: attempt; this run only left them out).
+    quarantined: list[QuarantinedFile] = field(default_factory=list)
+
+    @property
+    def newly_quarantined(self) -> list[QuarantinedFile]:
+        """The files this run set aside itself (what exit status 3 reports)."""
+        return [q for q in self.quarantined if not q.earlier]
 
     @property
     def sink(self) -> Mapping[str, Any]:
@@ -249,6 +273,8 @@ class IngestResult:
             "corrupt_records": int(self.sink.get("corrupt_records") or 0),
             "rejected_file": self.sink.get("rejected_file"),
             **files_report(self.inputs.get(SOURCE_CTX, {})),
+            "quarantined_files": len(self.newly_quarantined),
+            "quarantined": [q.to_json() for q in self.quarantined],
         }
         tracked = self.tracked_schema
         if tracked is not None:
@@ -307,7 +333,7 @@ def ingest_files(options: IngestOptions, store: StateStore, *,
     sink_options = dict(writer) if writer is not None else opts.check()
     job = Job(opts.job_name, state=store, bookmark=opts.bookmark,
               from_run_id=opts.from_run_id, to_run_id=opts.to_run_id, force=opts.force,
-              on_event=on_event)
+              on_event=on_event, bad_files=opts.bad_file_policy())
     with job:
         plan = job.plan_files(
             opts.source,
@@ -331,18 +357,28 @@ def ingest_files(options: IngestOptions, store: StateStore, *,
             from .spark import get_spark
 
             get_spark(opts.master, verbose=opts.verbose)  # the session the job picks up
-            df = job.read_planned(
-                SOURCE_CTX, format=opts.format, options=dict(opts.reader_options),
-                mode=opts.mode.upper(),
-                schema_evolution=opts.evolution_mode() or EVOLUTION_OFF,
-                rescued_data_column=opts.rescued_data_column, schema_hints=_hints(opts, store))
-            try:
-                result = job.write(
+            from ._quarantine_ingest import write_setting_aside
+
+            def read() -> DataFrame:
+                return job.read_planned(
+                    SOURCE_CTX, format=opts.format, options=dict(opts.reader_options),
+                    mode=opts.mode.upper(),
+                    schema_evolution=opts.evolution_mode() or EVOLUTION_OFF,
+                    rescued_data_column=opts.rescued_data_column,
+                    schema_hints=_hints(opts, store))
+
+            def write(df: DataFrame) -> WriteResult:
+                return job.write(
                     df, opts.target, format=opts.target_format, mode=opts.write_mode,
                     partition_by=opts.partition_by, ctx=TARGET_CTX, options=sink_options,
                     merge_keys=list(opts.merge_keys) or None, delete_when=opts.delete_when,
                     order_by=list(opts.order_by) or None, iceberg_catalog=opts.iceberg_catalog,
                 )
+
+            try:
+                # A file that breaks the read while writing is set aside and the run's read
+                # and write are done again without it (_quarantine_ingest.py).
+                result = write_setting_aside(job, SOURCE_CTX, f"sink:{TARGET_CTX}", read, write)
                 break
             except ChangedDuringRun:
                 # Files changed while read: out of the run (_exact_read), read again without
@@ -353,5 +389,5 @@ def ingest_files(options: IngestOptions, store: StateStore, *,
     record = store.get_run(job.run.run_id)
     inputs = {i.ctx: i.plan for i in store.run_inputs(record.run_id)}
     return IngestResult(opts, record, store.get_bookmark(opts.job_name), plan, result, inputs,
-                        list(job.cleanups))
+                        list(job.cleanups), list(job.set_aside.get(SOURCE_CTX, [])))
 

@@ -30,6 +30,8 @@ from ._job_replay import pinned_inputs, replay_case_of
 from ._job_sinks import write_frame
 from ._job_keys import GENERATION_KEY, RUN_ID_KEY, UNTRACKED  # noqa: F401 - re-exported
 from ._heartbeat import Heartbeat, default_interval, held_runs
+from ._quarantine import (BadFilePolicy, QuarantinedFile, ReadArgs, pin_after_failure,
+                          retried_paths)
 from .errors import ConfigError, LeaseLost, SourceError, StateError
 from .planning import (
     DEFAULT_FULL_LISTING_EVERY,
@@ -103,6 +105,11 @@ class Job:
     ``heartbeat_interval_s`` (default a tenth of ``lease_timeout_s``, at most 60 s; 0: none);
     a run whose lease was taken over is refused every state change (LeaseLost), and a commit
     that fails ends the run as a failed attempt and releases the lease (docs/bookmarks.md).
+
+    ``bad_files`` (:class:`~lakemark.BadFilePolicy`): what a read does with planned files
+    that cannot be read — by default they are set aside (quarantined) and the run goes on
+    with the others; ``BadFilePolicy("fail")`` fails the run naming the file, and
+    ``max_bad_files`` fails a run that sets aside too many (docs/bookmarks.md, "Quarantine").
     """
 
     def __init__(
@@ -118,6 +125,7 @@ class Job:
         force: bool = False,
         on_event: Callable[[JobEvent], None] | None = None,
         heartbeat_interval_s: float | None = None,
+        bad_files: BadFilePolicy | None = None,
     ) -> None:
         if not isinstance(name, str) or not name.strip():
             raise ConfigError("job name must be a non-empty string")
@@ -169,6 +177,12 @@ class Job:
         self._roots: dict[str, list[str]] = {}
         self._empty_reads: dict[int, DataFrame] = {}  # id → frame of a source that took no file
         self._clean: dict[str, CleanSpec] = {}  # ctx -> clean-up after the commit
+        #: Input files that cannot be read (_quarantine.py): the policy, what this run set
+        #: aside per source, the set-aside files it takes again, and how each source was read.
+        self.bad_files = bad_files or BadFilePolicy()
+        self.set_aside: dict[str, list[QuarantinedFile]] = {}
+        self._retrying: dict[str, set[str]] = {}
+        self._reads: dict[str, ReadArgs] = {}
         #: What the clean-up after this run's commit did (one record per entry; _cleanup.py).
         self.cleanups: list[dict[str, Any]] = []
         # Observers of every job (runtime lineage subscribes here; see add_job_observer).
@@ -247,6 +261,7 @@ class Job:
                 # Bad input found while planning: nothing was read, the bookmark stays.
                 self.fail(exc, update_bookmark=False)
             else:
+                pin_after_failure(self, exc)  # a file that broke the read: the retry goes without it
                 self.fail(exc)
         except StateError as again:
             # The store failed too (a full disk, a lost connection): the run's own error is
@@ -270,7 +285,7 @@ class Job:
             self._stop_heartbeat(check=True)
             bookmark = self.store.commit_run(
                 record.run_id, self._pending, update_bookmark=self._updates_bookmark(record),
-                schemas=self._pending_schemas,
+                schemas=self._pending_schemas, retried=retried_paths(self),
             )
         except BaseException as exc:
             self._fail_after_commit_error(record, exc)
@@ -440,6 +455,10 @@ class Job:
         go to the ``rescued_data_column`` (None: none); ``schema_hints`` (DDL, "id bigint, ts
         timestamp") fix the types of columns as they enter the tracked schema. See
         docs/schema.md.
+
+        A planned file that cannot be read (damaged, truncated, a broken link, a record over
+        the size limit) is set aside rather than failing the run again and again: see the
+        job's ``bad_files`` policy and docs/bookmarks.md, "Quarantine".
 
         ``clean_source`` (``off``, ``delete`` or ``archive``; needs a ``ctx``) removes the files
         this run took once the run has committed — deleted, or moved under ``archive_to`` (a

@@ -8,7 +8,7 @@ so that its file takes the exact read path), and ingests each run into a Delta t
 tracked schema. Then every leaf value of every input record must be in the table at its path,
 or in ``_rescued_data`` (under its column, inside the rescued text at the same path): no value
 may vanish. The default suite runs one seed in ``addNewColumns`` and one in ``rescue``; more
-seeds and runs are ``-m long``.
+seeds and runs are ``-m sweep``.
 """
 
 from __future__ import annotations
@@ -168,7 +168,7 @@ def test_generated_nested_drift_loses_no_value(spark: Any, tmp_path: Path, mode:
     drift_and_check(tmp_path, seed=31, runs=3, mode=mode)
 
 
-@pytest.mark.long
+@pytest.mark.sweep  # the full sweep: ./dev test -m sweep
 def test_generated_nested_drift_sweep(spark: Any, tmp_path: Path) -> None:
     """Five seeds over five runs each, in both modes that keep new fields (``none`` drops
     them by design, counted)."""

@@ -15,7 +15,8 @@ The layers are DESIGN.md's (and docs/architecture.md's):
     5  job, _heartbeat, _tracked_read,   the run lifecycle (job.py: class Job; its parts:
        _job_files, _job_replay,          file sources, retries/pinning, sinks, the lease,
        _job_sinks, _job_jdbc, _job_lease,  shared record keys; _exact_read: each file read as
-       _job_keys, _exact_read             planned, earlier takes)
+       _job_keys, _exact_read,            planned, earlier takes; set-aside input files)
+       _quarantine, _quarantine_ingest
     6  glue, events, lineage, ingest,    Glue facade; S3 events; lineage; file ingestion;
        console                           the operator's console (queries, web pages)
     7  cli                               parses, calls, prints
@@ -42,10 +43,9 @@ LAYERS = {
     "sources": 4, "sinks": 4, "spark": 4, "spark_io": 4, "tables": 4, "_jvm_stderr": 4,
     "_class_cache": 4, "_recorded": 4,
     "job": 5, "_heartbeat": 5, "_tracked_read": 5, "_cleanup": 5, "_job_keys": 5,
-       _job_sinks, _job_jdbc, _job_lease,  shared record keys; _exact_read: each file read as
-       _job_keys, _exact_read             planned, earlier takes)
-    6  glue, events, lineage, ingest,    Glue facade; S3 events; lineage; file ingestion;
-       console                           the operator's console (queries, web pages)
+    "_job_files": 5, "_job_replay": 5, "_job_sinks": 5, "_job_lease": 5, "_job_jdbc": 5,
+    "_exact_read": 5, "_quarantine": 5, "_quarantine_ingest": 5,
+    "glue": 6, "events": 6, "lineage": 6, "ingest": 6, "console": 6,
     "cli": 7,
     "__init__": 8, "__main__": 8,
 }

@@ -199,8 +199,21 @@ def test_empty_folder_lists_nothing(tmp_path: Path) -> None:
 def test_symlinked_folders_are_followed_once_even_in_a_cycle(tmp_path: Path) -> None:
     put(tmp_path / "real" / "a.csv", T0)
     (tmp_path / "real" / "loop").symlink_to(tmp_path / "real")
-    (tmp_path / "real" / "dangling.csv").symlink_to(tmp_path / "missing.csv")
     assert rel(list_files(str(tmp_path / "real")).files, tmp_path / "real") == ["a.csv"]
+
+
+def test_broken_file_links_are_listed_for_the_run_to_set_aside(tmp_path: Path) -> None:
+    """A dangling link or a loop of links does not fail the listing or vanish from it: it is
+    listed (size 0, the link's mtime) and the run that plans it sets it aside."""
+    put(tmp_path / "real" / "a.csv", T0)
+    (tmp_path / "real" / "dangling.csv").symlink_to(tmp_path / "missing.csv")
+    (tmp_path / "real" / "self.csv").symlink_to(tmp_path / "real" / "self.csv")
+    (tmp_path / "real" / "x.csv").symlink_to(tmp_path / "real" / "y.csv")
+    (tmp_path / "real" / "y.csv").symlink_to(tmp_path / "real" / "x.csv")
+    listed = list_files(str(tmp_path / "real")).files
+    assert rel(listed, tmp_path / "real") == ["a.csv", "dangling.csv", "self.csv", "x.csv",
+                                              "y.csv"]
+    assert [f.size for f in listed if not f.path.endswith("a.csv")] == [0, 0, 0, 0]
 
 
 def _list_as_unprivileged_user(path: str) -> str:

@@ -4,6 +4,7 @@ Subcommands: ``ingest files`` (the zero-code incremental job), ``ingest s3-event
 ``ingest s3-incremental`` (event-driven S3 ingestion), ``run`` (a script that uses the
 API), ``bookmark show|history|reset|rewind|mark-processed``, ``runs list|show``,
 ``state prune`` (retention of old runs), ``schema show|reset`` (tracked source schemas),
+``quarantine list|retry`` (source files set aside as unreadable),
 ``lineage extract|scan|analyze`` (static column lineage of Glue jobs), ``jobs list`` and
 ``files find`` (the console's views of a store), ``ui`` (the web console) and ``demo``.
 """
@@ -43,6 +44,7 @@ _COMMANDS: dict[str, tuple[str, str]] = {
     "runs": ("._runs", "runs"),
     "state": ("._state", "state"),
     "schema": ("._schema", "schema"),
+    "quarantine": ("._quarantine", "quarantine"),
     "demo": ("._demo", "demo"),
     "lineage": ("._lineage", "lineage"),
     "jobs": ("._jobs", "jobs"),

@@ -8,6 +8,7 @@ from typing import Any
 import click
 from rich.table import Table
 
+from .._quarantine import ON_BAD_FILE
 from ..job import JobEvent
 from ..planning import DEFAULT_MAX_BAND_MS
 from ..planning.cleanup import CLEAN_MODES
@@ -18,6 +19,8 @@ from ._output import console, handle_errors, human_bytes, print_json, setup_logg
 
 SOURCE_FORMATS = ("json", "csv", "parquet", "orc", "xml", "text", "avro")
 TARGET_FORMATS = ("delta", "parquet", "json", "csv", "orc", "iceberg")
+#: Exit status of a run that committed but set aside source files it could not read.
+QUARANTINE_EXIT = 3
 
 
 @click.group()
@@ -162,6 +165,20 @@ def ingest() -> None:
 @click.option("--on-modified", type=click.Choice(("retake", "skip", "append"),
                                                case_sensitive=False),
               default="retake", show_default=True, help=ON_MODIFIED_HELP)
+@click.option("--on-bad-file", type=click.Choice(ON_BAD_FILE), default="quarantine",
+              show_default=True,
+              help="A source file that cannot be read (damaged, truncated, wrong format, a "
+              "broken or looping link, a record over --max-record-bytes): quarantine sets it "
+              "aside and the run commits the other files (exit status 3; `lakemark quarantine "
+              "list`), fail fails the run naming it. See docs/bookmarks.md.")
+@click.option("--max-bad-files", metavar="N|P%",
+              help="Fail the run (nothing written, files kept for the next run) when it would "
+              "set aside more than N files, or more than P% of its planned files (Glue's "
+              "totalThreshold idea). Default: no limit.")
+@click.option("--max-record-bytes", metavar="SIZE",
+              help="json, csv, text, xml: a file holding a record (line; xml: element) larger "
+              "than SIZE is set aside instead of exhausting memory, e.g. 64MiB, 1g. Only files "
+              "larger than SIZE are scanned. [default: 64MiB]")
 @state_option
 @json_option
 @verbose_option
@@ -205,6 +222,9 @@ def ingest_files(
     archive_to: str | None,
     clean_source_retention: str | None,
     on_modified: str,
+    on_bad_file: str,
+    max_bad_files: str | None,
+    max_record_bytes: str | None,
     state_url: str | None,
     as_json: bool,
     verbose: bool,
@@ -215,6 +235,9 @@ def ingest_files(
     local path or s3:// URI (for --target-format iceberg give --table instead). Bookmarks are
     enabled by default: run it on a schedule and each run takes only new (or modified) files.
     `lakemark runs show RUN_ID` lists what a run took.
+
+    Exit status: 0 committed; 3 committed, but some source files could not be read and were
+    set aside (`lakemark quarantine list JOB`); 1 failed; 2 bad command line.
     """
     setup_logging(verbose)
     from ..ingest import IngestOptionError, IngestOptions, ingest_files as run_ingest
@@ -234,7 +257,8 @@ def ingest_files(
         order_by=order_by, schema_evolution=schema_evolution,
         rescued_data_column=None if no_rescued_data else rescued_data_column,
         schema_hints=schema_hints, clean_source=clean_source, archive_to=archive_to,
-        clean_source_retention=clean_source_retention, verbose=verbose,
+        clean_source_retention=clean_source_retention, on_bad_file=on_bad_file,
+        max_bad_files=max_bad_files, max_record_bytes=max_record_bytes, verbose=verbose,
         on_modified=on_modified.lower(),
     )
     try:  # everything that can be checked is checked before any work and any state change
@@ -261,6 +285,7 @@ def ingest_files(
     store.close()
     if as_json:
         print_json(out)
+        _exit_if_quarantined(done)
         return
     table = Table(title=f"lakemark ingest files — job {job_name}", show_header=False)
     table.add_column(style="bold")
@@ -283,9 +308,31 @@ def ingest_files(
         table.add_row("clean-up", _clean_summary(out["clean_up"]))
     table.add_row("target", f"{target} ({target_format})")
     table.add_row("bookmark", f"{bookmark_option}, version {out['bookmark_version']}")
+    if done.quarantined:
+        table.add_row("set aside", _quarantine_summary(done))
     print_table(table)
     if not plan.files:
         console.print("No new files: nothing to write.")
+    _exit_if_quarantined(done)
+
+
+def _quarantine_summary(done: Any) -> str:
+    """A line per set-aside file: its path and reason."""
+    lines = [f"{q.entry.path}: {q.reason}" + (" (set aside earlier)" if q.earlier else "")
+             for q in done.quarantined[:10]]
+    if len(done.quarantined) > 10:
+        lines.append(f"… and {len(done.quarantined) - 10} more (lakemark quarantine list)")
+    return "\n".join(lines)
+
+
+def _exit_if_quarantined(done: Any) -> None:
+    """Exit status 3 (committed, files set aside), with a last line saying so on stderr."""
+    new = done.newly_quarantined
+    if new:
+        click.echo(f"warning: committed, but {len(new)} source file(s) could not be read and "
+                   f"were set aside; see `lakemark quarantine list {done.options.job_name}`",
+                   err=True)
+        raise SystemExit(QUARANTINE_EXIT)
 
 
 def _target_of(target: str | None, target_format: str, table_name: str | None,

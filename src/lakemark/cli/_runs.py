@@ -15,6 +15,7 @@ from ..state import StateStore, open_store, resolve_state_url
 from ._common import json_option, state_option
 from ._files_report import FILE_NOTE_KEYS, file_notes
 from ._jobs import known_job
+from ._quarantine import print_run_quarantine, quarantine_of_run
 from ._output import console, fmt_ms, handle_errors, human_bytes, print_json, print_table
 
 
@@ -149,6 +150,7 @@ def run_details(store: StateStore, run_id: str) -> dict[str, Any]:
         out["schemas"] = schemas
     if cleanups:
         out["cleanups"] = cleanups
+    out.update(quarantine_of_run(store, record.job_name, run_id))
     return out
 
 
@@ -217,6 +219,7 @@ def show_run(run_id: str, state_url: str | None, as_json: bool) -> None:
             console.print(f"  deleted {path}", highlight=False)
         for path, why in {**(clean.get("kept") or {}), **(clean.get("errors") or {})}.items():
             console.print(f"  kept {path}: {why}", highlight=False)
+    print_run_quarantine(details)
     for ctx, sink in details["sinks"].items():
         console.print(
             f"sink {ctx}: {sink.get('rows')} row(s) in {sink.get('files')} file(s) → "

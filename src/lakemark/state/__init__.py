@@ -16,6 +16,7 @@ from ..redaction import redact
 from ..planning.retention import RetentionPolicy
 from ._retention import PruneReport, auto_policy
 from ._sql import OlderSchema
+from ._quarantine import QuarantineEntry
 from ._schemas import PendingSchema, SourceSchema
 from .base import BOOKMARK_OPTIONS, Bookmark, RunInputs, RunRecord, StateStore
 
@@ -25,6 +26,7 @@ __all__ = [
     "PruneReport",
     "RetentionPolicy",
     "PendingSchema",
+    "QuarantineEntry",
     "SourceSchema",
     "RunInputs",
     "RunRecord",

@@ -86,6 +86,19 @@ CREATE TABLE IF NOT EXISTS leases (
     heartbeat_at {real} NOT NULL,
     generation {int} NOT NULL DEFAULT 0
 );
+CREATE TABLE IF NOT EXISTS quarantine (
+    job_name TEXT NOT NULL,
+    ctx TEXT NOT NULL,
+    path TEXT NOT NULL,
+    size {int} NOT NULL,
+    mtime {int} NOT NULL,
+    reason TEXT NOT NULL,
+    run_id TEXT NOT NULL,
+    status TEXT NOT NULL,
+    retried_by TEXT,
+    updated_at TEXT NOT NULL,
+    PRIMARY KEY (job_name, ctx, path)
+);
 CREATE TABLE IF NOT EXISTS lease_generations (
     job_name TEXT PRIMARY KEY,
     generation {int} NOT NULL

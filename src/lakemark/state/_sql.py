@@ -30,6 +30,7 @@ from ..redaction import redact
 from .._fault import fault_point
 from ..planning.retention import RetentionPolicy
 from ._retention import PRUNE_EVERY, PruneReport, _epoch, auto_policy, prune_job
+from ._quarantine import QuarantineRecords
 from ._schemas import PendingSchema, SchemaRecords
 from .base import Bookmark, RunInputs, RunRecord
 
@@ -37,7 +38,7 @@ log = logging.getLogger("lakemark.state")
 
 __all__ = ["SCHEMA_VERSION", "LockedReads", "OlderSchema", "SqlStore", "new_run_id"]
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 
 class OlderSchema(StateError):
@@ -52,6 +53,7 @@ _MIGRATIONS: dict[int, tuple[str, ...]] = {
         "ALTER TABLE runs ADD COLUMN generation BIGINT",
     ),
     3: (),  # tracked source schemas: the source_schemas table (state/_schemas.py)
+    4: (),  # set-aside input files: the quarantine table (state/_quarantine.py)
 }
 
 #: How the error of a run whose lease was taken over starts.
@@ -157,7 +159,7 @@ def _pid_alive(pid: int) -> bool:
     return True
 
 
-class SqlStore(SchemaRecords):
+class SqlStore(SchemaRecords, QuarantineRecords):
     """A :class:`~lakemark.state.base.StateStore` over the shared tables (see the module doc)."""
 
     url: str
@@ -495,6 +497,7 @@ class SqlStore(SchemaRecords):
     def commit_run(
         self, run_id: str, states: Mapping[str, Mapping[str, Any]], *, update_bookmark: bool,
         schemas: Mapping[str, PendingSchema] | None = None,
+        retried: Mapping[str, Sequence[str]] | None = None,
     ) -> Bookmark:
         with self._tx() as db:
             try:
@@ -512,6 +515,8 @@ class SqlStore(SchemaRecords):
                     f"(version {base} → {b.version}); nothing was committed"
                 )
             self._end_run(db, run_id, "SUCCEEDED", None)
+            if retried:
+                self._mark_retried(db, record.job_name, run_id, retried)
             fault_point("during-job-commit")  # crash tests: half a transaction, never visible
             saved = b
             if update_bookmark:

@@ -25,7 +25,7 @@ Model (per job):
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
@@ -36,6 +36,7 @@ from .manifest import Manifest, manifest_from_json
 
 if TYPE_CHECKING:
     from ._retention import PruneReport
+from ._quarantine import QuarantineEntry
 from ._schemas import PendingSchema, SourceSchema
 
 __all__ = [
@@ -202,9 +203,11 @@ class StateStore(Protocol):
     def commit_run(
         self, run_id: str, states: Mapping[str, Mapping[str, Any]], *, update_bookmark: bool,
         schemas: Mapping[str, PendingSchema] | None = None,
+        retried: Mapping[str, Sequence[str]] | None = None,
     ) -> Bookmark:
         """End a run as SUCCEEDED, in one transaction with its state elements (and, when the
-        bookmark moves, a new version of each tracked source schema in ``schemas``).
+        bookmark moves, a new version of each tracked source schema in ``schemas``). The
+        set-aside files the run took again (``retried``: ctx → paths) become ``retried``.
 
         With ``update_bookmark`` the given ctx states replace those in the bookmark (other
         ctxs keep theirs), ``run`` becomes the run's number, ``attempt`` 0, ``run_id`` this run,
@@ -281,6 +284,23 @@ class StateStore(Protocol):
 
     def reset_source_schema(self, job_name: str, ctx: str | None = None) -> list[str]:
         """Forget the tracked schema of ``ctx`` (or all): the next run infers again."""
+        ...
+
+    # -- set-aside input files (state/_quarantine.py) -----------------------------------------
+    def quarantine_files(self, run_id: str, job_name: str, ctx: str,
+                         files: Iterable[tuple[str, int, int, str]]) -> None:
+        """Set aside ``(path, size, mtime, reason)`` files of ``ctx`` found by a RUNNING run
+        that holds its lease (status ``open``)."""
+        ...
+
+    def quarantined(self, job_name: str, *, ctx: str | None = None,
+                    statuses: Sequence[str] = ("open", "retry"),
+                    run_id: str | None = None) -> list[QuarantineEntry]:
+        """The job's set-aside files with one of ``statuses``, by ctx and path."""
+        ...
+
+    def request_retry(self, job_name: str, paths: Sequence[str] = ()) -> list[QuarantineEntry]:
+        """Mark set-aside files (all, or ``paths``) for the next run to take once."""
         ...
 
     def close(self) -> None:

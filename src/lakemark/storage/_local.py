@@ -3,11 +3,14 @@
 Symbolic links are followed, as Hadoop's local file system does; a folder reached twice through
 links is listed once, so a link cycle cannot make the walk endless. Entries that vanish while the
 walk runs (a writer renaming its temporary file) are skipped; a folder that cannot be read is an
-error, because skipping it would silently lose input.
+error, because skipping it would silently lose input. A broken file link (dangling, or a loop of
+links) is listed with the link's own mtime and size 0, so the run that plans it sets it aside
+with its reason (lakemark._quarantine) rather than the listing failing or dropping it.
 """
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 
@@ -73,15 +76,16 @@ def _list_folder(
         e for e in _scan(folder, is_root=folder == root)
         if not ((e.name[0] in "._" and is_hidden(e.name)) or e.name.endswith("._COPYING_"))
     ]
+    broken: list[FileEntry] = []
     try:
         stats = [e.stat() for e in visible]  # follows links
     except OSError:
-        visible, stats = _stat_carefully(visible, root)
+        visible, stats, broken = _stat_carefully(visible, root)
     files = [
         FileEntry(st.st_mtime_ns // 1_000_000, e.path, st.st_size)
         for e, st in zip(visible, stats)
         if st.st_mode & _FORMAT_BITS == _REGULAR
-    ]
+    ] + broken
     if exclusions:
         prefix = len(folder.rstrip(os.sep)) + 1
         files = [f for f in files if not exclusions.excludes(rel_folder + f.path[prefix:], f.path)]
@@ -95,20 +99,40 @@ def _list_folder(
 
 def _stat_carefully(
     entries: list[os.DirEntry[str]], root: str
-) -> tuple[list[os.DirEntry[str]], list[os.stat_result]]:
-    """Stat one by one: skip entries that vanished (or dangle), fail on unreadable ones."""
-    kept, stats = [], []
+) -> tuple[list[os.DirEntry[str]], list[os.stat_result], list[FileEntry]]:
+    """Stat one by one: skip entries that vanished, fail on unreadable ones; broken links
+    (dangling or looping) come back as files of their own (size 0, the link's mtime)."""
+    kept, stats, broken = [], [], []
     for entry in entries:
         try:
             stats.append(entry.stat())
         except (FileNotFoundError, NotADirectoryError):
+            link = _broken_link(entry)
+            if link is not None:
+                broken.append(link)
             continue
         except OSError as exc:
+            if exc.errno == errno.ELOOP:
+                link = _broken_link(entry)
+                if link is not None:
+                    broken.append(link)
+                    continue
             raise SourceError(
                 f"cannot read {entry.path} under source {root}: {exc.strerror or exc}",
                 uri=entry.path) from None
         kept.append(entry)
-    return kept, stats
+    return kept, stats, broken
+
+
+def _broken_link(entry: os.DirEntry[str]) -> FileEntry | None:
+    """A link whose target is missing or loops, as a file entry (None: not a link, or gone)."""
+    try:
+        st = os.lstat(entry.path)
+    except OSError:
+        return None
+    if not stat.S_ISLNK(st.st_mode):
+        return None
+    return FileEntry(st.st_mtime_ns // 1_000_000, entry.path, 0)
 
 
 def _scan(folder: str, *, is_root: bool) -> list[os.DirEntry[str]]:

@@ -1,0 +1,100 @@
+"""``lakemark quarantine list|retry``: source files a job set aside because it could not read
+them, and taking them again (docs/bookmarks.md, "Quarantine")."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import click
+from rich import box
+from rich.table import Table
+
+from ..state import QuarantineEntry, StateStore, open_store, resolve_state_url
+from ..state._quarantine import QUARANTINE_STATUSES
+from ._common import json_option, open_state, state_option
+from ._output import console, fmt_ms, handle_errors, print_json, print_table
+
+__all__ = ["quarantine", "quarantine_of_run", "print_run_quarantine"]
+
+
+@click.group()
+def quarantine() -> None:
+    """List the source files a job set aside (unreadable, damaged, over the record size
+    limit), or have the next run take them again."""
+
+
+@quarantine.command("list")
+@click.argument("job_name", metavar="JOB")
+@click.option("--all", "show_all", is_flag=True,
+              help="Also the files already taken again by a retry (status retried).")
+@state_option
+@json_option
+@handle_errors
+def list_quarantine(job_name: str, show_all: bool, state_url: str | None,
+                    as_json: bool) -> None:
+    """The files JOB set aside, with the reason, size, mtime, the run that set each aside and
+    its status (open: skipped by later runs; retry: the next run takes it)."""
+    store = open_store(resolve_state_url(state_url), read_only=True)
+    statuses = QUARANTINE_STATUSES if show_all else ("open", "retry")
+    entries = store.quarantined(job_name, statuses=statuses)
+    store.close()
+    if as_json:
+        print_json({"job_name": job_name, "files": [e.to_json() for e in entries]})
+        return
+    if not entries:
+        console.print(f"No set-aside files for job {job_name}.")
+        return
+    table = Table(title=f"set-aside files of job {job_name}", box=box.SIMPLE_HEAD)
+    for name in ("ctx", "path", "size", "modified (UTC)", "status", "run", "reason"):
+        table.add_column(name, overflow="fold")
+    for e in entries:
+        table.add_row(e.ctx, e.path, str(e.size), fmt_ms(e.mtime),
+                      e.status + (f" by {e.retried_by}" if e.retried_by else ""), e.run_id,
+                      e.reason)
+    print_table(table)
+
+
+@quarantine.command("retry")
+@click.argument("job_name", metavar="JOB")
+@click.argument("paths", nargs=-1, metavar="[PATH]...")
+@state_option
+@json_option
+@handle_errors
+def retry(job_name: str, paths: tuple[str, ...], state_url: str | None, as_json: bool) -> None:
+    """Have the next run of JOB take its set-aside files again (all, or PATH...), exactly
+    once: after the file was fixed, or with other options. A file that still cannot be read
+    is set aside again with the new reason."""
+    store = open_state(state_url)
+    try:
+        marked = store.request_retry(job_name, list(paths))
+    finally:
+        store.close()
+    if as_json:
+        print_json({"job_name": job_name, "marked": [e.to_json() for e in marked]})
+        return
+    console.print(f"{len(marked)} file(s) of job {job_name} marked: the next run takes them.",
+                  highlight=False)
+
+
+def quarantine_of_run(store: StateStore, job_name: str, run_id: str) -> dict[str, Any]:
+    """What ``runs show`` adds for ``run_id``: the files it set aside (``quarantined``) and
+    the set-aside files it took again (``retried``), when there are any."""
+    entries: list[QuarantineEntry] = store.quarantined(job_name, statuses=QUARANTINE_STATUSES)
+    out: dict[str, Any] = {}
+    aside = [e.to_json() for e in entries if e.run_id == run_id]
+    again = [e.to_json() for e in entries if e.retried_by == run_id]
+    if aside:
+        out["quarantined"] = aside
+    if again:
+        out["retried"] = again
+    return out
+
+
+def print_run_quarantine(details: Mapping[str, Any]) -> None:
+    """The ``runs show`` lines of a run's set-aside and retried files."""
+    for e in details.get("quarantined", ()):
+        console.print(f"set aside (ctx {e['ctx']}): {e['path']} ({e['size']} bytes, "
+                      f"{fmt_ms(e['mtime'])}): {e['reason']} [{e['status']}]", highlight=False)
+    for e in details.get("retried", ()):
+        console.print(f"took again (ctx {e['ctx']}): {e['path']}", highlight=False)
