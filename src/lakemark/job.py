@@ -261,7 +261,8 @@ class Job:
                 # Bad input found while planning: nothing was read, the bookmark stays.
                 self.fail(exc, update_bookmark=False)
             else:
-                pin_after_failure(self, exc)  # a file that broke the read: the retry goes without it
+                # A file that broke the read: the retry goes without it (_quarantine).
+                pin_after_failure(self, exc)
                 self.fail(exc)
         except StateError as again:
             # The store failed too (a full disk, a lost connection): the run's own error is
