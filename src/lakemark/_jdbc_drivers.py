@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import os
 
-__all__ = ["DRIVER_JARS", "OTHER_DRIVERS", "driver_jars", "missing_driver_message"]
+__all__ = ["DRIVER_JARS", "OTHER_DRIVERS", "driver_jars", "is_missing_driver",
+           "missing_driver_message"]
 
 #: dialect → (driver class, Debian jar, Debian package).
 DRIVER_JARS: dict[str, tuple[str, str, str]] = {
@@ -39,6 +40,11 @@ OTHER_DRIVERS: dict[str, tuple[str, str]] = {
     "redshift": ("com.amazon.redshift.jdbc42.Driver",
                  "Amazon's Redshift JDBC driver (Maven com.amazon.redshift:redshift-jdbc42)"),
 }
+
+
+def is_missing_driver(text: str) -> bool:
+    """Whether a Spark/Java error's text says the JDBC driver class is not on the classpath."""
+    return "ClassNotFoundException" in text or "No suitable driver" in text
 
 
 def missing_driver_message(driver_class: str | None, url: str) -> str:

@@ -18,7 +18,8 @@ from typing import TYPE_CHECKING, Any
 from .._jdbc_drivers import DRIVER_JARS, OTHER_DRIVERS, missing_driver_message
 from ..errors import ConfigError, EnvironmentProblem, SinkError, SourceError, UnsupportedError
 from ..redaction import redact_url, remember_secret
-from ..sources.jdbc import is_missing_driver, spark_url_options
+from .._jdbc_drivers import is_missing_driver
+from ..sources.jdbc import spark_url_options
 
 if TYPE_CHECKING:
     from ..sources.jdbc import JdbcSource

@@ -33,7 +33,8 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl, unquote, urlsplit
 
 from .._fault import fault_point
-from ..errors import ConfigError, SinkError
+from .._jdbc_drivers import is_missing_driver, missing_driver_message
+from ..errors import ConfigError, EnvironmentProblem, SinkError
 from ..redaction import redact_url
 from ._model import IdempotencyToken, WriteResult
 
@@ -350,7 +351,11 @@ def _spark_append(df: DataFrame, target: JdbcTarget, dbtable: str) -> None:
 
         if isinstance(exc, LakemarkError):
             raise
-        lines = [line.strip() for line in _scrub(str(exc), target).splitlines() if line.strip()]
+        text = _scrub(str(exc), target)
+        if is_missing_driver(text):
+            raise EnvironmentProblem(missing_driver_message(
+                target.options.get("driver"), redact_url(target.url))) from None
+        lines = [line.strip() for line in text.splitlines() if line.strip()]
         # Py4J's first line names only the call; the Java exception's is the cause
         cause = next((line.lstrip(": ") for line in lines if "Exception:" in line), None)
         raise SinkError(f"JDBC sink {target.display}: writing failed: "

@@ -27,7 +27,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from .._jdbc_drivers import DRIVER_JARS, driver_jars, missing_driver_message
+from .._jdbc_drivers import DRIVER_JARS, driver_jars, is_missing_driver, missing_driver_message
 from ..errors import ConfigError, EnvironmentProblem, SourceError
 from ..planning.jdbc import (
     JDBC_STATE_KIND,
@@ -197,11 +197,6 @@ def _converted(exc: BaseException, source: JdbcSource) -> Exception:
         return EnvironmentProblem(missing_driver_message(source.driver_class,
                                                          redact_url(source.url)))
     return SourceError(f"JDBC source {source.display}: {first[:1000]}")
-
-
-def is_missing_driver(text: str) -> bool:
-    """Whether a Spark/Java error's text says the JDBC driver class is not on the classpath."""
-    return "ClassNotFoundException" in text or "No suitable driver" in text
 
 
 def _collect(df: DataFrame, source: JdbcSource) -> list[Any]:
