@@ -104,5 +104,38 @@ def handle_errors(func: F) -> F:
             if kwargs.get("as_json"):
                 print_json({"error": exc.format_message(), "kind": "UsageError"})
             raise
+        except Exception as exc:
+            message = jvm_lost_message(exc)
+            if message is None:
+                raise
+            err_console.print(f"[bold red]error:[/] {escape(message)}", highlight=False)
+            if kwargs.get("as_json"):
+                print_json({"error": message, "kind": "SparkStopped"})
+            sys.exit(1)
 
     return wrapper  # type: ignore[return-value]
+
+
+def jvm_lost_message(exc: BaseException) -> str | None:
+    """One line for a run whose Spark JVM went away under it (killed, or out of memory), or
+    None for any other error. Py4J then fails with a refused or reset connection, or an empty
+    answer, which says nothing of the cause; the run's failure is in the state store."""
+    names = {type(e).__name__ for e in _chain(exc)}
+    texts = " ".join(str(e) for e in _chain(exc))
+    lost = bool(names & {"ConnectionRefusedError", "ConnectionResetError", "BrokenPipeError",
+                         "Py4JNetworkError"}) or "Answer from Java side is empty" in texts
+    if not lost:
+        return None
+    return ("the Spark JVM stopped during the run (killed, or out of memory: a file or record "
+            "too large for spark.driver.memory); the run failed and its files stay for the "
+            "next run. Rerun with --verbose to see the JVM's output; lower --max-record-bytes "
+            "or give Spark more memory (spark.driver.memory)")
+
+
+def _chain(exc: BaseException) -> list[BaseException]:
+    seen: list[BaseException] = []
+    current: BaseException | None = exc
+    while current is not None and current not in seen and len(seen) < 20:
+        seen.append(current)
+        current = current.__cause__ or current.__context__
+    return seen
