@@ -201,8 +201,8 @@ class StateQueries:
         return Page(items, int(total), offset, limit)
 
     def run(self, run_id: str) -> dict[str, Any] | None:
-        """One run with its totals and what it recorded per ctx (sources and sinks, their
-        files counted, not listed); None if the store has no such run."""
+        """One run with its totals, its stage timings and what it recorded per ctx (sources
+        and sinks, their files counted, not listed); None if the store has no such run."""
         rows = self._rows(f"SELECT {_RUN_COLS} FROM runs WHERE run_id = ?", (run_id,))
         if not rows:
             return None
@@ -224,6 +224,7 @@ class StateQueries:
                            "status": plan.get("status"), "rows": plan.get("rows"),
                            "files": n, "bytes": size})
         run["inputs"] = inputs
+        run["timings"] = self.store.run_timings(run_id)  # seconds per stage; {}: none recorded
         return run
 
     def run_files(self, run_id: str, *, pattern: str | None = None, offset: int = 0,
