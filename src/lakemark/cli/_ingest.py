@@ -181,6 +181,10 @@ def ingest() -> None:
               help="json, csv, text, xml: a file holding a record (line; xml: element) larger "
               "than SIZE is set aside instead of exhausting memory, e.g. 64MiB, 1g. Only files "
               "larger than SIZE are scanned. [default: 64MiB]")
+@click.option("--conf", "spark_conf", multiple=True, metavar="KEY=VALUE",
+              help="A Spark setting for the session the run starts (repeatable), over "
+              "lakemark's defaults and $LAKEMARK_SPARK_CONF, e.g. --conf spark.ui.enabled=true "
+              "to turn on the Spark UI (off by default) or --conf spark.driver.memory=4g.")
 @click.option("--progress-interval", type=float, metavar="SECONDS",
               help="When stdout is not a terminal (cron, CI logs): print a progress line "
               "(stage, files and bytes planned, rows written when known, Spark tasks done) "
@@ -233,6 +237,7 @@ def ingest_files(
     on_bad_file: str,
     max_bad_files: str | None,
     max_record_bytes: str | None,
+    spark_conf: tuple[str, ...],
     progress_interval: float | None,
     state_url: str | None,
     as_json: bool,
@@ -268,7 +273,7 @@ def ingest_files(
         schema_hints=schema_hints, clean_source=clean_source, archive_to=archive_to,
         clean_source_retention=clean_source_retention, on_bad_file=on_bad_file,
         max_bad_files=max_bad_files, max_record_bytes=max_record_bytes, verbose=verbose,
-        on_modified=on_modified.lower(),
+        on_modified=on_modified.lower(), spark_conf=_spark_conf(spark_conf),
     )
     try:  # everything that can be checked is checked before any work and any state change
         writer = options.check()
@@ -333,6 +338,19 @@ def ingest_files(
     if not plan.files:
         console.print("No new files: nothing to write.")
     _exit_if_quarantined(done)
+
+
+def _spark_conf(pairs: tuple[str, ...]) -> dict[str, str]:
+    """``--conf`` pairs as settings; a UsageError names a pair without ``=`` or a key."""
+    out: dict[str, str] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip():  # the value is not echoed: it may be a secret
+            raise click.UsageError(
+                f"--conf {pair if not sep else '=…'!r} is not a setting: give the key, '=' "
+                "and the value, e.g. --conf spark.ui.enabled=true")
+        out[key.strip()] = value
+    return out
 
 
 def _quarantine_summary(done: Any) -> str:
