@@ -167,6 +167,9 @@ def create_app(store: StateStore, *, token: str | None = None,
                                 status_code=404)
         return JSONResponse(run)
 
+    def api_schema(request: Request) -> Response:
+        return JSONResponse(queries().schema_history(request.query_params.get("job", "")))
+
     def api_run_files(request: Request) -> Response:
         return JSONResponse(queries().run_files(
             request.query_params.get("id", ""), pattern=request.query_params.get("q") or None,
@@ -233,6 +236,10 @@ def create_app(store: StateStore, *, token: str | None = None,
                             offset=_int_arg(request, "offset", 0), limit=100)
         return page("run.html", run=run, files=files, q=pattern)
 
+    def schema_page(request: Request) -> Response:
+        name = str(request.path_params["job"])
+        return page("schema.html", name=name, sources=queries().schema_history(name))
+
     def search_page(request: Request) -> Response:
         pattern = request.query_params.get("q", "")
         job = request.query_params.get("job", "")
@@ -251,11 +258,13 @@ def create_app(store: StateStore, *, token: str | None = None,
         Route("/job", guarded(job_page, api=False)),
         Route("/run", guarded(run_page, api=False)),
         Route("/search", guarded(search_page, api=False)),
+        Route("/jobs/{job:path}/schema", guarded(schema_page, api=False)),
         Route("/api/jobs", guarded(api_jobs, api=True)),
         Route("/api/runs", guarded(api_runs, api=True)),
         Route("/api/bookmarks", guarded(api_bookmarks, api=True)),
         Route("/api/run", guarded(api_run, api=True)),
         Route("/api/run/files", guarded(api_run_files, api=True)),
+        Route("/api/schema", guarded(api_schema, api=True)),
         Route("/api/files", guarded(api_files, api=True)),
         Route("/static/plotly.min.js", plotly),
     ]
