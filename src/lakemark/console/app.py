@@ -18,6 +18,7 @@ from urllib.parse import quote
 
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 from starlette.applications import Starlette
+from starlette.convertors import Convertor, register_url_convertor
 from starlette.requests import Request
 from starlette.responses import FileResponse, HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
@@ -107,6 +108,22 @@ class _TokenGate:
                                           "Authorization: Bearer TOKEN, or ?token=TOKEN once"},
                                 status_code=401)
         await response(scope, receive, send)
+
+
+class _JobName(Convertor[str]):
+    """A job name in a path (``/jobs/{job:job_name}/schema``): any characters, ``/`` and line
+    breaks too (Starlette's ``path`` stops at a line break), sent percent-encoded."""
+
+    regex = r"[\s\S]+"
+
+    def convert(self, value: str) -> str:
+        return value
+
+    def to_string(self, value: str) -> str:
+        return quote(value, safe="")
+
+
+register_url_convertor("job_name", _JobName())
 
 
 def create_app(store: StateStore, *, token: str | None = None,
@@ -258,7 +275,7 @@ def create_app(store: StateStore, *, token: str | None = None,
         Route("/job", guarded(job_page, api=False)),
         Route("/run", guarded(run_page, api=False)),
         Route("/search", guarded(search_page, api=False)),
-        Route("/jobs/{job:path}/schema", guarded(schema_page, api=False)),
+        Route("/jobs/{job:job_name}/schema", guarded(schema_page, api=False)),
         Route("/api/jobs", guarded(api_jobs, api=True)),
         Route("/api/runs", guarded(api_runs, api=True)),
         Route("/api/bookmarks", guarded(api_bookmarks, api=True)),
