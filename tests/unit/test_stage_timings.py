@@ -147,3 +147,24 @@ def test_runs_show_and_the_console_give_the_timings(tmp_path: Path) -> None:
     page = client.get(f"/run?id={r.run_id}").text
     assert "plan 1.500 s · write 30.250 s · commit 0.125 s" in page
     store.close()
+
+
+def test_pruning_a_run_deletes_its_timings(tmp_path: Path) -> None:
+    from lakemark.planning.retention import RetentionPolicy
+
+    store = open_store(f"sqlite:///{tmp_path}/state.db")
+    ids = []
+    for _ in range(4):
+        r = store.begin_run("j", "enable", host=socket.gethostname(), pid=1,
+                            lease_timeout_s=60)
+        store.commit_run(r.run_id, {}, update_bookmark=True)
+        store.record_timings(r.run_id, {"commit": 1})
+        ids.append(r.run_id)
+    store.prune("j", RetentionPolicy(keep_days=0, keep_runs=1), now=4_000_000_000)
+    kept = {r.run_id for r in store.list_runs("j")}
+    assert ids[0] not in kept and ids[-1] in kept
+    assert {i: store.run_timings(i) for i in ids} == {
+        i: ({"commit": 1.0} if i in kept else {}) for i in ids}
+    assert store._q.execute(  # noqa: SLF001
+        "SELECT COUNT(*) FROM run_timings").fetchone()[0] == len(kept)
+    store.close()
