@@ -168,3 +168,24 @@ def test_pruning_a_run_deletes_its_timings(tmp_path: Path) -> None:
     assert store._q.execute(  # noqa: SLF001
         "SELECT COUNT(*) FROM run_timings").fetchone()[0] == len(kept)
     store.close()
+
+
+def test_a_store_that_cannot_take_the_timings_costs_only_them(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    from lakemark._stage_timings import save_timings
+
+    store = open_store(f"sqlite:///{tmp_path}/state.db")
+    r = store.begin_run("j", "enable", host=socket.gethostname(), pid=1, lease_timeout_s=60)
+    store.commit_run(r.run_id, {}, update_bookmark=True)
+    store.close()  # gone after the commit
+    clock = FakeClock()
+    stages = StageClock(clock)
+    stages.mark("started")
+    clock.now += 2
+    stages.mark("committed")
+    save_timings(store, r.run_id, stages)  # does not raise
+    assert f"run {r.run_id}: its stage timings could not be recorded" in caplog.text
+    reopened = open_store(f"sqlite:///{tmp_path}/state.db", read_only=True)
+    assert reopened.get_run(r.run_id).status == "SUCCEEDED"
+    assert reopened.run_timings(r.run_id) == {}
+    reopened.close()
