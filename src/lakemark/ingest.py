@@ -90,6 +90,21 @@ class IngestOptions:
     max_record_bytes: str | None = None
     verbose: bool = False
     on_modified: str = "retake"
+    #: Spark settings for the session the run starts (``--conf``), over lakemark's defaults
+    #: and LAKEMARK_SPARK_CONF; a session already active is used as it is.
+    spark_conf: Mapping[str, str] = field(default_factory=dict)
+
+    def check_spark_conf(self) -> None:
+        """IngestOptionError naming a ``--conf`` key that is not a Spark setting, or one that
+        another option sets (``spark.master``: ``--master``)."""
+        for key in self.spark_conf:
+            if key in ("spark.master", "spark.app.name"):
+                raise IngestOptionError(
+                    f"--conf {key} is set by lakemark" + (" (use --master)"
+                                                          if key == "spark.master" else ""))
+            if not key.startswith("spark.") or key == "spark." or any(c.isspace() for c in key):
+                raise IngestOptionError(f"--conf {key!r} is not a Spark setting "
+                                        "(a key starting with 'spark.', e.g. spark.ui.enabled)")
 
     def bad_file_policy(self) -> BadFilePolicy:
         """What the run does with input files it cannot read (``--on-bad-file``,
@@ -156,6 +171,7 @@ class IngestOptions:
         options together, the source, the reader and the writer); the writer options."""
         self.file_options()
         self.bad_file_policy()
+        self.check_spark_conf()
         writer = self.writer_options()
         if self.schema_evolution is not None and self.evolution_mode() is not None:
             from .sources._schema_track import TRACKED_FORMATS
@@ -356,7 +372,8 @@ def ingest_files(options: IngestOptions, store: StateStore, *,
         while plan.files or opts.write_mode == "overwrite":
             from .spark import get_spark
 
-            get_spark(opts.master, verbose=opts.verbose)  # the session the job picks up
+            # the session the job picks up
+            get_spark(opts.master, dict(opts.spark_conf), verbose=opts.verbose)
             from ._quarantine_ingest import write_setting_aside
 
             def read() -> DataFrame:

@@ -30,6 +30,7 @@ from ._job_replay import pinned_inputs, replay_case_of
 from ._job_sinks import write_frame
 from ._job_keys import GENERATION_KEY, RUN_ID_KEY, UNTRACKED  # noqa: F401 - re-exported
 from ._heartbeat import Heartbeat, default_interval, held_runs
+from ._stage_timings import StageClock, save_timings
 from ._quarantine import (BadFilePolicy, QuarantinedFile, ReadArgs, pin_after_failure,
                           retried_paths)
 from .errors import ConfigError, LeaseLost, SourceError, StateError
@@ -185,6 +186,8 @@ class Job:
         self._reads: dict[str, ReadArgs] = {}
         #: What the clean-up after this run's commit did (one record per entry; _cleanup.py).
         self.cleanups: list[dict[str, Any]] = []
+        #: When each stage of the run ended (_stage_timings.py); recorded when the run ends.
+        self._stages = StageClock()
         # Observers of every job (runtime lineage subscribes here; see add_job_observer).
         self._observers = [observer for factory in _OBSERVER_FACTORIES
                            if (observer := factory(self)) is not None]
@@ -237,6 +240,7 @@ class Job:
         )
         self._start_heartbeat(self._record.run_id)
         self._bookmark = self.store.get_bookmark(self.name)
+        self._stages = StageClock()
         self._emit("started", None, {"run_id": self._record.run_id, "run": self._record.run,
                                      "attempt": self._record.attempt})
         return self._record
@@ -293,6 +297,7 @@ class Job:
             raise
         self._record = self.store.get_run(record.run_id)
         self._emit("committed", None, {"version": bookmark.version, "run": bookmark.run})
+        save_timings(self.store, record.run_id, self._stages)
         fault_point("after-job-commit")
         clean_after_commit(self, record)  # never raises: a failed clean-up waits for a later run
         self._close()
@@ -312,6 +317,7 @@ class Job:
             raise
         self._record = self.store.get_run(record.run_id)
         self._emit("ended", None, {"version": bookmark.version})
+        save_timings(self.store, record.run_id, self._stages)
         self._close()
         return bookmark
 
@@ -339,6 +345,7 @@ class Job:
             bookmark = self.store.get_bookmark(self.name)
         self._record = self.store.get_run(record.run_id)
         self._emit("failed", None, {"error": message})
+        save_timings(self.store, record.run_id, self._stages)
         self._close()
         return bookmark
 
@@ -755,6 +762,7 @@ class Job:
     def _emit(self, stage: str, ctx: str | None, detail: Mapping[str, Any], *,
               frame: Any = None) -> None:
         event = JobEvent(stage, ctx, detail, frame)
+        self._stages.mark(stage)
         if self.on_event is not None:
             self.on_event(event)
         for observer in self._observers:

@@ -79,3 +79,18 @@ def test_a_mistyped_job_is_an_error_suggesting_names(tmp_path: Path) -> None:
     assert code == 1 and json.loads(out)["kind"] == "UnknownJobError"
     code, out, _ = run("runs", "list", "orders", "--state", url)
     assert code == 0 and "FAILED" in out
+
+
+def test_jobs_list_counts_the_files_set_aside(tmp_path: Path) -> None:
+    from test_console_run_details import fill
+
+    store = SQLiteStore(tmp_path / "q.db")
+    fill(store, "events")
+    store.close()
+    url = f"sqlite:///{tmp_path}/q.db"
+    code, out, _ = run("jobs", "list", "--state", url, "--json")
+    assert code == 0 and json.loads(out)[0]["quarantined"] == 1, out
+    code, out, _ = run("jobs", "list", "--state", url)
+    assert code == 0 and "set aside" in out, out
+    row = next(line for line in out.splitlines() if line.strip().startswith("events"))
+    assert " 1 " in row and "v2" in row, row

@@ -127,11 +127,14 @@ class Text(HTMLParser):
     def __init__(self) -> None:
         super().__init__(convert_charrefs=True)
         self.tags: list[str] = []
+        self.links: list[tuple[str, list[tuple[str, str | None]]]] = []
         self.text = ""
         self.comments: list[str] = []
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         self.tags.append(tag)
+        if tag == "a":
+            self.links.append((tag, attrs))
 
     def handle_data(self, data: str) -> None:
         self.text += data
@@ -172,6 +175,13 @@ def test_hostile_names_stay_text(tmp_path: Path) -> None:
         run = parsed(client.get("/run", params={"id": ids[n]}).text)
         assert "script" not in run.tags and run.comments == []
         assert norm(f"/in/{n}") in norm(run.text)
+        link = next(v for t, a in page.links for k, v in a if k == "href" and
+                    v and v.endswith("/schema"))
+        schema = client.get(link)
+        assert schema.status_code == 200, (n[:30], link)
+        text = parsed(schema.text)
+        assert "script" not in text.tags and text.comments == [], n[:30]
+        assert norm(n) in norm(text.text), n[:30]
     store.close()
 
 

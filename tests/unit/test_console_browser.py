@@ -2,7 +2,9 @@
 driven by Playwright through Debian's Chromium (/usr/bin/chromium, never a downloaded one).
 
 Open the jobs page, click into a job (its charts are drawn), a run and a file, search a run's
-files and search which run took a file, checking the text a person sees on each page. Set
+files and search which run took a file; then a job with a file set aside: its count on the jobs
+page, its Schema page, the run that set the file aside and the run that took it again,
+checking the text a person sees on each page. Set
 LAKEMARK_UPDATE_SCREENSHOT=1 to refresh docs/console-*.png."""
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from pathlib import Path
 
 import pytest
 from test_console_app import add_run
+from test_console_run_details import fill
 from test_lineage_html_render import ROOT, chromium
 
 from lakemark.state.sqlite import SQLiteStore
@@ -51,6 +54,7 @@ def console_url(tmp_path: Path) -> Iterator[tuple[str, dict[str, str]]]:
                                [f"s3://landing/orders/2026/11/{n:02d}/part-{i:04d}.json"
                                 for i in range(40 * (n + 1))],
                                fail="S3 read failed: 503 SlowDown" if n == 3 else None)
+    ids.update({f"e{k[1:]}": v for k, v in fill(store, "events-raw").items()})
     ids["c0"] = add_run(store, "clicks <daily>", ["s3://landing/clicks/a.json",
                                                    "s3://landing/orders/2026/11/00/part-0007.json"])
     store.close()
@@ -114,6 +118,34 @@ def test_an_operator_finds_a_run_and_a_file_in_chromium(console_url: tuple[str, 
         expect(page.locator("#takes")).to_contain_text("clicks <daily>")
         shots["search"] = tmp_path / "search.png"
         page.screenshot(path=shots["search"], full_page=True)
+
+        # a job with a file set aside: its count on the jobs page, its schemas, its runs
+        page.goto(url + "/")
+        events = page.locator("#jobs tbody tr", has_text="events-raw")
+        expect(events.locator("td").nth(8)).to_have_text("1")  # set aside, not yet retaken
+        events.get_by_role("link", name="events-raw").click()
+        page.locator("#schema-link").click()
+        expect(page.locator("h1")).to_contain_text("Schemas of job events-raw")
+        versions = page.locator(".schema-versions tbody tr")
+        expect(versions).to_have_count(2)
+        expect(versions.first).to_contain_text("added code string")
+        expect(versions.first).to_contain_text(ids["e2"])
+        shots["schema"] = tmp_path / "schema.png"
+        page.screenshot(path=shots["schema"], full_page=True)
+
+        versions.nth(1).get_by_role("link", name=ids["e1"]).click()  # the run of version 1
+        expect(page.locator("#quarantined")).to_contain_text("/in/bad2.json")
+        expect(page.locator("#quarantined")).to_contain_text("broken link")
+        page.locator("#quarantined").get_by_role("link", name=ids["e2"]).click()  # retaken by
+        expect(page.locator("#quarantined")).to_contain_text("taken again")
+        notes = page.locator("#file-notes")
+        expect(notes).to_contain_text("retaken whole")
+        expect(notes).to_contain_text("modified since an earlier take: skipped")
+        expect(notes).to_contain_text("changed during the read: left out")
+        expect(page.locator("#run-timings")).to_have_text(
+            "plan 1.250 s · read 0.500 s · write 42.000 s · commit 0.250 s")
+        shots["run-details"] = tmp_path / "run-details.png"
+        page.screenshot(path=shots["run-details"], full_page=True)
         browser.close()
     for name, shot in shots.items():
         assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

@@ -16,6 +16,8 @@ from ..planning.schema import EVOLUTION_MODES, EVOLUTION_OFF
 from ._common import json_option, open_state, parse_key_values, state_option, verbose_option
 from ._files_report import ON_MODIFIED_HELP, file_notes
 from ._output import console, handle_errors, human_bytes, print_json, setup_logging, print_table
+from ._progress import (DEFAULT_INTERVAL_S, INTERVAL_ENV, ProgressLines, interval_from,
+                        spark_tasks)
 
 SOURCE_FORMATS = ("json", "csv", "parquet", "orc", "xml", "text", "avro")
 TARGET_FORMATS = ("delta", "parquet", "json", "csv", "orc", "iceberg")
@@ -179,6 +181,16 @@ def ingest() -> None:
               help="json, csv, text, xml: a file holding a record (line; xml: element) larger "
               "than SIZE is set aside instead of exhausting memory, e.g. 64MiB, 1g. Only files "
               "larger than SIZE are scanned. [default: 64MiB]")
+@click.option("--conf", "spark_conf", multiple=True, metavar="KEY=VALUE",
+              help="A Spark setting for the session the run starts (repeatable), over "
+              "lakemark's defaults and $LAKEMARK_SPARK_CONF, e.g. --conf spark.ui.enabled=true "
+              "to turn on the Spark UI (off by default) or --conf spark.driver.memory=4g.")
+@click.option("--progress-interval", type=float, metavar="SECONDS",
+              help="When stdout is not a terminal (cron, CI logs): print a progress line "
+              "(stage, files and bytes planned, rows written when known, Spark tasks done) "
+              f"every SECONDS, then the summary; 0 turns the lines off; with --json they go to "
+              f"stderr. On a terminal a spinner shows the stage instead. Default: "
+              f"${INTERVAL_ENV}, else {DEFAULT_INTERVAL_S:.0f}.")
 @state_option
 @json_option
 @verbose_option
@@ -225,6 +237,8 @@ def ingest_files(
     on_bad_file: str,
     max_bad_files: str | None,
     max_record_bytes: str | None,
+    spark_conf: tuple[str, ...],
+    progress_interval: float | None,
     state_url: str | None,
     as_json: bool,
     verbose: bool,
@@ -259,27 +273,37 @@ def ingest_files(
         schema_hints=schema_hints, clean_source=clean_source, archive_to=archive_to,
         clean_source_retention=clean_source_retention, on_bad_file=on_bad_file,
         max_bad_files=max_bad_files, max_record_bytes=max_record_bytes, verbose=verbose,
-        on_modified=on_modified.lower(),
+        on_modified=on_modified.lower(), spark_conf=_spark_conf(spark_conf),
     )
     try:  # everything that can be checked is checked before any work and any state change
         writer = options.check()
     except IngestOptionError as exc:
         raise click.UsageError(str(exc)) from exc
+    try:
+        interval = interval_from(progress_interval)
+    except ValueError as exc:
+        raise click.UsageError(str(exc)) from exc
     store = open_state(state_url)
 
-    with console.status("starting", spinner="dots") as status:
+    if not console.is_terminal:  # a log (cron, CI): a plain line at a steady interval
+        progress = ProgressLines(lambda line: click.echo(line, err=as_json), interval,
+                                 tasks=spark_tasks)
+        with progress.running():
+            done = run_ingest(options, store, on_event=progress.on_event, writer=writer)
+    else:
+        with console.status("starting", spinner="dots") as status:
 
-        def on_event(event: JobEvent) -> None:
-            detail = dict(event.detail or {})
-            if event.stage == "started":
-                status.update(f"run {detail['run_id']} — listing {source}")
-            elif event.stage == "planned":
-                status.update(f"planned {detail['files']} file(s), {human_bytes(detail['bytes'])}"
-                              " — reading and writing")
-            elif event.stage == "listed":
-                status.update(f"listed {detail['files']} file(s) — planning")
+            def on_event(event: JobEvent) -> None:
+                detail = dict(event.detail or {})
+                if event.stage == "started":
+                    status.update(f"run {detail['run_id']} — listing {source}")
+                elif event.stage == "planned":
+                    status.update(f"planned {detail['files']} file(s), "
+                                  f"{human_bytes(detail['bytes'])} — reading and writing")
+                elif event.stage == "listed":
+                    status.update(f"listed {detail['files']} file(s) — planning")
 
-        done = run_ingest(options, store, on_event=on_event, writer=writer)
+            done = run_ingest(options, store, on_event=on_event, writer=writer)
     record, plan, tracked = done.record, done.plan, done.tracked_schema
     out = done.to_json()
     store.close()
@@ -314,6 +338,19 @@ def ingest_files(
     if not plan.files:
         console.print("No new files: nothing to write.")
     _exit_if_quarantined(done)
+
+
+def _spark_conf(pairs: tuple[str, ...]) -> dict[str, str]:
+    """``--conf`` pairs as settings; a UsageError names a pair without ``=`` or a key."""
+    out: dict[str, str] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip():  # the value is not echoed: it may be a secret
+            raise click.UsageError(
+                f"--conf {pair if not sep else '=…'!r} is not a setting: give the key, '=' "
+                "and the value, e.g. --conf spark.ui.enabled=true")
+        out[key.strip()] = value
+    return out
 
 
 def _quarantine_summary(done: Any) -> str:

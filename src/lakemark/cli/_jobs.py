@@ -52,7 +52,8 @@ def jobs() -> None:
 @handle_errors
 def list_jobs(stale_after_h: float, state_url: str | None, as_json: bool) -> None:
     """Every job in the store, by name, with its last run (status, start, duration, files,
-    bytes, rows when recorded), its bookmark version and whether it is stale."""
+    bytes, rows when recorded), its input files set aside (`lakemark quarantine list JOB`),
+    its bookmark version and whether it is stale."""
     store = open_store(resolve_state_url(state_url), read_only=True)
     try:
         rows = StateQueries(store, stale_after_s=stale_after_h * 3600).jobs()
@@ -63,7 +64,7 @@ def list_jobs(stale_after_h: float, state_url: str | None, as_json: bool) -> Non
         return
     table = Table(title="jobs", box=box.SIMPLE_HEAD, pad_edge=False, padding=(0, 1, 0, 0))
     for name in ("job", "last run", "status", "started (UTC)", "took", "files", "bytes", "rows",
-                 "bookmark", "stale"):
+                 "set aside", "bookmark", "stale"):
         table.add_column(name, overflow="fold")
     styles = {"SUCCEEDED": "green", "FAILED": "red", "RUNNING": "yellow"}
     for job in rows:
@@ -75,6 +76,7 @@ def list_jobs(stale_after_h: float, state_url: str | None, as_json: bool) -> Non
             (last.get("started_at") or "-")[:19].replace("T", " "), took(last.get("duration_s")),
             str(last.get("files", "-")), human_bytes(last["bytes"]) if last else "-",
             "-" if last.get("rows") is None else str(last["rows"]),
+            f"[red]{job['quarantined']}[/]" if job["quarantined"] else "0",
             f"v{job['bookmark_version']}", "[bold red]stale[/]" if job["stale"] else "")
     print_table(table)
     if not rows:

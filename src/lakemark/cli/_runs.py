@@ -144,6 +144,7 @@ def run_details(store: StateStore, run_id: str) -> dict[str, Any]:
             sources[inputs.ctx].update(kind="s3-events", **{k: plan.get(k) for k in (
                 "events_table_version", "backfilled", "skipped_stale", "skipped_removed",
                 "skipped_missing")})
+    out["timings"] = store.run_timings(run_id)  # seconds per stage; {} when none recorded
     out["sources"] = sources
     out["sinks"] = sinks
     if schemas:
@@ -160,7 +161,7 @@ def run_details(store: StateStore, run_id: str) -> dict[str, Any]:
 @json_option
 @handle_errors
 def show_run(run_id: str, state_url: str | None, as_json: bool) -> None:
-    """One run: its status and every file each source took, by name."""
+    """One run: its status, stage timings and every file each source took, by name."""
     store = open_store(resolve_state_url(state_url), read_only=True)
     details = run_details(store, run_id)
     store.close()
@@ -174,6 +175,9 @@ def show_run(run_id: str, state_url: str | None, as_json: bool) -> None:
     )
     if details.get("error"):
         console.print(f"[red]error:[/] {details['error']}", highlight=False)
+    if details["timings"]:
+        console.print("stages: " + ", ".join(f"{stage} {seconds:.3f} s" for stage, seconds
+                                             in details["timings"].items()), highlight=False)
     for ctx, src in details["sources"].items():
         if src.get("kind") == "jdbc":
             console.print(f"ctx {ctx}: {src['source']} — key range {json.dumps(src['range'])}",

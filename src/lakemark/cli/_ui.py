@@ -44,9 +44,10 @@ def is_loopback(host: str) -> bool:
 @handle_errors
 def ui(state_url: str | None, host: str, port: int, token: str | None,
        stale_after_h: float) -> None:
-    """Serve the operator's console, read-only: jobs, a job's runs and charts, a run's
-    files, bookmark history, which run took a file, and a JSON API under /api/
-    (docs/console.md)."""
+    """Serve the operator's console, read-only: jobs (with their set-aside files), a job's
+    runs and charts, a run's stage timings, files and set-aside, retaken and changed files,
+    bookmark history, a job's tracked schema versions, which run took a file, and a JSON API
+    under /api/ (docs/console.md)."""
     token = token or os.environ.get(TOKEN_ENV) or None
     if not is_loopback(host) and not token:
         raise ConfigError(f"--host {host} is not a loopback address: give --token "

@@ -18,6 +18,7 @@ from urllib.parse import quote
 
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 from starlette.applications import Starlette
+from starlette.convertors import Convertor, register_url_convertor
 from starlette.requests import Request
 from starlette.responses import FileResponse, HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
@@ -109,6 +110,22 @@ class _TokenGate:
         await response(scope, receive, send)
 
 
+class _JobName(Convertor[str]):
+    """A job name in a path (``/jobs/{job:job_name}/schema``): any characters, ``/`` and line
+    breaks too (Starlette's ``path`` stops at a line break), sent percent-encoded."""
+
+    regex = r"[\s\S]+"
+
+    def convert(self, value: str) -> str:
+        return value
+
+    def to_string(self, value: str) -> str:
+        return quote(value, safe="")
+
+
+register_url_convertor("job_name", _JobName())
+
+
 def create_app(store: StateStore, *, token: str | None = None,
                stale_after_s: float = 24 * 3600.0) -> ASGIApp:
     """The console over an open ``store`` (opened read-only by the caller; closing it is the
@@ -166,6 +183,9 @@ def create_app(store: StateStore, *, token: str | None = None,
             return JSONResponse({"error": "no such run", "kind": "UnknownRunError"},
                                 status_code=404)
         return JSONResponse(run)
+
+    def api_schema(request: Request) -> Response:
+        return JSONResponse(queries().schema_history(request.query_params.get("job", "")))
 
     def api_run_files(request: Request) -> Response:
         return JSONResponse(queries().run_files(
@@ -233,6 +253,10 @@ def create_app(store: StateStore, *, token: str | None = None,
                             offset=_int_arg(request, "offset", 0), limit=100)
         return page("run.html", run=run, files=files, q=pattern)
 
+    def schema_page(request: Request) -> Response:
+        name = str(request.path_params["job"])
+        return page("schema.html", name=name, sources=queries().schema_history(name))
+
     def search_page(request: Request) -> Response:
         pattern = request.query_params.get("q", "")
         job = request.query_params.get("job", "")
@@ -251,11 +275,13 @@ def create_app(store: StateStore, *, token: str | None = None,
         Route("/job", guarded(job_page, api=False)),
         Route("/run", guarded(run_page, api=False)),
         Route("/search", guarded(search_page, api=False)),
+        Route("/jobs/{job:job_name}/schema", guarded(schema_page, api=False)),
         Route("/api/jobs", guarded(api_jobs, api=True)),
         Route("/api/runs", guarded(api_runs, api=True)),
         Route("/api/bookmarks", guarded(api_bookmarks, api=True)),
         Route("/api/run", guarded(api_run, api=True)),
         Route("/api/run/files", guarded(api_run_files, api=True)),
+        Route("/api/schema", guarded(api_schema, api=True)),
         Route("/api/files", guarded(api_files, api=True)),
         Route("/static/plotly.min.js", plotly),
     ]

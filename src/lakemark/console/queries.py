@@ -157,10 +157,24 @@ class StateQueries:
     def add_totals(self, jobs: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """``jobs`` (from :meth:`jobs`) with their last runs' files, bytes and rows."""
         totals = self._totals([j["last_run"]["run_id"] for j in jobs if j["last_run"]])
+        aside = self._quarantined_counts([j["job_name"] for j in jobs])
         for job in jobs:
             if job["last_run"]:
                 job["last_run"].update(totals[job["last_run"]["run_id"]])
+            job["quarantined"] = aside.get(job["job_name"], 0)
         return jobs
+
+    def _quarantined_counts(self, names: Sequence[str]) -> dict[str, int]:
+        """job -> how many of its input files are set aside now (``open`` or ``retry``: not
+        yet taken again); read from the quarantine table's key (job_name, ...)."""
+        out: dict[str, int] = {}
+        for chunk in _chunks(list(names)):
+            marks = ",".join("?" * len(chunk))
+            for name, count in self._rows(
+                    f"SELECT job_name, COUNT(*) FROM quarantine WHERE job_name IN ({marks}) "
+                    "AND status <> 'retried' GROUP BY job_name", chunk):
+                out[str(name)] = int(count)
+        return out
 
     # -- runs -----------------------------------------------------------------------------
     def _totals(self, run_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
@@ -201,8 +215,8 @@ class StateQueries:
         return Page(items, int(total), offset, limit)
 
     def run(self, run_id: str) -> dict[str, Any] | None:
-        """One run with its totals and what it recorded per ctx (sources and sinks, their
-        files counted, not listed); None if the store has no such run."""
+        """One run with its totals, its stage timings and what it recorded per ctx (sources
+        and sinks, their files counted, not listed); None if the store has no such run."""
         rows = self._rows(f"SELECT {_RUN_COLS} FROM runs WHERE run_id = ?", (run_id,))
         if not rows:
             return None
@@ -213,6 +227,7 @@ class StateQueries:
         run.update(files=sum(n for n, _ in counts.values()),
                    bytes=sum(b for _, b in counts.values()), rows=None)
         inputs = []
+        notes: dict[str, list[dict[str, Any]]] = {key: [] for key in FILE_NOTES}
         for ctx, plan_json in self._rows(
                 "SELECT ctx, plan_json FROM run_plans WHERE run_id = ? ORDER BY ctx", (run_id,)):
             plan = json.loads(plan_json)
@@ -223,8 +238,45 @@ class StateQueries:
                            "source": redact(str(plan.get("source") or plan.get("target") or "")),
                            "status": plan.get("status"), "rows": plan.get("rows"),
                            "files": n, "bytes": size})
+            for key in FILE_NOTES:
+                notes[key] += [{"ctx": ctx, **e} for e in plan.get(key) or ()
+                               if isinstance(e, dict)]
         run["inputs"] = inputs
+        run.update(notes)
+        run.update(self._run_quarantine(str(run["job_name"]), run_id))
+        run["timings"] = self.store.run_timings(run_id)  # seconds per stage; {}: none recorded
         return run
+
+    def _run_quarantine(self, job_name: str, run_id: str) -> dict[str, list[dict[str, Any]]]:
+        """The files ``run_id`` set aside (``quarantined``, with their reason, as the
+        quarantine table holds them now) and the set-aside files it took again
+        (``retried``)."""
+        rows = self._rows(
+            "SELECT ctx, path, size, mtime, reason, run_id, status, retried_by, updated_at "
+            "FROM quarantine WHERE job_name = ? AND (run_id = ? OR retried_by = ?) "
+            "ORDER BY path, ctx", (job_name, run_id, run_id))
+        keys = ("ctx", "path", "size", "mtime", "reason", "run_id", "status", "retried_by",
+                "updated_at")
+        entries = [dict(zip(keys, r, strict=True)) for r in rows]
+        for e in entries:
+            e["reason"] = redact(str(e["reason"]))
+        return {"quarantined": [e for e in entries if e["run_id"] == run_id],
+                "retried": [e for e in entries if e["retried_by"] == run_id]}
+
+    # -- tracked schemas ------------------------------------------------------------------
+    def schema_history(self, job_name: str) -> list[dict[str, Any]]:
+        """Every tracked source of the job (by ctx) with its schema versions, newest first:
+        what changed (columns added, types widened, …), the run that changed it, the reason
+        and when; UnknownJobError for a job the store does not know."""
+        self.require_job(job_name)
+        sources: dict[str, list[dict[str, Any]]] = {}
+        for h in self.store.source_schema_history(job_name):  # type: ignore[attr-defined]
+            sources.setdefault(h.ctx, []).append({
+                "version": h.version, "run_id": h.run_id, "reason": redact(h.reason),
+                "created_at": h.created_at, "changes": h.changes,
+                "columns": None if h.fields is None else len(h.fields),
+                "fields": h.fields})
+        return [{"ctx": ctx, "versions": versions[::-1]} for ctx, versions in sources.items()]
 
     def run_files(self, run_id: str, *, pattern: str | None = None, offset: int = 0,
                   limit: int = 100) -> Page:
@@ -298,3 +350,7 @@ class StateQueries:
 
 
 _NO_TOTALS: dict[str, Any] = {"files": 0, "bytes": 0, "rows": None}
+
+#: A file source's manifest entries a run page lists (state/manifest.py; _exact_read.py):
+#: files taken before and taken again, modified files skipped, files changed during the run.
+FILE_NOTES = ("taken_before", "skipped_modified", "changed_during_run")

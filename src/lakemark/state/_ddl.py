@@ -99,6 +99,10 @@ CREATE TABLE IF NOT EXISTS quarantine (
     updated_at TEXT NOT NULL,
     PRIMARY KEY (job_name, ctx, path)
 );
+CREATE TABLE IF NOT EXISTS run_timings (
+    run_id TEXT PRIMARY KEY,
+    timings_json TEXT NOT NULL
+);
 CREATE TABLE IF NOT EXISTS lease_generations (
     job_name TEXT PRIMARY KEY,
     generation {int} NOT NULL

@@ -175,7 +175,7 @@ def prune_job(db: Any, job_name: str, policy: RetentionPolicy, now: float, *,
     files = _count(db, "SELECT COUNT(*) FROM run_files WHERE run_id IN ({marks})", ids)
     plans = _count(db, "SELECT COUNT(*) FROM run_plans WHERE run_id IN ({marks})", ids)
     if not dry_run:
-        for table in ("run_files", "run_plans", "runs"):
+        for table in ("run_files", "run_plans", "run_timings", "runs"):
             _delete(db, f"DELETE FROM {table} WHERE run_id IN ({{marks}})", ids)
         _delete(db, "DELETE FROM bookmark_versions WHERE job_name = ? AND version IN ({marks})",
                 list(decision.versions), (job_name,))

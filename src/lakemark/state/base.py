@@ -245,6 +245,15 @@ class StateStore(Protocol):
         """What the run recorded per ctx (ordered by ctx); UnknownRunError if no such run."""
         ...
 
+    def record_timings(self, run_id: str, timings: Mapping[str, float]) -> None:
+        """Record the stage timings (seconds per stage) of a run that has ended
+        (:mod:`lakemark._stage_timings`); UnknownRunError if no such run."""
+        ...
+
+    def run_timings(self, run_id: str) -> dict[str, float]:
+        """The stage timings a run recorded, in run order (empty: none)."""
+        ...
+
     def earlier_takes(self, job_name: str, ctx: str, paths: Sequence[str],
                       max_run: int) -> dict[str, EarlierTake]:
         """The last take of each of ``paths`` by a successful run numbered at most

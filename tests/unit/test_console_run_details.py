@@ -1,0 +1,174 @@
+"""The console's run details (set-aside and retaken files, files changed during a run, taken
+before, skipped), the set-aside count per job and the Schema page — query layer on SQLite and
+PostgreSQL, API and pages over SQLite (Starlette's TestClient)."""
+
+from __future__ import annotations
+
+import socket
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pgtest import need_postgres, state_url
+from starlette.testclient import TestClient
+
+from lakemark.console import StateQueries, UnknownJobError
+from lakemark.console.app import create_app
+from lakemark.planning import FileEntry
+from lakemark.state import open_store
+from lakemark.state._schemas import PendingSchema
+
+HOST = socket.gethostname()
+SECRET = "s3cr3t-Pa55"
+NAME = 'ord/ers <b>"x"</b>'  # a slash and markup in a job name
+
+
+def _begin(store: Any, job: str) -> Any:
+    return store.begin_run(job, "enable", host=HOST, pid=1, lease_timeout_s=60)
+
+
+def fill(store: Any, job: str = NAME) -> dict[str, str]:
+    """Run 1 of ``job`` sets a file aside and tracks a schema; run 2 retakes the set-aside file,
+    retakes a modified one, skips another, leaves one that changed out, and adds a column."""
+    r1 = _begin(store, job)
+    store.record_plan(r1.run_id, "src", {"source": "/in"},
+                      [FileEntry(path="/in/a.json", mtime=1, size=10)])
+    store.quarantine_files(r1.run_id, job, "src", [
+        ("/in/bad.json", 5, 2, f"truncated gzip (https://u:{SECRET}@h/x)"),
+        ("/in/bad2.json", 6, 3, "broken link")])
+    store.commit_run(r1.run_id, {"src": {"high": 1}}, update_bookmark=True, schemas={
+        "src": PendingSchema([{"name": "id", "type": "long"}], [], "inferred")})
+    store.request_retry(job, ["/in/bad.json"])
+    r2 = _begin(store, job)
+    store.record_plan(r2.run_id, "src", {
+        "source": "/in",
+        "taken_before": [{"path": "/in/a.json", "run": 1, "run_id": r1.run_id, "mtime": 1,
+                          "size": 10}],
+        "skipped_modified": [{"path": "/in/s.json", "mtime": 4, "size": 4}],
+        "changed_during_run": [{"path": "/in/c.json", "planned": {"mtime": 5, "size": 5},
+                                "seen": None, "when": "during the read"}],
+    }, [FileEntry(path="/in/a.json", mtime=9, size=12),
+        FileEntry(path="/in/bad.json", mtime=2, size=5)])
+    store.commit_run(r2.run_id, {"src": {"high": 2}}, update_bookmark=True,
+                     retried={"src": ["/in/bad.json"]}, schemas={"src": PendingSchema(
+                         [{"name": "id", "type": "long"}, {"name": "code", "type": "string"}],
+                         [{"column": "code", "change": "added", "type": "string"}],
+                         "new columns")})
+    store.record_timings(r2.run_id, {"plan": 1.25, "read": 0.5, "write": 42.0, "commit": 0.25})
+    return {"r1": r1.run_id, "r2": r2.run_id}
+
+
+def fill_both(store: Any) -> dict[str, str]:
+    """:func:`fill`, and a job ``clicks`` with one run and nothing set aside or tracked."""
+    other = _begin(store, "clicks")
+    store.commit_run(other.run_id, {}, update_bookmark=True)
+    return {**fill(store), "clicks": other.run_id}
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Any]:
+    schema = f"lm_console_rd_{uuid.uuid4().hex[:12]}"
+    if request.param == "postgres":
+        url = state_url(need_postgres()) + f"?schema={schema}"
+    else:
+        url = f"sqlite:///{tmp_path}/state.db"
+    s = open_store(url)
+    yield s
+    s.close()
+    if request.param == "postgres":
+        import psycopg
+
+        from pgtest import DATABASE, HOST as PGHOST, PORT
+
+        with psycopg.connect(host=PGHOST, port=PORT, dbname=DATABASE, user=need_postgres(),
+                             autocommit=True) as conn:
+            conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+
+
+def test_a_run_lists_its_set_aside_retaken_and_changed_files(store: Any) -> None:
+    ids = fill_both(store)
+    q = StateQueries(store)
+    first = q.run(ids["r1"])
+    assert first is not None
+    assert [(e["path"], e["status"]) for e in first["quarantined"]] == [
+        ("/in/bad.json", "retried"), ("/in/bad2.json", "open")]
+    assert first["quarantined"][0]["retried_by"] == ids["r2"]
+    assert SECRET not in str(first) and "truncated gzip" in first["quarantined"][0]["reason"]
+    assert first["retried"] == [] and first["taken_before"] == []
+    second = q.run(ids["r2"])
+    assert second is not None
+    assert [e["path"] for e in second["retried"]] == ["/in/bad.json"]
+    assert second["quarantined"] == []
+    assert [(e["ctx"], e["path"], e["run_id"]) for e in second["taken_before"]] == [
+        ("src", "/in/a.json", ids["r1"])]
+    assert [e["path"] for e in second["skipped_modified"]] == ["/in/s.json"]
+    assert [(e["path"], e["when"]) for e in second["changed_during_run"]] == [
+        ("/in/c.json", "during the read")]
+
+
+def test_jobs_count_the_files_still_set_aside(store: Any) -> None:
+    fill_both(store)
+    jobs = {j["job_name"]: j for j in StateQueries(store).jobs()}
+    assert jobs[NAME]["quarantined"] == 1  # bad2 is open; bad was taken again
+    assert jobs["clicks"]["quarantined"] == 0
+
+
+def test_schema_history_says_what_changed_and_which_run(store: Any) -> None:
+    ids = fill_both(store)
+    q = StateQueries(store)
+    (src,) = q.schema_history(NAME)
+    assert src["ctx"] == "src"
+    assert [(v["version"], v["run_id"], v["columns"]) for v in src["versions"]] == [
+        (2, ids["r2"], 2), (1, ids["r1"], 1)]
+    assert src["versions"][0]["changes"] == [{"column": "code", "change": "added",
+                                              "type": "string"}]
+    assert q.schema_history("clicks") == []
+    with pytest.raises(UnknownJobError, match="did you mean"):
+        q.schema_history("clickz")
+
+
+@pytest.fixture
+def client(tmp_path: Path) -> Iterator[tuple[TestClient, dict[str, str]]]:
+    s = open_store(f"sqlite:///{tmp_path}/s.db")
+    ids = fill_both(s)
+    yield TestClient(create_app(s)), ids
+    s.close()
+
+
+def test_the_api_gives_the_same_data(client: tuple[TestClient, dict[str, str]]) -> None:
+    http, ids = client
+    run = http.get("/api/run", params={"id": ids["r2"]}).json()
+    assert [e["path"] for e in run["retried"]] == ["/in/bad.json"]
+    assert [e["path"] for e in run["changed_during_run"]] == ["/in/c.json"]
+    jobs = {j["job_name"]: j for j in http.get("/api/jobs").json()}
+    assert jobs[NAME]["quarantined"] == 1
+    schema = http.get("/api/schema", params={"job": NAME}).json()
+    assert schema[0]["versions"][0]["run_id"] == ids["r2"]
+    missing = http.get("/api/schema", params={"job": "nope"})
+    assert missing.status_code == 404 and missing.json()["kind"] == "UnknownJobError"
+
+
+def test_the_pages_show_them_with_every_name_escaped(
+        client: tuple[TestClient, dict[str, str]]) -> None:
+    http, ids = client
+    first = http.get("/run", params={"id": ids["r1"]}).text
+    assert "set aside" in first and "/in/bad2.json" in first and "broken link" in first
+    assert SECRET not in first
+    second = http.get("/run", params={"id": ids["r2"]}).text
+    assert "taken again" in second and "retaken whole" in second
+    assert "modified since an earlier take: skipped" in second
+    assert "changed during the read: left out" in second
+    jobs = http.get("/").text
+    assert "set aside</th>" in jobs
+    job = http.get("/job", params={"name": NAME}).text
+    link = "/jobs/ord%2Fers%20%3Cb%3E%22x%22%3C%2Fb%3E/schema"
+    assert f'href="{link}"' in job
+    schema = http.get(link)
+    assert schema.status_code == 200
+    assert "<b>" not in schema.text and "ord/ers &lt;b&gt;" in schema.text
+    assert "added <span class=\"mono\">code</span> string" in schema.text
+    assert ids["r2"] in schema.text
+    assert http.get("/jobs/clickz/schema").status_code == 404
+    assert "no tracked schema" in http.get("/jobs/clicks/schema").text
