@@ -21,6 +21,9 @@ def _store_with_a_set_aside_file(tmp_path: Path) -> tuple[str, str]:
     store.quarantine_files(run.run_id, "j", "source", [
         ("/in/bad file #1.parquet", 12, 1_700_000_000_000, "not a Parquet file or truncated")])
     store.commit_run(run.run_id, {}, update_bookmark=True)
+    clean = store.begin_run("j2", "enable", host=socket.gethostname(), pid=os.getpid(),
+                            lease_timeout_s=60)  # a job that set nothing aside
+    store.commit_run(clean.run_id, {}, update_bookmark=True)
     store.close()
     return url, run.run_id
 
@@ -40,8 +43,11 @@ def test_list_shows_each_file_with_its_reason(tmp_path: Path) -> None:
     assert shown["quarantined"][0]["reason"] == "not a Parquet file or truncated"
     text = runner.invoke(cli, ["runs", "show", run_id, "--state", url]).output
     assert "set aside (ctx source): /in/bad file #1.parquet" in text
-    assert "No set-aside files" in runner.invoke(
-        cli, ["quarantine", "list", "other", "--state", url]).output
+    assert "No set-aside files for job j2" in runner.invoke(
+        cli, ["quarantine", "list", "j2", "--state", url]).output
+    for args in (["list", "jj"], ["retry", "jj"]):  # a mistyped job: an error naming j
+        typo = runner.invoke(cli, ["quarantine", *args, "--state", url])
+        assert typo.exit_code == 1 and "'j'" in typo.output, typo.output
 
 
 def test_retry_marks_the_files_and_refuses_an_unknown_path(tmp_path: Path) -> None:
