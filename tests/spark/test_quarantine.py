@@ -307,3 +307,48 @@ def test_clean_up_leaves_set_aside_files_in_place(lake: Lake, tmp_path: Path) ->
     lake.ingest("--clean-source", "delete", code=3)
     assert not (lake.src / "a.json").exists()
     assert (lake.src / "loop.json").is_symlink()
+
+
+def test_a_glue_script_that_fails_on_a_damaged_file_goes_on_without_it_next_time(
+        spark: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Damage only a full read sees (a gzip'd CSV cut short) fails the Glue script's attempt;
+    the file is set aside then (as ``lakemark run`` ends the script's open jobs), so the next
+    attempt commits the good files instead of failing the same way forever."""
+    import gzip
+
+    from lakemark.glue import GlueContext, finish_open_jobs
+    from lakemark.glue.job import Job as GlueJob
+    from lakemark.state import open_store
+
+    state = tmp_path / "state.db"
+    monkeypatch.setenv("LAKEMARK_STATE", f"sqlite:///{state}")
+    src = tmp_path / "landing" / "dt=2026-11-27"
+    src.mkdir(parents=True)
+    (src / "part 1 #ü.csv").write_text("order_id,amount\n1,10.5\n2,3.25\n")
+    packed = gzip.compress(("order_id,amount\n" + "".join(
+        f"{i},{i}.0\n" for i in range(100, 400))).encode())
+    (src / "part-2.csv.gz").write_bytes(packed[: len(packed) * 2 // 3])
+    glue = GlueContext(spark.sparkContext)
+
+    def attempt() -> list[int]:
+        job = GlueJob(glue)
+        job.init("orders", {"job_bookmark_option": "job-bookmark-enable"})
+        try:
+            frame = glue.create_dynamic_frame.from_options(
+                connection_type="s3", connection_options={"paths": [str(src.parent)],
+                                                          "recurse": True},
+                format="csv", format_options={"withHeader": True}, transformation_ctx="src")
+            ids = sorted(int(r["order_id"]) for r in frame.toDF().collect())
+        except Exception as exc:
+            finish_open_jobs(exc)
+            raise
+        job.commit()
+        return ids
+
+    with pytest.raises(Exception, match="part-2.csv.gz"):
+        attempt()
+    store = open_store(f"sqlite:///{state}")
+    assert [Path(q.path).name for q in store.quarantined("orders")] == ["part-2.csv.gz"]
+    store.close()
+    assert attempt() == [1, 2]
+    assert attempt() == []

@@ -70,3 +70,13 @@ def test_stat_files_reports_a_listing_s_units_and_gone_files(tmp_path: Path) -> 
     st = f.stat()
     assert stat_files([str(f), str(tmp_path / "gone")]) == {
         str(f): (st.st_mtime_ns // 1_000_000, st.st_size), str(tmp_path / "gone"): None}
+
+
+def test_stat_files_reports_links_that_lead_nowhere_as_gone(tmp_path: Path) -> None:
+    """A loop of links or a path under a file has nothing to read behind it: the check after
+    the read must not fail on it (the listing lists it and quarantine sets it aside)."""
+    loop = tmp_path / "loop.json"
+    loop.symlink_to(loop)
+    (tmp_path / "file").write_text("x")
+    under = tmp_path / "file" / "x.json"
+    assert stat_files([str(loop), str(under)]) == {str(loop): None, str(under): None}

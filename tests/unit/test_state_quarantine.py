@@ -93,3 +93,24 @@ def test_a_store_of_schema_version_3_gets_the_table(tmp_path: Path) -> None:
     reader = open_store(f"sqlite:///{path}", read_only=True)  # upgrades, then reads
     assert reader.quarantined("j") == []
     reader.close()
+
+
+def test_a_file_a_run_set_aside_is_no_earlier_take(store: Any) -> None:  # noqa: F811
+    """The file list of a run holds the files it set aside too, but it never read them: once
+    fixed, such a file is not "taken before (run N): retaken whole" (nor skipped as modified
+    under ``--on-modified skip``, nor read from its old size under ``append``)."""
+    from lakemark.planning import FileEntry
+
+    first = begin(store)
+    store.record_plan(first.run_id, "src", {}, [FileEntry(1000, "/in/a.json", 10),
+                                                FileEntry(1000, "/in/good.json", 5)])
+    _aside(store, first.run_id, "/in/a.json")
+    store.commit_run(first.run_id, {"src": {}}, update_bookmark=True)
+    found = store.earlier_takes("j", "src", ["/in/a.json", "/in/good.json"], 10)
+    assert sorted(found) == ["/in/good.json"]
+    # Taken once fixed: that take counts for later modifications.
+    second = begin(store)
+    store.record_plan(second.run_id, "src", {}, [FileEntry(2000, "/in/a.json", 12)])
+    store.commit_run(second.run_id, {"src": {}}, update_bookmark=True)
+    again = store.earlier_takes("j", "src", ["/in/a.json"], 10)["/in/a.json"]
+    assert (again.run_id, again.size) == (second.run_id, 12)

@@ -8,6 +8,7 @@ import shutil
 from pathlib import Path
 
 import click
+from rich.text import Text
 
 from ..errors import ConfigError
 from ._ingest import ingest_files
@@ -50,7 +51,7 @@ def demo(ctx: click.Context, directory: str) -> None:
     (root / MARKER).write_text("made by `lakemark demo`; safe to delete\n")
     source, target = root / "input", root / "lake" / "events"
     state = f"sqlite:///{root / 'state.db'}"
-    console.rule("[bold]lakemark demo")
+    console.rule(Text.from_markup("[bold]lakemark demo"))
     console.print(f"input  {source}\ntable  {target} (Delta)\nstate  {state}\n")
 
     for n, day in enumerate(["2026-11-20", "2026-11-20", "2026-11-21"]):
@@ -78,7 +79,7 @@ def demo(ctx: click.Context, directory: str) -> None:
     once = len(ids) == len(set(ids)) == 500
     console.print(
         f"The table holds {len(ids)} rows from 5 files, each row once: "
-        + ("[green]yes[/]" if once else "[red]NO[/]")
+        + ("[green]yes[/]" if once else "[red]NO[/]"), markup=True
     )
     console.print(
         "Try: lakemark runs show RUN_ID --state " + state + "\n"

@@ -10,8 +10,8 @@ from typing import Any
 
 import click
 from rich import box
-from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
 from ..console import StateQueries
 from ..state import StateStore, open_store, resolve_state_url
@@ -71,13 +71,13 @@ def list_jobs(stale_after_h: float, state_url: str | None, as_json: bool) -> Non
         last: dict[str, Any] = job["last_run"] or {}
         status = last.get("status", "-")
         table.add_row(
-            escape(job["job_name"]), last.get("run_id", "-"),
-            f"[{styles.get(status, '')}]{status}[/]",
+            job["job_name"], last.get("run_id", "-"),
+            Text(status, style=styles.get(status, "")),
             (last.get("started_at") or "-")[:19].replace("T", " "), took(last.get("duration_s")),
             str(last.get("files", "-")), human_bytes(last["bytes"]) if last else "-",
             "-" if last.get("rows") is None else str(last["rows"]),
-            f"[red]{job['quarantined']}[/]" if job["quarantined"] else "0",
-            f"v{job['bookmark_version']}", "[bold red]stale[/]" if job["stale"] else "")
+            Text(str(job["quarantined"]), style="red") if job["quarantined"] else "0",
+            f"v{job['bookmark_version']}", Text("stale", style="bold red") if job["stale"] else "")
     print_table(table)
     if not rows:
         console.print("No jobs recorded in this store.")

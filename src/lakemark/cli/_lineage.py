@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 from rich import box
+from rich.markup import escape
 from rich.table import Table
 
 from ..lineage import (
@@ -46,7 +47,8 @@ def extract_cmd(out: str, include: tuple[str, ...], exclude: tuple[str, ...]) ->
     console.print(f"wrote {report.folder}: {report.databases} databases, {report.tables} "
                   f"tables, {len(report.jobs)} jobs")
     for what, why in report.skipped:
-        console.print(f"[yellow]skipped[/] {redact(what)}: {redact(why)}", highlight=False)
+        console.print(f"[yellow]skipped[/] {escape(redact(what))}: {escape(redact(why))}",
+                      highlight=False, markup=True)
 
 
 def _render(jobs: list[JobLineage], fmt: str) -> str:
@@ -73,7 +75,8 @@ def _summary(jobs: list[JobLineage]) -> None:
     print_table(table)
     for job in jobs:
         for w in job.warnings:
-            console.print(f"[yellow]warning[/] {job.job}: {w}", highlight=False)
+            console.print(f"[yellow]warning[/] {escape(job.job)}: {escape(str(w))}",
+                          highlight=False, markup=True)
 
 
 @lineage.command("scan")

@@ -21,7 +21,10 @@ from ..errors import LakemarkError
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-console = Console()
+# No markup in what is printed: paths, reasons and errors are data (a file name or a link
+# target such as ``[/x]`` must print as it is, not style the line or raise MarkupError). The few
+# styled words ask for it (``markup=True``, ``Text.from_markup``) around escaped data.
+console = Console(markup=False)
 # Long lines (run ids, paths) are never folded on a pipe or file: there is no screen to fit.
 console.soft_wrap = not console.is_terminal
 err_console = Console(stderr=True, soft_wrap=True)  # an error is one line, however long
@@ -52,7 +55,7 @@ def print_table(table: Table) -> None:
     natural = Measurement.get(console, console.options.update_width(1_000_000), table).maximum
     # Console.print caps a width at the console's own: print through one that is wide enough.
     Console(file=console.file, width=max(natural, 1), color_system=None,
-            soft_wrap=True).print(table)
+            soft_wrap=True, markup=False).print(table)
 
 
 def print_json(data: Any) -> None:

@@ -13,6 +13,7 @@ from rich.table import Table
 from ..state import QuarantineEntry, StateStore, open_store, resolve_state_url
 from ..state._quarantine import QUARANTINE_STATUSES
 from ._common import json_option, open_state, state_option
+from ._jobs import known_job
 from ._output import console, fmt_ms, handle_errors, print_json, print_table
 
 __all__ = ["quarantine", "quarantine_of_run", "print_run_quarantine"]
@@ -36,6 +37,7 @@ def list_quarantine(job_name: str, show_all: bool, state_url: str | None,
     """The files JOB set aside, with the reason, size, mtime, the run that set each aside and
     its status (open: skipped by later runs; retry: the next run takes it)."""
     store = open_store(resolve_state_url(state_url), read_only=True)
+    known_job(store, job_name)  # a mistyped job name is an error, not "no set-aside files"
     statuses = QUARANTINE_STATUSES if show_all else ("open", "retry")
     entries = store.quarantined(job_name, statuses=statuses)
     store.close()
@@ -66,6 +68,7 @@ def retry(job_name: str, paths: tuple[str, ...], state_url: str | None, as_json:
     once: after the file was fixed, or with other options. A file that still cannot be read
     is set aside again with the new reason."""
     store = open_state(state_url)
+    known_job(store, job_name)
     try:
         marked = store.request_retry(job_name, list(paths))
     finally:

@@ -9,7 +9,9 @@ from typing import Any
 
 import click
 from rich import box
+from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
 from ..state import StateStore, open_store, resolve_state_url
 from ._common import json_option, state_option
@@ -48,7 +50,7 @@ def list_runs(job_name: str, state_url: str | None, as_json: bool) -> None:
         table.add_column(name, min_width=width, overflow="fold")
     for r in records:
         table.add_row(r.run_id, str(r.run), str(r.attempt),
-                      f"[{styles.get(r.status, '')}]{r.status}[/]", r.bookmark_option,
+                      Text(r.status, style=styles.get(r.status, "")), r.bookmark_option,
                       r.started_at[:19].replace("T", " "), _took(r.started_at, r.ended_at))
     print_table(table)
     if not records:
@@ -169,12 +171,13 @@ def show_run(run_id: str, state_url: str | None, as_json: bool) -> None:
         print_json(details)
         return
     console.print(
-        f"[bold]{details['run_id']}[/] job {details['job_name']} run {details['run']} "
+        f"[bold]{details['run_id']}[/] job {escape(details['job_name'])} run {details['run']} "
         f"attempt {details['attempt']}: {details['status']} ({details['bookmark_option']}), "
-        f"{details['started_at']} → {details['ended_at'] or '-'}"
+        f"{details['started_at']} → {details['ended_at'] or '-'}", markup=True
     )
     if details.get("error"):
-        console.print(f"[red]error:[/] {details['error']}", highlight=False)
+        console.print(f"[red]error:[/] {escape(details['error'])}", highlight=False,
+                      markup=True)
     if details["timings"]:
         console.print("stages: " + ", ".join(f"{stage} {seconds:.3f} s" for stage, seconds
                                              in details["timings"].items()), highlight=False)

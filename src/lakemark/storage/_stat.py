@@ -5,6 +5,7 @@ read each file as planned): local ``os.stat``, S3 ``HeadObject``. Same units as 
 
 from __future__ import annotations
 
+import errno
 import os
 from collections.abc import Iterable
 
@@ -15,9 +16,15 @@ from ._uri import parse_uri
 
 __all__ = ["stat_files"]
 
+#: ``os.stat`` errors of a path with nothing to read behind it: removed, under a path part that
+#: is no folder, or a loop of symbolic links (a broken link the listing listed and quarantine
+#: set aside must not fail the check after the read).
+_UNREACHABLE = (errno.ENOENT, errno.ENOTDIR, errno.ELOOP)
+
 
 def stat_files(paths: Iterable[str]) -> dict[str, tuple[int, int] | None]:
-    """``(mtime_ms, size)`` of each path or URI now; None for one that is gone."""
+    """``(mtime_ms, size)`` of each path or URI now; None for one that is gone (or a link
+    that leads nowhere)."""
     out: dict[str, tuple[int, int] | None] = {}
     client = None
     for path in paths:
@@ -39,8 +46,10 @@ def stat_files(paths: Iterable[str]) -> dict[str, tuple[int, int] | None]:
             continue
         try:
             st = os.stat(local or location.path)
-        except FileNotFoundError:
-            out[path] = None
+        except OSError as exc:
+            if exc.errno not in _UNREACHABLE:
+                raise
+            out[path] = None  # gone, or a link that leads nowhere (a loop): set aside, not read
             continue
         out[path] = (st.st_mtime_ns // 1_000_000, st.st_size)
     return out
