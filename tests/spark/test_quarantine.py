@@ -352,3 +352,29 @@ def test_a_glue_script_that_fails_on_a_damaged_file_goes_on_without_it_next_time
     store.close()
     assert attempt() == [1, 2]
     assert attempt() == []
+
+
+def test_lakemark_run_exits_3_when_a_script_run_set_files_aside(tmp_path: Path) -> None:
+    """`lakemark run` ends a script whose run committed but set a file aside as `ingest files`
+    does: a warning line naming the job and exit status 3; the next run (nothing new) exits 0."""
+    src = tmp_path / "in"
+    write("parquet", src / "a.parquet", 0, 3)
+    truncate(write("parquet", src / "b.parquet", 10, 100))
+    script = tmp_path / "job.py"
+    script.write_text(
+        "import sys\nfrom lakemark import Job\n"
+        "with Job('scripted', state=sys.argv[3]) as job:\n"
+        "    df = job.read_files(sys.argv[1], format='parquet', ctx='in')\n"
+        "    job.write(df, sys.argv[2], format='json', ctx='out')\n")
+    state = f"sqlite:///{tmp_path / 's.db'}"
+    cmd = [sys.executable, "-m", "lakemark", "run", "--state", state, str(script), str(src),
+           str(tmp_path / "t"), state]
+    first = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    assert first.returncode == 3, first.stderr
+    last = first.stderr.strip().splitlines()[-1]
+    assert last.startswith("warning: job scripted committed, but 1 source file(s)"), first.stderr
+    rows = [json.loads(line) for f in (tmp_path / "t").glob("*.json")
+            for line in f.read_text().splitlines()]
+    assert sorted(r["id"] for r in rows) == [0, 1, 2]
+    again = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    assert again.returncode == 0, again.stderr

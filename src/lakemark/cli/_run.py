@@ -9,6 +9,7 @@ import shlex
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 import click
@@ -63,7 +64,8 @@ def run(
     path under the bucket (arguments, code, catalog locations) is read and written there.
 
     lakemark's options come before SCRIPT; everything after SCRIPT goes to the script
-    (sys.argv). The script's exit status becomes lakemark's.
+    (sys.argv). The script's exit status becomes lakemark's; a script whose runs committed
+    but set aside source files they could not read exits 3, as `ingest files` does.
     """
     setup_logging(verbose)
     path = Path(script)
@@ -135,6 +137,7 @@ def run(
     install()  # the script's spark.read/df.write: s3:// without S3A, format("delta") without jars
 
     session_before = SparkSession.getActiveSession()
+    set_aside = _follow_set_aside()
     try:
         runpy.run_path(str(path), run_name="__main__")
     except SystemExit as exc:
@@ -152,6 +155,41 @@ def run(
         active = SparkSession.getActiveSession()
         if active is not None and active is not session_before:
             active.stop()
+    _exit_if_set_aside(set_aside)
+
+
+def _follow_set_aside() -> dict[str, set[str]]:
+    """job name -> the source files its committed runs set aside, filled as the script's jobs
+    run (an observer of every Job made from now on)."""
+    from ..job import Job, JobEvent, add_job_observer
+
+    found: dict[str, set[str]] = {}
+    pending: dict[int, set[str]] = {}
+
+    def observer(job: Job) -> Callable[[JobEvent], None]:
+        def seen(event: JobEvent) -> None:
+            if event.stage == "quarantined" and event.detail:
+                pending.setdefault(id(job), set()).update(event.detail.get("paths") or ())
+            elif event.stage == "committed" and pending.get(id(job)):
+                found.setdefault(job.name, set()).update(pending.pop(id(job)))
+
+        return seen
+
+    add_job_observer(observer)
+    return found
+
+
+def _exit_if_set_aside(found: Mapping[str, set[str]]) -> None:
+    """As ``ingest files`` does: a script whose runs committed but set aside source files
+    ends with one warning line per job and exit status 3 (QUARANTINE_EXIT)."""
+    if not found:
+        return
+    from ._ingest import QUARANTINE_EXIT
+
+    for name, paths in sorted(found.items()):
+        click.echo(f"warning: job {name} committed, but {len(paths)} source file(s) could not "
+                   f"be read and were set aside; see `lakemark quarantine list {name}`", err=True)
+    raise SystemExit(QUARANTINE_EXIT)
 
 
 def _spark_submit() -> str:
