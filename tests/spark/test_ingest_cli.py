@@ -225,8 +225,10 @@ def test_bad_input_is_refused_before_any_work(lake: Lake, tmp_path: Path) -> Non
         assert out["exit_code"] == 1 and needle in out["output"], (extra, out)
     unknown = lake.ingest("--format", "xls", ok=False)
     assert unknown["exit_code"] == 2 and "xls" in unknown["output"]
-    assert lake.json("runs", "list", "j") == []
-    assert lake.json("bookmark", "show", "j")["version"] == 0
+    # Nothing was recorded: the store knows no job at all (so `runs list j` is an error).
+    assert lake.json("jobs", "list") == []
+    missing = lake.cli("runs", "list", "j", "--state", lake.state, ok=False)
+    assert missing.exit_code == 1 and "no job 'j'" in missing.output
     assert not lake.target.exists()
 
     not_db = tmp_path / "garbage.db"
