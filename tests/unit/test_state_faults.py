@@ -366,8 +366,9 @@ def test_an_existing_default_store_is_read_on_a_read_only_home(tmp_path: Path) -
     (home / ".lakemark").mkdir(parents=True)
     committed_store(home / ".lakemark")
     with read_only_view(home, tmp_path / "ro-home") as ro:
+        # The default store: no LAKEMARK_STATE (an in-process `lakemark run` test sets it).
         result = CliRunner().invoke(cli, ["bookmark", "show", "orders", "--json"],
-                                    env={"HOME": str(ro)})
+                                    env={"HOME": str(ro), "LAKEMARK_STATE": None})
         assert result.exit_code == 0, result.output
         assert '"run": 1' in result.output
 
