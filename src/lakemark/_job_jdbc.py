@@ -11,6 +11,7 @@ token decides whether the rows are written.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
@@ -25,7 +26,22 @@ if TYPE_CHECKING:
     from .job import Job
     from .sinks import JdbcTarget, WriteResult
 
-__all__ = ["write_jdbc_frame"]
+__all__ = ["jdbc_target", "write_jdbc_frame"]
+
+
+def jdbc_target(url: str, dbtable: str, *, user: str | None, password: str | None,
+                driver: str | None, options: Mapping[str, str] | None) -> JdbcTarget:
+    """The JDBC table ``Job.write_jdbc`` appends to: URL, credentials and driver class
+    resolved as the JDBC reader resolves them (the driver by URL prefix), the password
+    remembered for redaction."""
+    from .redaction import remember_secret
+    from .sinks import JdbcTarget
+    from .sources.jdbc import JdbcSource
+
+    remember_secret(password)
+    reach = JdbcSource(url=url, dbtable=dbtable, user=user, password=password,
+                       driver=driver).spark_options()
+    return JdbcTarget({**(options or {}), **reach, "dbtable": dbtable, "lakemark.url": url})
 
 
 def write_jdbc_frame(job: Job, df: DataFrame, target: JdbcTarget,

@@ -476,13 +476,11 @@ class Job:
         "7d"): leave the files that long after the commit; a later run's commit cleans them.
         See docs/clean-source.md.
 
-        ``on_modified``: what a run does with a file an earlier run took that has changed
-        since — ``retake`` it whole (Glue's behaviour, the default), ``skip`` it, or take only
-        the ``append``-ed tail past the bytes taken before (json, csv, text). A retaken
-        file is listed in the run's manifest as taken before. Each file is read as planned:
-        one whose size or mtime changed before a sink commits fails the run
-        (:class:`~lakemark.errors.ChangedDuringRun`, naming it), and the next attempt takes
-        it whole (docs/bookmarks.md).
+        ``on_modified``: a file an earlier run took that changed since is retaken whole
+        (``retake``, Glue's behaviour, the default; listed as taken before), skipped
+        (``skip``), or only its ``append``-ed tail is taken (json, csv, text). A file whose
+        size or mtime changes before a sink commits fails the run
+        (:class:`~lakemark.errors.ChangedDuringRun`); the next attempt takes it whole.
         """
         from .planning.schema import effective_evolution_mode
         from .sources import check_read_options
@@ -673,25 +671,15 @@ class Job:
         driver: str | None = None,
         options: Mapping[str, str] | None = None,
     ) -> WriteResult:
-        """Append ``df`` to database table ``dbtable`` over JDBC, exactly once per run.
+        """Append ``df`` to database table ``dbtable`` over JDBC, exactly once per run on
+        PostgreSQL and MySQL/MariaDB (rows and the run's token commit in one transaction);
+        other engines warn that they are not (:mod:`lakemark.sinks._jdbc`,
+        docs/exactly-once.md). ``options``: more Spark JDBC writer options."""
+        from ._job_jdbc import jdbc_target, write_jdbc_frame
 
-        On PostgreSQL and MySQL/MariaDB the rows and the run's token (``<job>/<ctx>`` at the
-        run number) commit in one database transaction (a staging table moved into the
-        target, the token in ``_lakemark_commits`` beside it), so a retried attempt skips a
-        write that landed; other engines are appended to by Spark alone, with a warning that
-        the write is not exactly-once. ``options``: more Spark JDBC writer options. See
-        :mod:`lakemark.sinks._jdbc` and docs/exactly-once.md."""
-        from ._job_jdbc import write_jdbc_frame
-        from .redaction import remember_secret
-        from .sinks import JdbcTarget
-        from .sources.jdbc import JdbcSource
-
-        remember_secret(password)
-        # the reader's resolution of URL, credentials and driver class (by URL prefix)
-        reach = JdbcSource(url=url, dbtable=dbtable, user=user, password=password,
-                           driver=driver).spark_options()
-        spark_options = {**(options or {}), **reach, "dbtable": dbtable, "lakemark.url": url}
-        return write_jdbc_frame(self, df, JdbcTarget(spark_options), ctx)
+        target = jdbc_target(url, dbtable, user=user, password=password, driver=driver,
+                             options=options)
+        return write_jdbc_frame(self, df, target, ctx)
 
     # -- sources planned elsewhere (S3 events, JDBC) -------------------------------------------
     def state_of(self, ctx: str) -> dict[str, Any] | None:
