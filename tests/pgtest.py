@@ -6,9 +6,11 @@ need PostgreSQL call :func:`need_postgres`, which skips outside CI and fails in 
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import uuid
+from collections.abc import Iterator
 from typing import Any
 
 HOST = os.environ.get("LAKEMARK_TEST_PGHOST", "127.0.0.1")
@@ -74,3 +76,27 @@ class PgSchema:
     def close(self) -> None:
         self.sql(f'DROP SCHEMA "{self.schema}" CASCADE')
         self.conn.close()
+
+
+@contextlib.contextmanager
+def store_of(backend: str, folder: Any, prefix: str) -> Iterator[Any]:
+    """An empty, open state store of ``backend`` (``sqlite`` in ``folder``, or ``postgres``
+    in a fresh schema named from ``prefix``), closed (and the schema dropped) afterwards."""
+    from lakemark.state import open_store
+
+    schema = f"{prefix}_{uuid.uuid4().hex[:12]}"
+    if backend == "postgres":
+        url = state_url(need_postgres()) + f"?schema={schema}"
+    else:
+        url = f"sqlite:///{folder}/state.db"
+    store = open_store(url)
+    try:
+        yield store
+    finally:
+        store.close()
+        if backend == "postgres":
+            import psycopg
+
+            with psycopg.connect(host=HOST, port=PORT, dbname=DATABASE, user=need_postgres(),
+                                 autocommit=True) as conn:
+                conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')

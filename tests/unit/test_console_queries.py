@@ -5,18 +5,16 @@ from __future__ import annotations
 import os
 import socket
 import time
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from pgtest import need_postgres, state_url
+from pgtest import store_of
 
 from lakemark.console import StateQueries, UnknownJobError, nearest_names
 from lakemark.errors import ConfigError
 from lakemark.planning import FileEntry
-from lakemark.state import open_store
 
 HOST, PID = socket.gethostname(), os.getpid()
 
@@ -41,22 +39,8 @@ def _run(store: Any, job: str, files: list[tuple[str, int]], *, fail: str | None
 @pytest.fixture(params=["sqlite", "postgres"])
 def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Any]:
     """An empty store of each backend."""
-    schema = f"lm_console_{uuid.uuid4().hex[:12]}"
-    if request.param == "postgres":
-        url = state_url(need_postgres()) + f"?schema={schema}"
-    else:
-        url = f"sqlite:///{tmp_path}/state.db"
-    s = open_store(url)
-    yield s
-    s.close()
-    if request.param == "postgres":
-        import psycopg
-
-        from pgtest import DATABASE, HOST as PGHOST, PORT
-
-        with psycopg.connect(host=PGHOST, port=PORT, dbname=DATABASE, user=need_postgres(),
-                             autocommit=True) as conn:
-            conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+    with store_of(request.param, tmp_path, "lm_console") as s:
+        yield s
 
 
 @pytest.fixture

@@ -5,13 +5,12 @@ PostgreSQL, API and pages over SQLite (Starlette's TestClient)."""
 from __future__ import annotations
 
 import socket
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from pgtest import need_postgres, state_url
+from pgtest import store_of
 from starlette.testclient import TestClient
 
 from lakemark.console import StateQueries, UnknownJobError
@@ -69,22 +68,8 @@ def fill_both(store: Any) -> dict[str, str]:
 
 @pytest.fixture(params=["sqlite", "postgres"])
 def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Any]:
-    schema = f"lm_console_rd_{uuid.uuid4().hex[:12]}"
-    if request.param == "postgres":
-        url = state_url(need_postgres()) + f"?schema={schema}"
-    else:
-        url = f"sqlite:///{tmp_path}/state.db"
-    s = open_store(url)
-    yield s
-    s.close()
-    if request.param == "postgres":
-        import psycopg
-
-        from pgtest import DATABASE, HOST as PGHOST, PORT
-
-        with psycopg.connect(host=PGHOST, port=PORT, dbname=DATABASE, user=need_postgres(),
-                             autocommit=True) as conn:
-            conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+    with store_of(request.param, tmp_path, "lm_console_rd") as s:
+        yield s
 
 
 def test_a_run_lists_its_set_aside_retaken_and_changed_files(store: Any) -> None:

@@ -7,14 +7,13 @@ from __future__ import annotations
 import json
 import socket
 import sqlite3
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from pgtest import need_postgres, state_url
+from pgtest import store_of
 from starlette.testclient import TestClient
 
 from lakemark import Job
@@ -66,22 +65,8 @@ def test_a_missing_stage_folds_into_the_next_and_order_is_kept() -> None:
 
 @pytest.fixture(params=["sqlite", "postgres"])
 def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Any]:
-    schema = f"lm_timings_{uuid.uuid4().hex[:12]}"
-    if request.param == "postgres":
-        url = state_url(need_postgres()) + f"?schema={schema}"
-    else:
-        url = f"sqlite:///{tmp_path}/state.db"
-    s = open_store(url)
-    yield s
-    s.close()
-    if request.param == "postgres":
-        import psycopg
-
-        from pgtest import DATABASE, HOST as PGHOST, PORT
-
-        with psycopg.connect(host=PGHOST, port=PORT, dbname=DATABASE, user=need_postgres(),
-                             autocommit=True) as conn:
-            conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+    with store_of(request.param, tmp_path, "lm_timings") as s:
+        yield s
 
 
 def test_the_store_keeps_timings_per_run(store: Any) -> None:
