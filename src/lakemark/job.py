@@ -84,14 +84,14 @@ class JobEvent:
 _OBSERVER_FACTORIES: list[Callable[[Job], Callable[[JobEvent], None] | None]] = []
 
 
-def add_job_observer(factory: Callable[[Job], Callable[[JobEvent], None] | None]) -> None:
-    """Give every Job made from now on the observer ``factory(job)`` returns (if not None).
-
-    How layers above the run lifecycle follow runs without the lifecycle importing them:
-    runtime lineage (``lakemark.lineage.runtime``) is registered by the package this way.
-    """
+def add_job_observer(factory: Callable[[Job], Callable[[JobEvent], None] | None],
+                     ) -> Callable[[], None]:
+    """Give every Job made from now on the observer ``factory(job)`` returns (if not None);
+    returns the call that takes it back. How layers above the run lifecycle follow runs
+    without it importing them (runtime lineage, ``lakemark run``'s set-aside report)."""
     if factory not in _OBSERVER_FACTORIES:
         _OBSERVER_FACTORIES.append(factory)
+    return lambda: _OBSERVER_FACTORIES.remove(factory) if factory in _OBSERVER_FACTORIES else None
 
 
 class Job:

@@ -81,3 +81,14 @@ def test_a_jdbc_sink_is_an_output_dataset_named_like_a_jdbc_source(
     complete = json.loads(events.read_text().splitlines()[-1])
     assert [(o["namespace"], o["name"]) for o in complete["outputs"]] == \
         [("postgres://db.example:5432", "hr.hr.emp")]
+
+
+def test_an_observer_taken_back_sees_no_later_job(tmp_path: Path) -> None:
+    from lakemark import add_job_observer
+
+    seen: list[str] = []
+    take_back = add_job_observer(lambda job: (lambda e: seen.append(e.stage)))
+    jdbc_run(f"sqlite:///{tmp_path / 'a.db'}")
+    take_back()
+    jdbc_run(f"sqlite:///{tmp_path / 'b.db'}")
+    assert seen == ["started", "committed"]  # the second job was not followed

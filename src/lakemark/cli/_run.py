@@ -137,7 +137,7 @@ def run(
     install()  # the script's spark.read/df.write: s3:// without S3A, format("delta") without jars
 
     session_before = SparkSession.getActiveSession()
-    set_aside = _follow_set_aside()
+    set_aside, unfollow = _follow_set_aside()
     try:
         runpy.run_path(str(path), run_name="__main__")
     except SystemExit as exc:
@@ -155,12 +155,13 @@ def run(
         active = SparkSession.getActiveSession()
         if active is not None and active is not session_before:
             active.stop()
+        unfollow()  # an in-process caller's later Jobs are not this script's
     _exit_if_set_aside(set_aside)
 
 
-def _follow_set_aside() -> dict[str, set[str]]:
+def _follow_set_aside() -> tuple[dict[str, set[str]], Callable[[], None]]:
     """job name -> the source files its committed runs set aside, filled as the script's jobs
-    run (an observer of every Job made from now on)."""
+    run (an observer of every Job made from now on), and the call that stops following."""
     from ..job import Job, JobEvent, add_job_observer
 
     found: dict[str, set[str]] = {}
@@ -175,8 +176,7 @@ def _follow_set_aside() -> dict[str, set[str]]:
 
         return seen
 
-    add_job_observer(observer)
-    return found
+    return found, add_job_observer(observer)
 
 
 def _exit_if_set_aside(found: Mapping[str, set[str]]) -> None:
