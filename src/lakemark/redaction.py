@@ -172,11 +172,16 @@ _SQL_SECRET = re.compile(r"(?i)\b(?P<name>identified\s+by|password)(?P<sep>\s+)"
                          + r"|[^\s;,)'\"]+(?=\s*;))")
 
 
+_METAVARS = frozenset({"VALUE", "VAL", "<value>", "..."})
+
+
 def _named(match: re.Match[str]) -> str:
     if not is_secret_name(match.group("name")):
         return match.group(0)
     value = match.group("value")
     if value.lstrip("\\\"'").startswith(MASK):  # already redacted (user:***@host, …)
+        return match.group(0)
+    if value in _METAVARS:  # a usage line's placeholder (``--option KEY=VALUE``), not a value
         return match.group(0)
     if value[:2] in ('\\"', "\\'") and value[-2:] == value[:2] and len(value) >= 4:
         masked = value[:2] + MASK + value[:2]

@@ -166,3 +166,15 @@ def test_every_lineage_renderer_removes_secrets() -> None:
     for fmt, text in outputs.items():
         assert not leaks(text), (fmt, leaks(text))
     assert len(SECRETS) >= 30
+
+
+@pytest.mark.parametrize("line", [
+    "error: --option expects KEY=VALUE, got 'abc'",
+    "  --conf KEY=VALUE        a Spark setting (repeatable)",
+])
+def test_a_usage_placeholder_is_not_a_secret(line: str) -> None:
+    assert redact(line) == line
+
+
+def test_a_value_beside_a_placeholder_word_is_still_masked() -> None:
+    assert redact("secret_key=VALUE9 password=VALUES") == "secret_key=*** password=***"
