@@ -4,6 +4,7 @@ PostgreSQL, API and pages over SQLite (Starlette's TestClient)."""
 
 from __future__ import annotations
 
+import json
 import socket
 from collections.abc import Iterator
 from pathlib import Path
@@ -157,3 +158,53 @@ def test_the_pages_show_them_with_every_name_escaped(
     assert ids["r2"] in schema.text
     assert http.get("/jobs/clickz/schema").status_code == 404
     assert "no tracked schema" in http.get("/jobs/clicks/schema").text
+
+
+def test_a_run_shows_its_attempt_chain_and_the_schema_version_it_read_with(store: Any) -> None:
+    ids = fill(store)
+    failed = _begin(store, "retried")
+    store.fail_run(failed.run_id, "the write failed", update_bookmark=False)
+    again = _begin(store, "retried")
+    store.commit_run(again.run_id, {}, update_bookmark=True)
+    q = StateQueries(store)
+    run = q.run(again.run_id)
+    assert run is not None
+    assert [(a["attempt"], a["status"]) for a in run["attempts"]] == [
+        (failed.attempt, "FAILED"), (again.attempt, "SUCCEEDED")]
+    assert run["attempts"][0]["error"] == "the write failed"
+    first, second = q.run(ids["r1"]), q.run(ids["r2"])
+    assert first is not None and second is not None
+    assert first["schemas"] == [{"ctx": "src", "version": 1, "changed_by_this_run": True}]
+    assert second["schemas"] == [{"ctx": "src", "version": 2, "changed_by_this_run": True}]
+
+
+def test_a_job_lists_its_sources_and_sinks_with_bookmark_and_token(store: Any) -> None:
+    r = _begin(store, "orders")
+    store.record_plan(r.run_id, "src", {"kind": "files", "source": f"s3://k:{SECRET}@b/in"},
+                      [FileEntry(path="/in/a.json", mtime=1, size=10)])
+    store.record_plan(r.run_id, "out", {"kind": "sink", "target": "/lake/orders",
+                                        "format": "delta", "status": "committed",
+                                        "token": {"app_id": "orders-app", "version": 7},
+                                        "table_version": 3}, [])
+    store.commit_run(r.run_id, {"src": {"kind": "files", "high": 5, "band": [["/in/a", 1]] * 9}},
+                     update_bookmark=True)
+    io = {i["ctx"]: i for i in StateQueries(store).job_io("orders")}
+    assert io["out"]["token"] == {"app_id": "orders-app", "version": 7}
+    assert (io["out"]["kind"], io["out"]["table_version"]) == ("sink", 3)
+    assert io["src"]["bookmark"]["high"] == 5
+    assert io["src"]["bookmark"]["band"] == "9 entries"
+    assert SECRET not in json.dumps(io)
+    with pytest.raises(UnknownJobError, match="orderz"):
+        StateQueries(store).job_io("orderz")
+
+
+def test_the_job_and_run_pages_show_io_and_attempts(tmp_path: Path) -> None:
+    store = open_store(f"sqlite:///{tmp_path / 's.db'}")
+    ids = fill(store)
+    client = TestClient(create_app(store))
+    job = client.get("/job", params={"name": NAME})
+    assert job.status_code == 200 and 'id="io"' in job.text
+    run = client.get("/run", params={"id": ids["r2"]})
+    assert 'id="attempts"' in run.text and "(this one)" in run.text
+    assert 'id="schemas"' in run.text and "made by this run" in run.text
+    assert client.get("/api/io", params={"job": NAME}).json()[0]["ctx"] == "src"

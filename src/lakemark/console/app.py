@@ -177,6 +177,9 @@ def create_app(store: StateStore, *, token: str | None = None,
             request.query_params.get("job", ""), offset=_int_arg(request, "offset", 0),
             limit=_int_arg(request, "limit", 50)).to_json())
 
+    def api_io(request: Request) -> Response:
+        return JSONResponse(queries().job_io(request.query_params.get("job", "")))
+
     def api_run(request: Request) -> Response:
         run = queries().run(request.query_params.get("id", ""))
         if run is None:
@@ -239,7 +242,8 @@ def create_app(store: StateStore, *, token: str | None = None,
                   "files": [r["files"] for r in chart], "bytes": [r["bytes"] for r in chart],
                   "rows": [r["rows"] for r in chart]}
         bookmarks = q.bookmark_history(name, limit=50)
-        return page("job.html", name=name, runs=runs, points=points, bookmarks=bookmarks)
+        return page("job.html", name=name, runs=runs, points=points, bookmarks=bookmarks,
+                    io=q.job_io(name))
 
     def run_page(request: Request) -> Response:
         run_id = request.query_params.get("id", "")
@@ -279,6 +283,7 @@ def create_app(store: StateStore, *, token: str | None = None,
         Route("/api/jobs", guarded(api_jobs, api=True)),
         Route("/api/runs", guarded(api_runs, api=True)),
         Route("/api/bookmarks", guarded(api_bookmarks, api=True)),
+        Route("/api/io", guarded(api_io, api=True)),
         Route("/api/run", guarded(api_run, api=True)),
         Route("/api/run/files", guarded(api_run_files, api=True)),
         Route("/api/schema", guarded(api_schema, api=True)),

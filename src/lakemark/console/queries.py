@@ -19,6 +19,7 @@ from typing import Any
 from ..errors import ConfigError, StateError
 from ..redaction import redact
 from ..state import StateStore
+from ._details import attempt_chain, job_io, schema_versions_used
 from ._match import path_condition
 
 __all__ = ["DEFAULT_STALE_AFTER_S", "MAX_LIMIT", "Page", "StateQueries", "UnknownJobError",
@@ -245,7 +246,16 @@ class StateQueries:
         run.update(notes)
         run.update(self._run_quarantine(str(run["job_name"]), run_id))
         run["timings"] = self.store.run_timings(run_id)  # seconds per stage; {}: none recorded
+        run["attempts"] = attempt_chain(self._rows, str(run["job_name"]), int(run["run"]))
+        run["schemas"] = schema_versions_used(self._rows, str(run["job_name"]), run_id,
+                                              str(run["started_at"]))
         return run
+
+    def job_io(self, job_name: str) -> list[dict[str, Any]]:
+        """The job's sources and sinks with their bookmark state and sink tokens
+        (:func:`._details.job_io`); UnknownJobError for a job the store does not know."""
+        self.require_job(job_name)
+        return job_io(self._rows, job_name)
 
     def _run_quarantine(self, job_name: str, run_id: str) -> dict[str, list[dict[str, Any]]]:
         """The files ``run_id`` set aside (``quarantined``, with their reason, as the
