@@ -44,7 +44,8 @@ job.commit()
 '''
 
 
-LAKEMARK_LINE = re.compile(r"^(?:(?:DEBUG|INFO|WARNING|ERROR) {2,}\S| {4,}\S)")
+# lakemark's log lines (rich's level column) and its progress lines (a run past the interval)
+LAKEMARK_LINE = re.compile(r"^(?:(?:DEBUG|INFO|WARNING|ERROR) {2,}\S| {4,}\S|progress: )")
 
 
 def assert_only_lakemark_lines(stderr: str) -> None:

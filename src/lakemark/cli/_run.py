@@ -17,7 +17,8 @@ import click
 from ..errors import ConfigError
 from ..state import resolve_state_url
 from ._common import parse_key_values, state_option, verbose_option
-from ._output import handle_errors, setup_logging
+from ._output import console, handle_errors, setup_logging
+from ._progress import ProgressLines, interval_from, spark_tasks
 
 
 @click.command(
@@ -34,6 +35,11 @@ from ._output import handle_errors, setup_logging
 @click.option("--catalog", "catalog", metavar="DIR|glue",
               help="Data catalog for Glue scripts' from_catalog: a catalog folder, or 'glue' "
               "for the AWS Glue Data Catalog [env LAKEMARK_CATALOG].")
+@click.option("--progress-interval", type=float, metavar="SECONDS",
+              help="When stdout is not a terminal (cron, CI logs): print a progress line to "
+              "stderr every SECONDS while the script's jobs run (job, stage, files and bytes "
+              "planned, rows written, Spark tasks done); 0 turns the lines off; not with "
+              "--submit. Default: $LAKEMARK_PROGRESS_INTERVAL, else 30.")
 @click.option("--bucket-map", "bucket_maps", multiple=True, metavar="s3://BUCKET[/prefix]=DIR",
               help="Serve an S3 bucket (or a prefix of one) from a local folder: the script's "
               "reads, writes, catalog table locations and purge_s3_path under it use DIR, "
@@ -49,6 +55,7 @@ def run(
     submit: bool,
     catalog: str | None,
     bucket_maps: tuple[str, ...],
+    progress_interval: float | None,
     state_url: str | None,
     verbose: bool,
 ) -> None:
@@ -72,6 +79,10 @@ def run(
     if not path.is_file():
         raise ConfigError(f"script {script} does not exist or is not a file")
     conf = parse_key_values(confs, "--conf")
+    try:
+        interval = interval_from(progress_interval)
+    except ValueError as exc:
+        raise click.UsageError(str(exc)) from exc
     from ..storage import BUCKET_MAP_ENV, parse_bucket_map
 
     mapping = parse_bucket_map(bucket_maps, "--bucket-map")  # malformed: fails before Spark
@@ -138,8 +149,10 @@ def run(
 
     session_before = SparkSession.getActiveSession()
     set_aside, unfollow = _follow_set_aside()
+    progress = _progress_lines(0.0 if console.is_terminal else interval)
     try:
-        runpy.run_path(str(path), run_name="__main__")
+        with progress.running():
+            runpy.run_path(str(path), run_name="__main__")
     except SystemExit as exc:
         if exc.code not in (None, 0):
             finish_open_jobs(exc)
@@ -156,6 +169,7 @@ def run(
         if active is not None and active is not session_before:
             active.stop()
         unfollow()  # an in-process caller's later Jobs are not this script's
+        progress.unfollow()
     _exit_if_set_aside(set_aside)
 
 
@@ -177,6 +191,43 @@ def _follow_set_aside() -> tuple[dict[str, set[str]], Callable[[], None]]:
         return seen
 
     return found, add_job_observer(observer)
+
+
+class _ScriptProgress(ProgressLines):
+    """Progress lines over every job the script runs, each line naming the job at work."""
+
+    def __init__(self, interval_s: float) -> None:
+        super().__init__(lambda line: click.echo(line, err=True), interval_s, tasks=spark_tasks)
+        self.job: str | None = None
+        self.unfollow: Callable[[], None] = lambda: None
+
+    def line(self) -> str:
+        text = super().line()
+        if self.job is None:
+            return text
+        return text.replace("progress:", f"progress: job {_printable(self.job)},", 1)
+
+
+def _printable(name: str) -> str:
+    """A job name for one log line: control characters (a newline) shown escaped."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in name)
+
+
+def _progress_lines(interval_s: float) -> _ScriptProgress:
+    """Follow the script's jobs from now on (nothing printed with interval 0: a terminal)."""
+    from ..job import Job, JobEvent, add_job_observer
+
+    progress = _ScriptProgress(interval_s)
+    if interval_s > 0:
+        def observer(job: Job) -> Callable[[JobEvent], None]:
+            def seen(event: JobEvent) -> None:
+                progress.job = job.name
+                progress.on_event(event)
+
+            return seen
+
+        progress.unfollow = add_job_observer(observer)
+    return progress
 
 
 def _exit_if_set_aside(found: Mapping[str, set[str]]) -> None:
