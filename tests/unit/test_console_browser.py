@@ -10,6 +10,7 @@ LAKEMARK_UPDATE_SCREENSHOT=1 to refresh docs/console-*.png."""
 from __future__ import annotations
 
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -60,8 +61,15 @@ def console_url(tmp_path: Path) -> Iterator[tuple[str, dict[str, str]]]:
     store.close()
     port = free_port()
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    export = tmp_path / "export" / "123456789012-us-east-1"  # a folder `lineage extract` wrote
+    shutil.copytree(ROOT / "tests" / "fixtures" / "catalog" / "123456789012-us-east-1"
+                    / "catalog", export / "catalog")
+    (export / "jobs" / "classic").mkdir(parents=True)
+    shutil.copy(ROOT / "tests" / "fixtures" / "lineage" / "scripts" / "classic.py",
+                export / "jobs" / "classic" / "classic.py")
     proc = subprocess.Popen([sys.executable, "-m", "lakemark", "ui", "--state",
-                             f"sqlite:///{tmp_path}/s.db", "--port", str(port)],
+                             f"sqlite:///{tmp_path}/s.db", "--port", str(port),
+                             "--lineage", str(tmp_path / "export")],
                             env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
         wait_listening(proc, port)
@@ -146,6 +154,14 @@ def test_an_operator_finds_a_run_and_a_file_in_chromium(console_url: tuple[str, 
             "plan 1.250 s · read 0.500 s · write 42.000 s · commit 0.250 s")
         shots["run-details"] = tmp_path / "run-details.png"
         page.screenshot(path=shots["run-details"], full_page=True)
+
+        page.get_by_role("link", name="Lineage").click()  # the export folder's column lineage
+        expect(page.locator("#lineage-jobs")).to_contain_text("classic")
+        graph = page.frame_locator("#lineage-report")
+        expect(graph.locator("#view g.job").first).to_be_visible()
+        expect(graph.locator("#view path.e").first).to_be_attached()
+        shots["lineage"] = tmp_path / "lineage.png"
+        page.screenshot(path=shots["lineage"], full_page=True)
         browser.close()
     for name, shot in shots.items():
         assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

@@ -41,13 +41,19 @@ def is_loopback(host: str) -> bool:
 @click.option("--stale-after", "stale_after_h", type=click.FloatRange(min=0), default=24.0,
               show_default=True, metavar="HOURS",
               help="A job whose last successful run ended longer ago is marked stale.")
+@click.option("--lineage", "lineage_folder", metavar="FOLDER",
+              help="Show the column lineage of this export folder (what `lakemark lineage "
+                   "extract` wrote; scripts are analysed, never run) on the Lineage page.")
+@click.option("--lineage-events", metavar="FILE",
+              help="Show the lineage runs reported: the OpenLineage events file runs write "
+                   "with LAKEMARK_OPENLINEAGE=file:FILE.")
 @handle_errors
 def ui(state_url: str | None, host: str, port: int, token: str | None,
-       stale_after_h: float) -> None:
+       stale_after_h: float, lineage_folder: str | None, lineage_events: str | None) -> None:
     """Serve the operator's console, read-only: jobs (with their set-aside files), a job's
     runs and charts, a run's stage timings, files and set-aside, retaken and changed files,
-    bookmark history, a job's tracked schema versions, which run took a file, and a JSON API
-    under /api/ (docs/console.md)."""
+    bookmark history, a job's tracked schema versions, which run took a file, column lineage
+    (--lineage, --lineage-events), and a JSON API under /api/ (docs/console.md)."""
     token = token or os.environ.get(TOKEN_ENV) or None
     if not is_loopback(host) and not token:
         raise ConfigError(f"--host {host} is not a loopback address: give --token "
@@ -55,14 +61,17 @@ def ui(state_url: str | None, host: str, port: int, token: str | None,
     try:
         import uvicorn
 
+        from ..console._lineage import LineageViews
         from ..console.app import create_app
     except ImportError as exc:
         raise EnvironmentProblem(f"lakemark ui needs the ui extra ({exc.name} is missing): "
                                  "pip install 'lakemark[ui]'") from None
+    lineage = LineageViews(lineage_folder, lineage_events)  # a wrong path fails before serving
     url = resolve_state_url(state_url)
     store = open_store(url, read_only=True)
     try:
-        app = create_app(store, token=token, stale_after_s=stale_after_h * 3600)
+        app = create_app(store, token=token, stale_after_s=stale_after_h * 3600,
+                         lineage=lineage)
         shown = f"[{host}]" if ":" in host else host
         console.print(f"lakemark console for {redact(store.url)} on http://{shown}:{port}/ "
                       "(Ctrl-C stops it)", highlight=False)

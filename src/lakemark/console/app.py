@@ -27,6 +27,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from ..errors import ConfigError, LakemarkError
 from ..redaction import redact
 from ..state import StateStore
+from ._lineage import LineageViews
 from .queries import StateQueries, UnknownJobError
 
 __all__ = ["TOKEN_COOKIE", "create_app", "plotly_js"]
@@ -127,9 +128,12 @@ register_url_convertor("job_name", _JobName())
 
 
 def create_app(store: StateStore, *, token: str | None = None,
-               stale_after_s: float = 24 * 3600.0) -> ASGIApp:
+               stale_after_s: float = 24 * 3600.0,
+               lineage: LineageViews | None = None) -> ASGIApp:
     """The console over an open ``store`` (opened read-only by the caller; closing it is the
-    caller's too); with ``token``, every request must carry it."""
+    caller's too); with ``token``, every request must carry it; ``lineage``: what the Lineage
+    page shows."""
+    lineage = lineage or LineageViews()
     env = Environment(loader=FileSystemLoader(str(_TEMPLATES)),
                       autoescape=select_autoescape(["html"], default=True))
     env.filters["bytes"] = _human_bytes
@@ -270,6 +274,29 @@ def create_app(store: StateStore, *, token: str | None = None,
                                          offset=_int_arg(request, "offset", 0), limit=100)
         return page("search.html", q=pattern, job=job, takes=takes)
 
+    def lineage_view(request: Request) -> str:
+        default = "scripts" if lineage.folder is not None else "runs"
+        return request.query_params.get("view", default)
+
+    def lineage_page(request: Request) -> Response:
+        views = [(v, label) for v, label, there in (
+            ("scripts", "scripts of the export folder", lineage.folder is not None),
+            ("runs", "what runs reported", lineage.events is not None)) if there]
+        if not views:
+            return page("lineage.html", views=[], view="", jobs=[])
+        view = lineage_view(request)
+        jobs = [{"job": j.job, "inputs": len(j.inputs), "outputs": len(j.outputs),
+                 "edges": sum(len(e) for o in j.outputs for _, e in o.columns),
+                 "warnings": [str(w) for w in j.warnings]}
+                for j in lineage.jobs(view, rescan=request.query_params.get("rescan") == "1")]
+        return page("lineage.html", views=views, view=view, jobs=jobs)
+
+    def lineage_report(request: Request) -> Response:
+        return HTMLResponse(lineage.html(lineage_view(request)))
+
+    def api_lineage(request: Request) -> Response:
+        return JSONResponse(lineage.json(lineage_view(request)))
+
     def plotly(request: Request) -> Response:
         return FileResponse(plotly_js(), media_type="text/javascript",
                             headers={"cache-control": "max-age=86400"})
@@ -280,6 +307,9 @@ def create_app(store: StateStore, *, token: str | None = None,
         Route("/run", guarded(run_page, api=False)),
         Route("/search", guarded(search_page, api=False)),
         Route("/jobs/{job:job_name}/schema", guarded(schema_page, api=False)),
+        Route("/lineage", guarded(lineage_page, api=False)),
+        Route("/lineage/report", guarded(lineage_report, api=False)),
+        Route("/api/lineage", guarded(api_lineage, api=True)),
         Route("/api/jobs", guarded(api_jobs, api=True)),
         Route("/api/runs", guarded(api_runs, api=True)),
         Route("/api/bookmarks", guarded(api_bookmarks, api=True)),
