@@ -208,3 +208,19 @@ def test_the_job_and_run_pages_show_io_and_attempts(tmp_path: Path) -> None:
     assert 'id="attempts"' in run.text and "(this one)" in run.text
     assert 'id="schemas"' in run.text and "made by this run" in run.text
     assert client.get("/api/io", params={"job": NAME}).json()[0]["ctx"] == "src"
+
+
+def test_rows_per_sink_are_given_per_run_and_drawn_on_the_job_page(tmp_path: Path) -> None:
+    store = open_store(f"sqlite:///{tmp_path / 's.db'}")
+    for n in (1, 2):
+        r = _begin(store, "orders")
+        for ctx, rows in (("to_lake", 10 * n), ("to_pg", n)):
+            store.record_plan(r.run_id, ctx, {"kind": "sink", "target": f"/{ctx}",
+                                              "status": "committed", "rows": rows}, [])
+        store.commit_run(r.run_id, {}, update_bookmark=True)
+    runs = StateQueries(store).runs("orders").items
+    assert [(r["rows"], r["sink_rows"]) for r in runs] == [
+        (22, {"to_lake": 20, "to_pg": 2}), (11, {"to_lake": 10, "to_pg": 1})]
+    page = TestClient(create_app(store)).get("/job", params={"name": "orders"})
+    assert 'id="chart-rows"' in page.text
+    assert '"sinks": {"to_lake": [10, 20], "to_pg": [1, 2]}' in page.text

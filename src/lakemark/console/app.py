@@ -244,7 +244,9 @@ def create_app(store: StateStore, *, token: str | None = None,
                   "status": [r["status"] for r in chart],
                   "duration": [r["duration_s"] for r in chart],
                   "files": [r["files"] for r in chart], "bytes": [r["bytes"] for r in chart],
-                  "rows": [r["rows"] for r in chart]}
+                  "rows": [r["rows"] for r in chart],
+                  "sinks": {ctx: [r["sink_rows"].get(ctx) for r in chart]
+                            for ctx in sorted({c for r in chart for c in r["sink_rows"]})}}
         bookmarks = q.bookmark_history(name, limit=50)
         return page("job.html", name=name, runs=runs, points=points, bookmarks=bookmarks,
                     io=q.job_io(name))

@@ -179,19 +179,23 @@ class StateQueries:
 
     # -- runs -----------------------------------------------------------------------------
     def _totals(self, run_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
-        """run id -> files and bytes it took, and rows its sinks wrote (None: not recorded)."""
-        out: dict[str, dict[str, Any]] = {rid: dict(_NO_TOTALS) for rid in run_ids}
+        """run id -> files and bytes it took, and rows its sinks wrote (None: not recorded),
+        and per sink ctx (``sink_rows``: the sinks that recorded their rows)."""
+        out: dict[str, dict[str, Any]] = {rid: {**_NO_TOTALS, "sink_rows": {}}
+                                          for rid in run_ids}
         for chunk in _chunks(list(run_ids)):
             marks = ",".join("?" * len(chunk))
             for rid, files, size in self._rows(
                     f"SELECT run_id, COUNT(*), SUM(size) FROM run_files WHERE run_id IN ({marks}) "
                     "GROUP BY run_id", chunk):
                 out[rid]["files"], out[rid]["bytes"] = int(files), int(size or 0)
-            for rid, plan_json in self._rows(
-                    f"SELECT run_id, plan_json FROM run_plans WHERE run_id IN ({marks})", chunk):
+            for rid, ctx, plan_json in self._rows(
+                    f"SELECT run_id, ctx, plan_json FROM run_plans WHERE run_id IN ({marks})",
+                    chunk):
                 plan = json.loads(plan_json)
                 if plan.get("kind") == "sink" and isinstance(plan.get("rows"), int):
                     out[rid]["rows"] = (out[rid]["rows"] or 0) + plan["rows"]
+                    out[rid]["sink_rows"][ctx] = plan["rows"]
         return out
 
     def _run_json(self, row: Sequence[Any]) -> dict[str, Any]:
