@@ -130,16 +130,30 @@ class StateQueries:
         its bookmark version, its last success and whether it is stale. ``totals=False``
         leaves the last runs' files, bytes and rows out (:meth:`add_totals` adds them to the
         jobs a page shows: summing a big run's files is the costly part)."""
-        rows = self._rows(
-            "SELECT n.job_name, j.version, j.updated_at, "
-            "r.run_id, r.status, r.started_at, r.ended_at, s.run_id, s.ended_at "
-            "FROM (SELECT job_name FROM jobs UNION SELECT DISTINCT job_name FROM runs) n "
-            "LEFT JOIN jobs j ON j.job_name = n.job_name "
-            "LEFT JOIN runs r ON r.seq = "
-            "(SELECT MAX(seq) FROM runs WHERE job_name = n.job_name) "
-            "LEFT JOIN runs s ON s.seq = (SELECT MAX(seq) FROM runs "
-            "WHERE job_name = n.job_name AND status = 'SUCCEEDED') "
-            "ORDER BY n.job_name")
+        # One grouped pass over runs' (job_name, status, seq) index for the last run and the
+        # last success of each job, then those runs by key: joining runs back on a
+        # correlated MAX(seq) makes PostgreSQL hash the whole runs table twice.
+        last: dict[str, tuple[Any, Any]] = {
+            str(name): (seq, ok_seq) for name, seq, ok_seq in self._rows(
+                "SELECT job_name, MAX(seq), MAX(CASE WHEN status = 'SUCCEEDED' THEN seq END) "
+                "FROM runs GROUP BY job_name")}
+        bookmarks = {str(name): (version, updated) for name, version, updated in self._rows(
+            "SELECT job_name, version, updated_at FROM jobs")}
+        by_seq: dict[Any, tuple[Any, ...]] = {}
+        seqs = sorted({s for pair in last.values() for s in pair if s is not None})
+        for chunk in _chunks(seqs):
+            marks = ",".join("?" * len(chunk))
+            for seq, *row in self._rows("SELECT seq, run_id, status, started_at, ended_at "
+                                        f"FROM runs WHERE seq IN ({marks})", chunk):
+                by_seq[seq] = tuple(row)
+        rows = []
+        for name in sorted(set(last) | set(bookmarks)):
+            version, updated = bookmarks.get(name, (None, None))
+            seq, ok_seq = last.get(name, (None, None))
+            run_id, status, started, ended = by_seq.get(seq, (None, None, None, None))
+            ok_id, _, _, ok_ended = by_seq.get(ok_seq, (None, None, None, None))
+            rows.append((name, version, updated, run_id, status, started, ended, ok_id,
+                         ok_ended))
         cutoff = self._now_s() - self.stale_after_s
         out = []
         for (name, version, updated, run_id, status, started, ended, ok_id, ok_ended) in rows:
