@@ -11,6 +11,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from lakemark.catalog import FolderCatalog
 from lakemark.lineage import JobLineage, analyze_source
 from lakemark.lineage._html import to_html
@@ -416,8 +418,10 @@ j.select("orderId", F.explode("items").alias("item")).select("orderId", "item.*"
     .write.parquet("s3://out/items")
 """)
     raw = "s3://retail-lake-123456789012/raw/orders_json"
+    # as the same thing in SQL (LATERAL VIEW explode(items) t AS item … item.*) gives: each
+    # field of the element is the array's field
     assert edges(r, "s3://out/items") == {("orderId", raw, "orderId", "IDENTITY")} | {
-        (f, raw, "items", "TRANSFORMATION") for f in ("sku", "qty", "price")}
+        (f, raw, f"items.{f}", "IDENTITY") for f in ("sku", "qty", "price")}
     assert r.warnings == ()
 
 
@@ -546,3 +550,48 @@ glueContext.write_dynamic_frame.from_options(frame=j, connection_type="s3", form
     assert edges(r, "s3://out/both") == {
         ("serialnumber", "s3://landing/steps", "serialnumber", "IDENTITY"),
         (".serialnumber", "s3://trusted/devices", "serialnumber", "IDENTITY")}
+
+
+EXPLODE_API = """\
+from pyspark.sql import functions as F
+o = spark.table("retail.orders_json")
+{lines}.write.parquet("s3://out/lines")
+"""
+
+
+@pytest.mark.parametrize("lines", [
+    # the DataFrame API …
+    'o.select("orderId", F.explode("items").alias("item"))'
+    '.select("orderId", "item.sku", (F.col("item.qty") * F.col("item.price")).alias("total"))',
+    'o.withColumn("item", F.explode_outer(F.col("items")))'
+    '.select("orderId", F.col("item")["sku"].alias("sku"), F.expr("item.qty * item.price AS total"))',
+    'o.selectExpr("orderId", "explode(items) AS item")'
+    '.selectExpr("orderId", "item.sku", "item.qty * item.price AS total")',
+    # … and SQL give the same lineage for the same flattening
+    'o.createOrReplaceTempView("oj") or spark.sql("SELECT orderId, item.sku, '
+    'item.qty * item.price AS total FROM oj LATERAL VIEW explode(items) x AS item")',
+])
+def test_explode_in_the_dataframe_api_and_lateral_view_agree(lines: str) -> None:
+    r = run(EXPLODE_API.format(lines=lines))
+    raw = "s3://retail-lake-123456789012/raw/orders_json"
+    assert edges(r, "s3://out/lines") == {
+        ("orderId", raw, "orderId", "IDENTITY"), ("sku", raw, "items.sku", "IDENTITY"),
+        ("total", raw, "items.qty", "TRANSFORMATION"),
+        ("total", raw, "items.price", "TRANSFORMATION")}
+    assert r.warnings == ()
+
+
+def test_star_of_a_lateral_view_element_lists_its_fields() -> None:
+    r = run("""\
+spark.table("retail.orders_json").createOrReplaceTempView("oj")
+spark.sql("SELECT orderId, item.* FROM oj LATERAL VIEW explode(items) x AS item")\\
+    .write.parquet("s3://out/items")
+spark.read.json("s3://raw/events/").createOrReplaceTempView("ev")
+spark.sql("SELECT e.* FROM ev LATERAL VIEW explode(entries) t AS e").write.parquet("s3://out/e")
+""")
+    raw = "s3://retail-lake-123456789012/raw/orders_json"
+    assert edges(r, "s3://out/items") == {("orderId", raw, "orderId", "IDENTITY")} | {
+        (f, raw, f"items.{f}", "IDENTITY") for f in ("sku", "qty", "price")}
+    # an element whose fields are not known: nothing listed (never a column named *), warned
+    assert edges(r, "s3://out/e") == set()
+    assert any(w.line == 10 for w in r.warnings)

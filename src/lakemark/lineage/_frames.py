@@ -31,6 +31,7 @@ from ._graph import (
 from ._objects import Lambda, Method, Obj, UserFunc
 from ._sql import SqlError, expression_lineage, select_expr_lineage
 from ._values import (
+    ELEMENT,
     Col,
     ColExpr,
     DynStr,
@@ -104,8 +105,6 @@ _FRAME_METHODS = _PASSTHROUGH_FRAME | _NO_VALUE | {
 }
 
 
-#: the type of ``explode(x)``: the element type of array ``x`` (resolved against the frame)
-ELEMENT = "@element"
 
 
 def _element_type(frame: Frame, expr: ColExpr) -> str | None:
@@ -409,7 +408,8 @@ class FrameOps(GlueOps):
                 return [(name, Col(_renamed_at(edges, line, ref), expr.type))]
             return [(name, Col(tuple(edges), expr.type))]
         return [(name, Col(derive(edges, expr.subtype, line, expr.description),
-                           _element_type(frame, expr)))]
+                           _element_type(frame, expr),
+                           tuple(edges) if expr.type == ELEMENT else ()))]
 
     def resolve_star(self, frame: Frame, expr: ColExpr, line: int) -> list[tuple[str, Col]]:
         """``*``, ``df["*"]``, ``F.col("alias.*")``: every column of the frame, of the frame
@@ -672,7 +672,8 @@ class FrameOps(GlueOps):
         inner = ", ".join(c.name or "?" for c in columns)
         shown = _SPARK_NAMES.get(name, name + "({})").format(inner)
         combined = combine_exprs(columns, subtype, shown, shown)
-        if name in ("explode", "explode_outer") and len(combined.refs) == 1:
+        if name in ("explode", "explode_outer") and len(columns) == 1 and \
+                len(combined.refs) == 1 and columns[0].subtype == IDENTITY:
             return replace(combined, type=ELEMENT)  # its fields: those of the array's element
         return combined
 

@@ -34,7 +34,8 @@ from ._graph import (
     TRANSFORMATION,
     ColumnEdge,
 )
-from ._values import UNCERTAIN, Col, ColExpr, Frame, combine, derive, merge_frames
+from ._frame_util import _split_type
+from ._values import ELEMENT, UNCERTAIN, Col, ColExpr, Frame, combine, derive, merge_frames
 
 __all__ = ["SqlError", "SqlWrite", "expression_lineage", "query_lineage",
            "statement_lineage"]
@@ -75,8 +76,12 @@ def expression_lineage(text: str) -> ColExpr:
     if isinstance(node, exp.Star):
         star = True
     name = node.alias_or_name if isinstance(node, (exp.Alias, exp.Column)) else node.sql("spark")
+    inner = node.unalias()
+    # explode(items) AS item: a column of the array's elements (item.sku is items.sku)
+    element = ELEMENT if type(inner) in (exp.Explode, exp.ExplodeOuter) and \
+        isinstance(inner.this, exp.Column) and len(refs) == 1 else None
     return ColExpr(tuple(refs), _kind(node), name, "" if _kind(node) == IDENTITY
-                   else node.sql("spark"), star)
+                   else node.sql("spark"), star, element)
 
 
 def select_expr_lineage(text: str) -> list[ColExpr]:
@@ -309,6 +314,46 @@ class _Tracer:
             return edges, IDENTITY if path else TRANSFORMATION
         return None
 
+    def lateral_star(self, scope: Scope, node: exp.Expr) -> dict[str, Col] | None:
+        """``item.*`` of a ``LATERAL VIEW explode(items) t AS item``: a column per field of the
+        array's element type (``items.sku``, …), as ``F.explode(...).alias("item")`` then
+        ``item.*`` gives; None when ``node`` is not such a star. When the element's fields are
+        not known, none are listed, with a warning (never a column named ``*``)."""
+        laterals = scope.expression.args.get("laterals") if isinstance(
+            scope.expression, exp.Select) else None
+        if isinstance(node, exp.Dot) and isinstance(node.this, exp.Column):
+            names = [p.name for p in node.this.parts]  # `x`.`item`.* once qualified
+        elif isinstance(node, exp.Column) and node.table:
+            names = [node.table]  # item.*
+        else:
+            return None
+        for lat in laterals or ():
+            alias = lat.args.get("alias")
+            outs = {c.name.lower() for c in alias.columns} if alias is not None else set()
+            qualifier = next((n for n in names if n.lower() in outs), "")
+            if not qualifier:
+                continue
+            inner = list(lat.this.find_all(exp.Column))
+            element = ""
+            if len(inner) == 1:
+                frame, _ = self._source_frame(scope, inner[0].table)
+                key = frame.find(self.spell(inner[0].name)) if frame is not None else None
+                kind, parts = _split_type(frame.cols[key].type if frame is not None and
+                                          key is not None else None)
+                element = parts[0][1] if kind == "array" else ""
+            kind, fields = _split_type(element)
+            if kind != "struct":
+                self.warn(f"SELECT {node.sql('spark')}: the fields of the exploded "
+                          f"{lat.this.sql('spark')} are not known; they pass through unlisted",
+                          self.line)
+                return {}
+            out: dict[str, Col] = {}
+            for name, ftype in fields:
+                edges, sub = self.lateral(scope, exp.column(name, table=qualifier))
+                out[name] = Col(derive(edges, sub, self.line, ""), ftype)
+            return out
+        return None
+
     def column(self, scope: Scope, col: exp.Column) -> tuple[list[Any], str]:
         """Edges of a column read in ``scope`` and the subtype accumulated below it."""
         exploded = self.lateral(scope, col)
@@ -398,8 +443,13 @@ class _Tracer:
         cols: dict[str, Col] = {}
         opened: list[Any] = []
         for i, node in enumerate(selects):
-            if _is_star(node):
-                self.star(first, node, cols, opened)
+            if _is_star(node) or isinstance(node, exp.Dot) and \
+                    isinstance(node.expression, exp.Star):
+                element = self.lateral_star(first, node)
+                if element is not None:
+                    cols.update(element)
+                else:
+                    self.star(first, node, cols, opened)
                 continue
             if isinstance(node, exp.Aliases) and not _set_parts(root):
                 cols.update(self.multi_alias(first, node))

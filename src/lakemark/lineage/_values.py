@@ -96,12 +96,22 @@ class DynStr:
     reason: str
 
 
+#: the type of ``explode(x)``: the element type of array ``x`` (resolved against the frame)
+ELEMENT = "@element"
+
+
 @dataclass(frozen=True)
 class Col:
-    """One column of a frame: where it comes from, and its type when known."""
+    """One column of a frame: where it comes from, and its type when known.
+
+    ``element``: for a column holding the elements of an array column (``explode(items)``), the
+    edges of that array column, so that a field of the element (``item.sku``) is traced to the
+    array's field (``items.sku``) as the SQL ``LATERAL VIEW`` form of the same thing is.
+    """
 
     edges: tuple[ColumnEdge, ...]
     type: str | None = None
+    element: tuple[ColumnEdge, ...] = ()
 
 
 def leaf_name(ref: str) -> str:
@@ -163,8 +173,12 @@ class Frame:
                 return self.aliases[alias].lookup(rest)
             key = self.find(head)
             if key is not None:
+                col = self.cols[key]
+                if col.element:  # a field of an exploded element: the array's field
+                    return tuple(replace(e, field=f"{e.field}.{rest}") if e.subtype == IDENTITY
+                                 else e for e in col.element)
                 return tuple(replace(e, field=f"{e.field}.{rest}") if e.subtype == IDENTITY
-                             else e for e in self.cols[key].edges)
+                             else e for e in col.edges)
         made = self._made_col(path)
         if made is not None:
             return made
