@@ -595,3 +595,25 @@ spark.sql("SELECT e.* FROM ev LATERAL VIEW explode(entries) t AS e").write.parqu
     # an element whose fields are not known: nothing listed (never a column named *), warned
     assert edges(r, "s3://out/e") == set()
     assert any(w.line == 10 for w in r.warnings)
+
+
+def test_window_keys_are_indirect_inputs_not_sources_of_the_value() -> None:
+    r = run("""\
+spark.table("retail.orders").createOrReplaceTempView("orders")
+spark.sql('''
+    WITH ranked AS (
+        SELECT orderId,
+               SUM(orderTotal) OVER (PARTITION BY customerId) AS lifetime,
+               ROW_NUMBER() OVER (PARTITION BY customerId ORDER BY orderDate DESC) AS rn
+        FROM orders)
+    SELECT orderId, lifetime, rn FROM ranked WHERE rn = 1
+''').write.parquet("s3://out/w")
+""")
+    # the value of SUM(x) OVER (PARTITION BY k) is made of x; k only chooses the rows it is
+    # computed over (as GROUP BY does): an INDIRECT WINDOW input, as Spark's plan gives it
+    assert edges(r, "s3://out/w") == {("orderId", ORDERS, "orderId", "IDENTITY"),
+                                      ("lifetime", ORDERS, "orderTotal", "AGGREGATION")}
+    out = next(o for o in r.outputs if o.dataset.key == "s3://out/w")
+    assert {(e.field, e.subtype) for e in out.indirect if e.subtype == "WINDOW"} == {
+        ("customerId", "WINDOW"), ("orderDate", "WINDOW")}
+    assert r.warnings == ()

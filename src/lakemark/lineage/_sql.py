@@ -32,6 +32,7 @@ from ._graph import (
     JOIN,
     SORT,
     TRANSFORMATION,
+    WINDOW,
     ColumnEdge,
 )
 from ._frame_util import _split_type
@@ -51,9 +52,8 @@ def _kind(node: exp.Expr) -> str:
         inner = inner.this
     if isinstance(inner, exp.Column) and not isinstance(inner.this, exp.Star):
         return IDENTITY
-    if any(isinstance(n, exp.AggFunc) for n in inner.walk()) and not \
-            any(isinstance(n, exp.Window) for n in inner.walk()):
-        return AGGREGATION
+    if any(isinstance(n, (exp.AggFunc, exp.Window)) for n in inner.walk()):
+        return AGGREGATION  # an aggregate, or a window function (as Spark's plan says)
     return TRANSFORMATION
 
 
@@ -157,6 +157,19 @@ def _dot_path(col: exp.Column) -> str:
         node = node.parent
         fields.append(node.expression.name)
     return ".".join(fields)
+
+
+def _in_window_spec(col: exp.Column, top: exp.Expr) -> bool:
+    """Whether ``col`` (inside ``top``) is a key of a window (``PARTITION BY`` / ``ORDER
+    BY``) rather than an argument of the window's function: keys shape which rows a value is
+    computed over, as a ``GROUP BY`` does, and are INDIRECT inputs."""
+    child: exp.Expr = col
+    parent = col.parent
+    while parent is not None and child is not top:
+        if isinstance(parent, exp.Window) and child is not parent.this:
+            return True
+        child, parent = parent, parent.parent
+    return False
 
 
 def _is_star(node: exp.Expr) -> bool:
@@ -423,8 +436,8 @@ class _Tracer:
         edges: list[Any] = []
         sub = kind
         for col in node.find_all(exp.Column):
-            if isinstance(col.this, exp.Star):
-                continue
+            if isinstance(col.this, exp.Star) or _in_window_spec(col, node):
+                continue  # a window's PARTITION BY / ORDER BY key: INDIRECT (WINDOW)
             e, s = self.column(scope, col)
             edges.extend(e)
             sub = combine(sub, s)
@@ -520,6 +533,10 @@ class _Tracer:
                 (GROUP_BY, expression.args.get("group")),
                 (SORT, expression.args.get("order")),
             ]
+            for window in expression.find_all(exp.Window):
+                if window.find_ancestor(exp.Select) is expression:
+                    parts.extend((WINDOW, key) for key in window.args.get("partition_by") or ())
+                    parts.append((WINDOW, window.args.get("order")))
             for join in expression.args.get("joins") or ():
                 parts.append((JOIN, join.args.get("on")))
                 for using in join.args.get("using") or ():
