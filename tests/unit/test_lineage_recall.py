@@ -617,3 +617,25 @@ spark.sql('''
     assert {(e.field, e.subtype) for e in out.indirect if e.subtype == "WINDOW"} == {
         ("customerId", "WINDOW"), ("orderDate", "WINDOW")}
     assert r.warnings == ()
+
+
+def test_fields_dropped_from_a_frame_of_unknown_columns_are_gone() -> None:
+    r = run("""\
+raw = glueContext.create_dynamic_frame.from_options(connection_type="s3", format="json",
+    connection_options={"paths": ["s3://landing/signups/"]})
+scrubbed = DropFields.apply(frame=raw, paths=["ssn", "address.zip"])
+scrubbed.toDF().select("signup_id", "ssn", "address.zip", "address.city").write.parquet("s3://o/a")
+users = spark.read.json("s3://landing/users/").drop("password")
+users.select("user_id", "password").write.parquet("s3://o/b")
+either = scrubbed.toDF().unionByName(spark.read.json("s3://landing/more/"))
+either.select("ssn").write.parquet("s3://o/c")
+""")
+    # the columns are not known, but those named in DropFields / drop are not there any more:
+    # no edge is invented from the open input for them, and each reference is reported
+    assert edges(r, "s3://o/a") == {("signup_id", "s3://landing/signups", "signup_id", "IDENTITY"),
+                                    ("city", "s3://landing/signups", "address.city", "IDENTITY")}
+    assert edges(r, "s3://o/b") == {("user_id", "s3://landing/users", "user_id", "IDENTITY")}
+    gone = [(w.line, w.message.split("'")[1]) for w in r.warnings if "was dropped" in w.message]
+    assert gone == [(9, "ssn"), (9, "address.zip"), (11, "password")]
+    # a union with a frame that may still have the column: it is not known to be gone
+    assert {f for c, _, f, _ in edges(r, "s3://o/c")} == {"ssn"}

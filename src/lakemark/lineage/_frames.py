@@ -392,7 +392,11 @@ class FrameOps(GlueOps):
             if found is None and bound is not None:
                 found = frame.lookup(ref)
             if found is None:
-                if not source.unknown:
+                gone = ref.replace("`", "").lower()
+                if gone in source.dropped or gone.partition(".")[0] in source.dropped:
+                    self.warn(f"column {ref!r} was dropped from the frame earlier (DropFields /"
+                              " drop): it has no inputs here", line)
+                elif not source.unknown:
                     self.warn(f"column {ref!r} is not in the frame (it has: "
                               f"{', '.join(source.cols) or 'no known columns'})", line)
                 continue

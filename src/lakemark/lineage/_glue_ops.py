@@ -189,7 +189,10 @@ class GlueOps:
                 not isinstance(paths, (list, tuple, str)):
             return self.chosen_at_run_time(frame, "DropFields / drop", line)
         drop = {p.replace("`", "").lower() for p in _names(paths) if isinstance(p, str)}
-        return frame.with_cols({k: v for k, v in frame.cols.items() if k.lower() not in drop})
+        kept = frame.with_cols({k: v for k, v in frame.cols.items() if k.lower() not in drop})
+        if frame.open:  # columns not all known: remember what is gone, never re-read it
+            kept = replace(kept, dropped=kept.dropped | frozenset(drop))
+        return kept
 
     def rename(self, frame: Any, old: Any, new: Any, line: int) -> Any:
         if isinstance(frame, Frame) and isinstance(old, str) and not isinstance(new, str) \

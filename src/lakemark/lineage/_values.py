@@ -145,6 +145,9 @@ class Frame:
     #: columns ResolveChoice ``make_cols`` split into ``<name>_<type>`` columns (``*``: all);
     #: the types are only known at run time, so ``price_int`` is looked up as ``price``
     made_cols: tuple[str, ...] = ()
+    #: names (lowercase) dropped (DropFields, drop) from a frame whose columns are not all
+    #: known: a later reference to one is not taken from the open inputs — it is gone
+    dropped: frozenset[str] = frozenset()
 
     # -- lookups ----------------------------------------------------------------------------
     def find(self, name: str) -> str | None:
@@ -182,6 +185,8 @@ class Frame:
         made = self._made_col(path)
         if made is not None:
             return made
+        if head.lower() in self.dropped or path.lower() in self.dropped:
+            return None  # dropped: never taken from the open inputs again
         subtype = UNKNOWN if self.through else IDENTITY
         if len(self.open) > 1:
             either = ", ".join(ds.key for ds in self.open)
@@ -215,7 +220,8 @@ class Frame:
         return Frame(dict(cols), self.indirect | frozenset(indirect),
                      self.open if open is None else open,
                      dict(self.aliases) if keep_aliases else {}, self.dynamic, self.unknown,
-                     self.line, self.through, self.made_cols)
+                     self.line, self.through, self.made_cols,
+                     self.dropped if (self.open if open is None else open) else frozenset())
 
     def add_indirect(self, edges: Iterable[ColumnEdge]) -> Frame:
         return replace(self, indirect=self.indirect | frozenset(edges))
@@ -241,8 +247,12 @@ def merge_frames(frames: list[Frame]) -> Frame:
     unknown = "; ".join(f.unknown for f in frames if f.unknown)
     through = "; ".join(dict.fromkeys(f.through for f in frames if f.through))
     made = tuple(dict.fromkeys(m for f in frames for m in f.made_cols))
+    # a name is gone only when every open frame dropped it (else one of them still has it)
+    open_frames = [f for f in frames if f.open]
+    dropped = frozenset.intersection(*(f.dropped for f in open_frames)) if open_frames \
+        else frozenset()
     return Frame(cols, indirect, opened, {}, frames[0].dynamic if frames else True, unknown,
-                 max((f.line for f in frames), default=0), through, made)
+                 max((f.line for f in frames), default=0), through, made, dropped)
 
 
 @dataclass(frozen=True)
