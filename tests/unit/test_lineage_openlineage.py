@@ -154,3 +154,21 @@ def test_the_facet_schema_rejects_malformed_facets(bad: dict[str, Any]) -> None:
     facet = {"_producer": "p", "_schemaURL": "s", **bad}
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.validate(facet, {**SCHEMA, "$ref": "#/$defs/ColumnUncertaintyDatasetFacet"})
+
+
+@pytest.mark.parametrize("root", ["s3://partner-drop/", "s3://partner-drop", "s3a://partner-drop//"])
+def test_a_bucket_root_is_named_as_openlineage_names_it(root: str) -> None:
+    # OpenLineage's naming spec: namespace s3://{bucket}, name {path}, URI s3://{bucket}{path};
+    # its own client (FilesystemDatasetUtils) names a bucket root namespace s3://bucket, name
+    # "/" — the same name here, so static, run-time and other producers' events join
+    r = analyze_source(
+        "spark = SparkSession.builder.getOrCreate()\n"
+        "df = spark.read.parquet('s3://in-bucket/data/')\n"
+        f"df.select('a').write.csv({root!r})\n",
+        catalog=FolderCatalog(CORPUS), account="123456789012", region="us-east-1")
+    [event] = to_openlineage([r])
+    [out] = event["outputs"]
+    assert (out["namespace"], out["name"]) == ("s3://partner-drop", "/")
+    [f] = out["facets"]["columnLineage"]["fields"]["a"]["inputFields"]
+    assert (f["namespace"], f["name"]) == ("s3://in-bucket", "data")
+    assert [o.dataset.key for o in r.outputs] == ["s3://partner-drop/"]
