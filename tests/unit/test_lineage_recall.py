@@ -639,3 +639,32 @@ either.select("ssn").write.parquet("s3://o/c")
     assert gone == [(9, "ssn"), (9, "address.zip"), (11, "password")]
     # a union with a frame that may still have the column: it is not known to be gone
     assert {f for c, _, f, _ in edges(r, "s3://o/c")} == {"ssn"}
+
+
+def test_posexplode_with_two_names_gives_both_columns() -> None:
+    r = run("""\
+from pyspark.sql import functions as F
+o = spark.table("retail.orders_json")
+o.select(F.posexplode("items").alias("pos", "it")).select("pos", "it.sku").write.parquet("s3://o/a")
+o.selectExpr("posexplode(items) AS (n, it)").select("n", "it.qty").write.parquet("s3://o/b")
+""")
+    raw = "s3://retail-lake-123456789012/raw/orders_json"
+    # the position is made from the array; the element's fields are the array's fields
+    assert edges(r, "s3://o/a") == {("pos", raw, "items", "TRANSFORMATION"),
+                                    ("sku", raw, "items.sku", "IDENTITY")}
+    assert edges(r, "s3://o/b") == {("n", raw, "items", "TRANSFORMATION"),
+                                    ("qty", raw, "items.qty", "IDENTITY")}
+    assert r.warnings == ()
+
+
+@pytest.mark.parametrize(("path", "key"), [
+    ("s3://landing/prices/2024-*.csv", "s3://landing/prices"),
+    ("s3a://landing/prices/*/part-*.json", "s3://landing/prices"),
+    ("s3://landing/prices/{eu,us}/", "s3://landing/prices"),
+    ("s3://landing/prices/day=2024-0[1-3]-*/", "s3://landing/prices"),
+    ("/data/in/*.csv", "file/data/in"),
+])
+def test_a_glob_names_the_folder_above_it(path: str, key: str) -> None:
+    r = run(f"spark.read.option('header', True).csv({path!r}).select('sku')"
+            ".write.parquet('s3://o/p')\n")
+    assert edges(r, "s3://o/p") == {("sku", key, "sku", "IDENTITY")}

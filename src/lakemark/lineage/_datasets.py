@@ -33,9 +33,30 @@ def _text(value: str | DynStr) -> tuple[str, bool]:
     return (value.text, True) if isinstance(value, DynStr) else (value, False)
 
 
+#: a path component holding a Hadoop glob (``*``, ``?``, ``[ab]``, ``{a,b}``); ``{?name}`` is
+#: the analyser's placeholder for a part only known at run time, not a glob
+_GLOB = re.compile(r"\*|(?<!\{)\?|\[[^\]]*\]|\{[^}?]*,[^}]*\}")
+
+
+def _glob_root(text: str) -> str:
+    """``s3://b/prices/2024-*.csv`` → ``s3://b/prices``: the folder above the first component
+    holding a glob (the files it matches are one dataset, as OpenLineage's Spark integration
+    names the folders of the files a read lists)."""
+    head, sep, rest = text.partition("://")
+    if not sep:
+        head, rest = "", text
+    parts = rest.split("/")
+    for i, part in enumerate(parts):
+        if i > 0 and _GLOB.search(part):  # parts[0]: the bucket (or "" of /abs)
+            return (head + sep if sep else "") + "/".join(parts[:i])
+    return text
+
+
 def path_dataset(path: str | DynStr) -> DatasetRef:
-    """The dataset of a file or folder path (``s3://b/k/``, ``/data/x``, ``file:///x``)."""
+    """The dataset of a file or folder path (``s3://b/k/``, ``/data/x``, ``file:///x``); a glob
+    (``s3://b/k/2024-*.csv``) names the folder above its first glob component."""
     text, dynamic = _text(path)
+    text = _glob_root(text)
     if text.startswith("arn:"):  # a catalog table over DynamoDB: arn:aws:dynamodb:r:a:table/x
         head = text.split(":", 5)
         if len(head) == 6:

@@ -402,6 +402,12 @@ class FrameOps(GlueOps):
                 continue
             edges.extend(found)
         name = expr.name or expr.description or "col"
+        if expr.names:  # a generator's columns; the last holds the elements (posexplode)
+            last = len(expr.names) - 1
+            return [(n, Col(derive(edges, expr.subtype, line, expr.description),
+                            _element_type(frame, expr) if i == last else None,
+                            tuple(edges) if i == last and expr.type == ELEMENT else ()))
+                    for i, n in enumerate(expr.names)]
         if expr.subtype == IDENTITY and len(expr.refs) == 1:
             key = frame.find(expr.refs[0][1]) if expr.refs[0][0] is None else None
             if key is not None and expr.name == leaf_name(expr.refs[0][1]):
@@ -676,13 +682,18 @@ class FrameOps(GlueOps):
         inner = ", ".join(c.name or "?" for c in columns)
         shown = _SPARK_NAMES.get(name, name + "({})").format(inner)
         combined = combine_exprs(columns, subtype, shown, shown)
-        if name in ("explode", "explode_outer") and len(columns) == 1 and \
+        if name in ("explode", "explode_outer", "posexplode", "posexplode_outer") and \
+                len(columns) == 1 and \
                 len(combined.refs) == 1 and columns[0].subtype == IDENTITY:
             return replace(combined, type=ELEMENT)  # its fields: those of the array's element
         return combined
 
     def col_method(self, expr: ColExpr, name: str, args: list[Any], kwargs: dict[str, Any],
                    line: int) -> Any:
+        if name in ("alias", "name", "as_") and len(args) > 1 and \
+                all(isinstance(a, str) for a in args):
+            # posexplode(a).alias("pos", "item"): one column per name
+            return replace(expr, name=args[0], names=tuple(args))
         if name in ("alias", "name", "as_"):
             alias = args[0] if args else kwargs.get("alias")
             if isinstance(alias, DynStr):

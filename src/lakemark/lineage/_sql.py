@@ -102,7 +102,10 @@ def select_expr_lineage(text: str) -> list[ColExpr]:
         parts = values[i::len(names)] if values else [inner]
         refs = tuple((None, ".".join(p for p in (c.table, c.name) if p))
                      for part in parts for c in part.find_all(exp.Column))
-        out.append(ColExpr(refs, TRANSFORMATION, name, inner.sql("spark")))
+        # posexplode(items) AS (pos, item): the last column holds the array's elements
+        element = ELEMENT if isinstance(inner, exp.Explode) and i == len(names) - 1 and \
+            len(refs) == 1 and isinstance(inner.this, exp.Column) else None
+        out.append(ColExpr(refs, TRANSFORMATION, name, inner.sql("spark"), False, element))
     return out
 
 

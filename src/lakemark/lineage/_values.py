@@ -260,7 +260,8 @@ class ColExpr:
     """A column expression (``F.col("a")``, ``df["a"] + 1``, ``F.sum("x").alias("t")``).
 
     ``refs`` are the columns it reads: ``(frame or None, name)`` — None means "the frame the
-    expression is used on". ``subtype`` is IDENTITY for a bare column reference.
+    expression is used on". ``subtype`` is IDENTITY for a bare column reference. ``names``:
+    the columns of a generator given several names (``posexplode(a).alias("pos", "item")``).
     """
 
     refs: tuple[tuple[Frame | None, str], ...]
@@ -269,6 +270,7 @@ class ColExpr:
     description: str = ""
     star: bool = False
     type: str | None = None
+    names: tuple[str, ...] = ()
 
     def then(self, subtype: str, name: str | None = None, description: str = "") -> ColExpr:
         return ColExpr(self.refs, combine(self.subtype, subtype),
