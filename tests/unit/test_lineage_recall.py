@@ -668,3 +668,19 @@ def test_a_glob_names_the_folder_above_it(path: str, key: str) -> None:
     r = run(f"spark.read.option('header', True).csv({path!r}).select('sku')"
             ".write.parquet('s3://o/p')\n")
     assert edges(r, "s3://o/p") == {("sku", key, "sku", "IDENTITY")}
+
+
+def test_a_table_the_script_creates_is_named_by_its_databases_location() -> None:
+    r = run("""\
+o = spark.table("retail.orders").select("orderId")
+o.write.saveAsTable("retail.Orders_By_Day", format="parquet", mode="overwrite")
+o.write.saveAsTable("hr.order_ids")
+""")
+    # database retail has LocationUri s3://retail-lake-123456789012/: Spark (and Glue) make a
+    # new table there, under its lowercased name; hr has no location: the catalog symlink
+    by_key = {o.dataset.key: o.dataset for o in r.outputs}
+    made = by_key["s3://retail-lake-123456789012/orders_by_day"]
+    assert [s.name for s in made.symlinks] == ["table/retail/Orders_By_Day"]
+    assert edges(r, made.key) == {("orderId", ORDERS, "orderId", "IDENTITY")}
+    assert "arn:aws:glue:us-east-1:123456789012/table/hr/order_ids" in by_key
+    assert [w.line for w in r.warnings if "not in" in w.message] == [7, 8]

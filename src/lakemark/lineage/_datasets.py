@@ -6,7 +6,8 @@
   no schema), ``mysql://host:port`` + ``database.table``, and so on.
 * Glue tables: their storage dataset, with a symlink
   ``arn:aws:glue:<region>:<account>`` / ``table/<db>/<table>``; a table the catalog does not
-  hold is named by that symlink alone (and reported).
+  hold is named by ``<database LocationUri>/<table>`` (where Spark creates it) when its
+  database has a location, else by that symlink alone (and reported).
 """
 
 from __future__ import annotations
@@ -145,6 +146,15 @@ class DatasetResolver:
         self._tables[key] = found
         return found
 
+    def _database_location(self, database: str) -> str | None:
+        """The ``LocationUri`` of a catalog database (where a new table of it is made)."""
+        if self.catalog is None:
+            return None
+        try:
+            return self.catalog.get_database(database).location_uri
+        except LakemarkError:
+            return None
+
     def in_catalog(self, database: str, table: str) -> bool:
         """Whether the catalog has ``database.table``."""
         return self._lookup(database, table) is not None
@@ -163,6 +173,14 @@ class DatasetResolver:
         if found is None:
             where = "no catalog was given" if self.catalog is None else \
                 f"it is not in {self.catalog.describe()}"
+            home = self._database_location(db_text)
+            if home:  # a table the script creates (saveAsTable, CTAS): Spark puts it here
+                path = f"{home.rstrip('/')}/{t_text.lower()}"
+                self.warn(f"catalog table {db_text}.{t_text}: {where}; named by its "
+                          f"database's location ({path}, where Spark creates it), its columns "
+                          "are unknown", line)
+                storage = path_dataset(path)
+                return DatasetRef(storage.namespace, storage.name, (link,)), (), None
             self.warn(f"catalog table {db_text}.{t_text}: {where}; its location and columns "
                       "are unknown", line)
             return DatasetRef(self.glue_namespace, link.name), (), None
