@@ -684,3 +684,47 @@ o.write.saveAsTable("hr.order_ids")
     assert edges(r, made.key) == {("orderId", ORDERS, "orderId", "IDENTITY")}
     assert "arn:aws:glue:us-east-1:123456789012/table/hr/order_ids" in by_key
     assert [w.line for w in r.warnings if "not in" in w.message] == [7, 8]
+
+
+def test_spigot_samples_are_outputs() -> None:
+    r = run("""\
+a = glueContext.create_dynamic_frame.from_catalog(database="music", table_name="artists")
+Spigot.apply(frame=a, path="s3://dbg/one/", options={"topk": 10})
+a.spigot("s3://dbg/two/", {"prob": 0.1}).toDF().select("id").write.parquet("s3://o/ids")
+""")
+    artists = "s3://music-raw-123456789012/artists"
+    # Spigot writes a sample of the records to S3 (and passes the frame on)
+    for sample in ("s3://dbg/one", "s3://dbg/two"):
+        assert edges(r, sample) == {(c, artists, c, "IDENTITY")
+                                    for c in ("id", "artist_name", "country")}
+    assert edges(r, "s3://o/ids") == {("id", artists, "id", "IDENTITY")}
+
+
+def test_a_field_of_an_element_picked_by_position() -> None:
+    r = run("""\
+from pyspark.sql import functions as F
+o = spark.table("retail.orders_json")
+o.select(F.col("items")[0]["sku"].alias("first_sku"), o.items[1].qty,
+         F.col("items").getItem(0).getField("price").alias("p")).write.parquet("s3://o/x")
+""")
+    raw = "s3://retail-lake-123456789012/raw/orders_json"
+    # one element of the array: its field is the array's field (not the whole array)
+    assert edges(r, "s3://o/x") == {("first_sku", raw, "items.sku", "TRANSFORMATION"),
+                                    ("qty", raw, "items.qty", "TRANSFORMATION"),
+                                    ("p", raw, "items.price", "TRANSFORMATION")}
+    assert r.warnings == ()
+
+
+def test_ctas_of_a_new_table_is_named_where_spark_creates_it() -> None:
+    r = run("""\
+spark.sql("CREATE TABLE glue_catalog.retail.by_country USING iceberg AS "
+          "SELECT countryCode, COUNT(*) AS n FROM retail.customers GROUP BY countryCode")
+spark.sql("CREATE TABLE retail.emails (email STRING)")
+spark.sql("INSERT INTO retail.emails SELECT email FROM retail.customers")
+spark.sql("CREATE TABLE hr.by_country AS SELECT countryCode FROM retail.customers")
+""")
+    keys = {o.dataset.key for o in r.outputs}
+    assert {"s3://retail-lake-123456789012/by_country", "s3://retail-lake-123456789012/emails",
+            "arn:aws:glue:us-east-1:123456789012/table/hr/by_country"} <= keys
+    assert edges(r, "s3://retail-lake-123456789012/emails") == {
+        ("email", CUSTOMERS, "email", "IDENTITY")}

@@ -64,6 +64,15 @@ class DatasetIO(FrameOps):
             self.inputs[ds.key] = InputDataset(ds, fields, old.line if old else line)
         return frame_of(ds, fields, line).as_kind(dynamic)
 
+    def write_sample(self, frame: Any, path: Any, line: int) -> None:
+        """Spigot writes a sample of ``frame``'s records as JSON to ``path``: an output."""
+        if isinstance(path, (str, DynStr)):
+            self.dynamic(path, line)
+            self.write(path_dataset(path), frame, line)
+        elif path is not None:
+            self.warn("Spigot to a path the analyser cannot know: its sample is not listed",
+                      line)
+
     def write(self, ds: DatasetRef, frame: Any, line: int, named: Any = (),
               table_fields: tuple[tuple[str, str], ...] = ()) -> None:
         """Record a write of ``frame`` to ``ds``; ``named`` are columns the write names

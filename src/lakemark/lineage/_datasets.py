@@ -146,6 +146,17 @@ class DatasetResolver:
         self._tables[key] = found
         return found
 
+    def new_table(self, database: str, table: str) -> DatasetRef:
+        """A table the script creates (``CREATE TABLE [AS SELECT]`` without ``LOCATION``):
+        ``<database LocationUri>/<table>`` where Spark makes it, with the Glue symlink; the
+        symlink alone when the database has no location."""
+        link = Symlink(self.glue_namespace, f"table/{database}/{table}")
+        home = self._database_location(database)
+        if not home:
+            return DatasetRef(link.namespace, link.name)
+        found = path_dataset(f"{home.rstrip('/')}/{table.lower()}")
+        return DatasetRef(found.namespace, found.name, (link,))
+
     def _database_location(self, database: str) -> str | None:
         """The ``LocationUri`` of a catalog database (where a new table of it is made)."""
         if self.catalog is None:

@@ -265,6 +265,9 @@ class FrameOps(GlueOps):
             return self.unnest(frame, line)
         if name.startswith("gs_") and name in _STUDIO:
             return self.studio_node(frame, name, _bind(_STUDIO[name], args, kwargs), line)
+        if name == "spigot" and frame.dynamic:  # dyf.spigot(path, options): a sample sink
+            self.write_sample(frame, _bind(["path", "options"], args, kwargs).get("path"), line)
+            return frame
         if name in _PASSTHROUGH_FRAME:
             return frame
         if name == "schema":
@@ -364,9 +367,9 @@ class FrameOps(GlueOps):
             return ColExpr(((None, value),), IDENTITY, leaf_name(value))
         if isinstance(value, Method) and isinstance(value.target, ColExpr):
             inner = value.target  # df.payload.field: a struct field, not a method
-            if inner.subtype == IDENTITY and len(inner.refs) == 1:
-                bound, ref = inner.refs[0]
-                return ColExpr(((bound, f"{ref}.{value.name}"),), IDENTITY, value.name)
+            if len(inner.refs) == 1 and (inner.subtype == IDENTITY or inner.type == ELEMENT):
+                bound, ref = inner.refs[0]  # (df.items[0].qty: a field of a picked element)
+                return ColExpr(((bound, f"{ref}.{value.name}"),), inner.subtype, value.name)
         return None
 
     def resolve(self, frame: Frame, value: Any, line: int) -> list[tuple[str, Col]]:
@@ -716,7 +719,14 @@ class FrameOps(GlueOps):
                   and False else (a if isinstance(a, ColExpr) else None) for a in args]
         exprs = [expr] + [o for o in others if isinstance(o, ColExpr)]
         if name in ("getField", "getItem", "__getitem__") and args and isinstance(args[0], str) \
-                and len(expr.refs) == 1 and expr.subtype == IDENTITY:
-            frame, ref = expr.refs[0]
-            return ColExpr(((frame, f"{ref}.{args[0]}"),), IDENTITY, args[0])
+                and len(expr.refs) == 1 and (expr.subtype == IDENTITY or expr.type == ELEMENT):
+            frame, ref = expr.refs[0]  # a struct field; of an element picked by position (a[0])
+            return ColExpr(((frame, f"{ref}.{args[0]}"),), expr.subtype, args[0])
+        if name in ("getItem", "__getitem__") and args and isinstance(args[0], int) and \
+                not isinstance(args[0], bool) and len(expr.refs) == 1 and \
+                expr.subtype == IDENTITY:
+            # items[0]: one element of the array, picked by position; its fields are the
+            # array's fields (items[0]["sku"] reads items.sku)
+            return ColExpr(expr.refs, TRANSFORMATION, f"{expr.name}[{args[0]}]",
+                           f"{expr.name}[{args[0]}]", False, ELEMENT)
         return combine_exprs(exprs, TRANSFORMATION, expr.name, expr.description)

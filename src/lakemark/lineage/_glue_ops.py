@@ -45,6 +45,10 @@ class GlueOps:
     def collection_get(self, coll: Obj, key: Any, line: int) -> Any:
         raise NotImplementedError
 
+    def write_sample(self, frame: Any, path: Any, line: int) -> None:
+        """Spigot's sample of ``frame`` written to S3 ``path`` (an output dataset)."""
+        raise NotImplementedError
+
     def schema_of(self, frame: Frame, line: int) -> Any:
         raise NotImplementedError
 
@@ -98,6 +102,9 @@ class GlueOps:
                     "ErrorsAsDynamicFrame", "DropDuplicates", "FillMissingValues"):
             kw = _bind(["frame"], args, kwargs)
             frame = kw.get("frame")
+            if name == "Spigot":  # writes a sample of the records to S3, passes the frame
+                spigot = _bind(["frame", "path", "options"], args, kwargs)
+                self.write_sample(frame, spigot.get("path"), line)
             if name == "UnnestFrame" and isinstance(frame, Frame):
                 return self.unnest(frame, line)
             if name == "ResolveChoice" and isinstance(frame, Frame):
