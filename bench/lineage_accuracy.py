@@ -74,6 +74,10 @@ def measure(folder: Path = CORPUS) -> dict[str, Any]:
         row["missing"] = sorted("|".join(k) for k in set(true) - set(found))
         row["wrong"] = sorted("|".join(k) for k in asserted - set(true))
         row["losses"] = losses
+        # a script with a miss must say so: the warnings it carries, to check each miss is
+        # either fixed or warned
+        row["warnings"] = [f"{w.line}: {w.message}" for w in result.warnings] \
+            if row["missing"] or row["wrong"] or losses else []
         per_script[name] = row
     return {
         "scripts": len(expected),
@@ -98,7 +102,8 @@ def main() -> None:
         for name, row in result["per_script"].items():
             if row["missing"] or row["wrong"] or row["losses"]:
                 print(set_name, name,
-                      json.dumps({k: row[k] for k in ("missing", "wrong", "losses")}),
+                      json.dumps({k: row[k] for k in ("missing", "wrong", "losses",
+                                                      "warnings")}),
                       file=sys.stderr)
         stored[args.label if set_name == "corpus" else f"{args.label}:{set_name}"] = result
     RESULTS.write_text(json.dumps(stored, indent=1, sort_keys=True) + "\n")

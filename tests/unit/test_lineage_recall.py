@@ -564,7 +564,8 @@ o = spark.table("retail.orders_json")
     'o.select("orderId", F.explode("items").alias("item"))'
     '.select("orderId", "item.sku", (F.col("item.qty") * F.col("item.price")).alias("total"))',
     'o.withColumn("item", F.explode_outer(F.col("items")))'
-    '.select("orderId", F.col("item")["sku"].alias("sku"), F.expr("item.qty * item.price AS total"))',
+    '.select("orderId", F.col("item")["sku"].alias("sku"),'
+    ' F.expr("item.qty * item.price AS total"))',
     'o.selectExpr("orderId", "explode(items) AS item")'
     '.selectExpr("orderId", "item.sku", "item.qty * item.price AS total")',
     # … and SQL give the same lineage for the same flattening

@@ -190,8 +190,8 @@ class DatasetResolver:
                 self.warn(f"catalog table {db_text}.{t_text}: {where}; named by its "
                           f"database's location ({path}, where Spark creates it), its columns "
                           "are unknown", line)
-                storage = path_dataset(path)
-                return DatasetRef(storage.namespace, storage.name, (link,)), (), None
+                made = path_dataset(path)
+                return DatasetRef(made.namespace, made.name, (link,)), (), None
             self.warn(f"catalog table {db_text}.{t_text}: {where}; its location and columns "
                       "are unknown", line)
             return DatasetRef(self.glue_namespace, link.name), (), None

@@ -92,8 +92,8 @@ class ColumnEdge:
     """One input column of an output column (or of a whole output dataset when indirect).
 
     ``type`` is DIRECT or INDIRECT; ``subtype`` IDENTITY, TRANSFORMATION, AGGREGATION (direct)
-    or FILTER, JOIN, GROUP_BY, SORT, WINDOW, CONDITIONAL (indirect), or UNKNOWN; ``line`` is the line of
-    the script where the transformation happens.
+    or FILTER, JOIN, GROUP_BY, SORT, WINDOW, CONDITIONAL (indirect), or UNKNOWN; ``line`` is
+    the line of the script where the transformation happens.
     """
 
     dataset: DatasetRef

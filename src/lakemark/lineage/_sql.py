@@ -365,7 +365,8 @@ class _Tracer:
                 return {}
             out: dict[str, Col] = {}
             for name, ftype in fields:
-                edges, sub = self.lateral(scope, exp.column(name, table=qualifier))
+                found = self.lateral(scope, exp.column(name, table=qualifier))
+                edges, sub = found if found is not None else ([], IDENTITY)
                 out[name] = Col(derive(edges, sub, self.line, ""), ftype)
             return out
         return None
