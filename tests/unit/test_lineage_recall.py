@@ -729,3 +729,45 @@ spark.sql("CREATE TABLE hr.by_country AS SELECT countryCode FROM retail.customer
             "arn:aws:glue:us-east-1:123456789012/table/hr/by_country"} <= keys
     assert edges(r, "s3://retail-lake-123456789012/emails") == {
         ("email", CUSTOMERS, "email", "IDENTITY")}
+
+
+def test_select_expr_of_a_struct_star_lists_its_fields() -> None:
+    r = run("""\
+o = spark.table("retail.orders_json")
+o.selectExpr("orderId", "customer.*").write.parquet("s3://o/a")
+""")
+    raw = "s3://retail-lake-123456789012/raw/orders_json"
+    # customer.* is the struct's fields, not every column of the frame
+    assert edges(r, "s3://o/a") == {("orderId", raw, "orderId", "IDENTITY"),
+                                    ("id", raw, "customer.id", "IDENTITY"),
+                                    ("name", raw, "customer.name", "IDENTITY")}
+
+
+def test_unknown_mappings_and_pandas_functions_mark_their_columns_uncertain() -> None:
+    r = run("""\
+import json
+config = json.loads(open("mapping.json").read())
+c = glueContext.create_dynamic_frame.from_catalog(database="retail", table_name="customers")
+ApplyMapping.apply(frame=c, mappings=config["mappings"]).toDF().write.parquet("s3://o/m")
+o = spark.table("retail.orders")
+o.groupBy("customerId").applyInPandas(lambda g: g, schema="customerId long, score double")\\
+    .write.parquet("s3://o/p")
+""")
+    # nothing is stated as fact: each column passes as an uncertain edge, and it is reported
+    for out in ("s3://o/m", "s3://o/p"):
+        found = [e for o, c, e in r.edges() if o == out and c]
+        assert found and all(e.description.startswith("uncertain:") for e in found)
+    # the pandas function's columns are those of its declared schema
+    assert {c for o, c, _ in r.edges() if o == "s3://o/p" and c} == {"customerId", "score"}
+    assert {w.line for w in r.warnings} >= {9, 11}
+
+
+def test_rdd_map_of_a_tuple_lambda_is_followed_by_position() -> None:
+    r = run("""\
+o = spark.table("retail.orders")
+o.rdd.map(lambda r: (r.orderId, r["orderTotal"] * 2)).toDF(["orderId", "double_total"])\\
+    .write.parquet("s3://o/d")
+""")
+    assert edges(r, "s3://o/d") == {("orderId", ORDERS, "orderId", "IDENTITY"),
+                                    ("double_total", ORDERS, "orderTotal", "TRANSFORMATION")}
+    assert r.warnings == ()

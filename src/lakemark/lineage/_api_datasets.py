@@ -93,9 +93,11 @@ class DatasetIO(FrameOps):
         if frame.unknown:
             self.warn(f"the frame written to {ds.key} comes partly from something the analyser "
                       f"could not follow: {frame.unknown}", line)
+        # (other uncertain edges — an unknown ApplyMapping, a pandas function — were reported
+        # where they were made)
         uncertain = sorted({n for n, c in frame.cols.items()
-                            if any(e.description.startswith(UNCERTAIN) and
-                                   not e.description.startswith(ASSUMED) for e in c.edges)})
+                            if any(e.description.startswith(f"{UNCERTAIN} in one of")
+                                   for e in c.edges)})
         assumed = [n for n, c in frame.cols.items()
                    if any(e.description.startswith(ASSUMED) for e in c.edges)]
         if assumed:

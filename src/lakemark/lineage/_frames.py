@@ -13,9 +13,9 @@ from dataclasses import replace
 from collections.abc import Iterable
 from typing import Any
 
-from ._frame_util import _bind, _names, _renamed_at, _split_type, _text
+from ._frame_util import _bind, _names, _renamed_at, _split_type, _text, _top_level
 from ._glue_ops import GlueOps
-from ._map_fn import apply_map
+from ._map_fn import apply_map, row_tuple
 from ._graph import (
     AGGREGATION,
     FILTER,
@@ -32,6 +32,7 @@ from ._objects import Lambda, Method, Obj, UserFunc
 from ._sql import SqlError, expression_lineage, select_expr_lineage
 from ._values import (
     ELEMENT,
+    UNCERTAIN,
     Col,
     ColExpr,
     DynStr,
@@ -122,6 +123,17 @@ def _element_type(frame: Frame, expr: ColExpr) -> str | None:
 #: join types that keep only the left frame's columns (``how`` without underscores)
 _SEMI_JOINS = frozenset({"leftsemi", "semi", "leftanti", "anti"})
 
+def _schema_names(schema: Any) -> list[str]:
+    """The column names of a declared schema: a DDL string (``"id long, score double"``) or a
+    ``StructType`` the analyser followed; ``[]`` when not known."""
+    if isinstance(schema, str):
+        parts = [p.strip().split(None, 1)[0].strip("`") for p in _top_level(schema) if p.strip()]
+        return [p.rstrip(":") for p in parts if p]
+    if isinstance(schema, Obj):
+        return [n for n in schema.data.get("names", []) if isinstance(n, str)]
+    return []
+
+
 class FrameOps(GlueOps):
     """Frame-level API semantics (see the module docstring)."""
 
@@ -198,6 +210,9 @@ class FrameOps(GlueOps):
             return frame
         if name == "select":
             return self.df_select(frame, list(args), line)
+        if name in ("mapInPandas", "mapInArrow"):
+            kw = _bind(["func", "schema"], list(args), kwargs)
+            return self.pandas_frame(frame, kw.get("schema"), f"{name} function", line)
         if name == "selectExpr":
             exprs: list[Any] = []
             for a in _names(list(args)):
@@ -323,6 +338,15 @@ class FrameOps(GlueOps):
             return Col(tuple(ColumnEdge(e.dataset, e.field, e.type, UNKNOWN, opaque, line)
                              for e in col.edges), col.type)
 
+        fields = rdd.data.get("tuple")
+        if fields is not None and len(names) == len(fields):
+            made = {}
+            for n, (read, as_is) in zip(names, fields):
+                edges = [e for f in read for e in (frame.lookup(f) or ())]
+                made[n] = Col(tuple(edges), None) if as_is and len(read) == 1 else \
+                    Col(derive(edges, TRANSFORMATION, rdd.data.get("line", line),
+                               "rdd.map function"))
+            return frame.with_cols(made, open=()).as_kind(False)
         if not names:
             out = frame.with_cols({k: through(c) for k, c in frame.cols.items()}).as_kind(False)
             return replace(out, through=opaque) if opaque else out
@@ -341,6 +365,10 @@ class FrameOps(GlueOps):
         analysed (reported once per call); ``toDF`` makes it a frame again."""
         if name == "toDF":
             return self.rdd_frame(rdd, args[0] if args else kwargs.get("schema"), line)
+        if name == "map" and "opaque" not in rdd.data and "tuple" not in rdd.data:
+            fields = row_tuple(args[0] if args else kwargs.get("f"))
+            if fields is not None:  # lambda r: (r.a, r.b * 2): columns by position
+                return Obj("rdd", data={**rdd.data, "tuple": fields, "line": line})
         if name in ("map", "flatMap", "mapPartitions", "mapValues", "flatMapValues",
                     "mapPartitionsWithIndex", "reduceByKey", "groupByKey", "aggregateByKey",
                     "combineByKey", "foldByKey", "zipWithIndex", "zipWithUniqueId",
@@ -452,6 +480,24 @@ class FrameOps(GlueOps):
         for v in values:
             out.extend(self.resolve(frame, v, line))
         return out
+
+    def pandas_frame(self, frame: Any, schema: Any, what: str, line: int) -> Any:
+        """A frame made by a pandas function the analyser does not read (``applyInPandas``,
+        ``mapInPandas``): its columns are the declared ``schema``'s, each marked uncertain —
+        from the same-named input column when there is one, else from any input column."""
+        names = _schema_names(schema)
+        if not names or not isinstance(frame, Frame):
+            return self.opaque(frame, what, line)
+        self.warn(f"{what}: the function is not analysed; its columns ({', '.join(names)}) "
+                  "are marked uncertain", line)
+        note = f"{UNCERTAIN} made by {what}, which is not analysed"
+        cols: dict[str, Col] = {}
+        for n in names:
+            key = frame.find(n)
+            sources = [frame.cols[key]] if key is not None else list(frame.cols.values())
+            cols[n] = Col(tuple(ColumnEdge(e.dataset, e.field, e.type, UNKNOWN, note, line)
+                                for c in sources for e in c.edges))
+        return replace(frame.with_cols(cols), through=note)
 
     def chosen_at_run_time(self, frame: Frame, what: str, line: int) -> Frame:
         """A frame some of whose columns are chosen by names only known at run time (a
@@ -600,7 +646,8 @@ class FrameOps(GlueOps):
             exprs.extend(ColExpr(((None, c),), AGGREGATION, f"{name}({c})")
                          for c in args if isinstance(c, str))
         elif name == "applyInPandas":
-            return self.opaque(frame, "applyInPandas function", line)
+            kw = _bind(["func", "schema"], list(args), kwargs)
+            return self.pandas_frame(frame, kw.get("schema"), "applyInPandas function", line)
         else:
             return self.unknown_call(f"groupBy().{name}", [frame], {}, line)
         cols = dict(keys)

@@ -16,7 +16,16 @@ from ._graph import FILTER, IDENTITY, INDIRECT, JOIN, TRANSFORMATION, UNKNOWN, C
 from ._map_fn import apply_map
 from ._objects import Obj
 from ._sql import SqlError, expression_lineage
-from ._values import Col, ColExpr, Frame, Unknown, combine_exprs, derive, merge_frames
+from ._values import (
+    UNCERTAIN,
+    Col,
+    ColExpr,
+    Frame,
+    Unknown,
+    combine_exprs,
+    derive,
+    merge_frames,
+)
 
 __all__ = ["GlueOps"]
 
@@ -149,8 +158,13 @@ class GlueOps:
             return frame
         if not isinstance(mappings, (list, tuple)):
             self.warn("ApplyMapping with mappings the analyser cannot know; columns pass "
-                      "through unmapped", line)
-            return frame
+                      "through unmapped, marked uncertain (each may be renamed, cast or "
+                      "dropped)", line)
+            note = (f"{UNCERTAIN} ApplyMapping with mappings only known at run time may "
+                    "rename, cast or drop this column")
+            passed = {k: Col(tuple(replace(e, subtype=UNKNOWN, description=note, line=line)
+                                   for e in c.edges), c.type) for k, c in frame.cols.items()}
+            return frame.with_cols(passed, keep_aliases=True)
         cols: dict[str, Col] = {}
         for m in mappings:
             if not isinstance(m, (list, tuple)) or len(m) not in (3, 4):

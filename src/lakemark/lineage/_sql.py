@@ -65,6 +65,10 @@ def expression_lineage(text: str) -> ColExpr:
         raise SqlError(f"cannot parse SQL expression {text!r}: {_first_line(exc)}") from None
     if node is None:
         raise SqlError(f"empty SQL expression {text!r}")
+    if isinstance(node, exp.Column) and isinstance(node.this, exp.Star) and node.table:
+        # "customer.*" / "t.*": the fields of a struct column or the columns of an alias
+        qualifier = ".".join(p.name for p in node.parts[:-1])
+        return ColExpr(((None, f"{qualifier}.*"),), IDENTITY, f"{qualifier}.*")
     refs: list[tuple[Frame | None, str]] = []
     star = False
     for col in node.find_all(exp.Column):
