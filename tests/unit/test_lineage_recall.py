@@ -771,3 +771,22 @@ o.rdd.map(lambda r: (r.orderId, r["orderTotal"] * 2)).toDF(["orderId", "double_t
     assert edges(r, "s3://o/d") == {("orderId", ORDERS, "orderId", "IDENTITY"),
                                     ("double_total", ORDERS, "orderTotal", "TRANSFORMATION")}
     assert r.warnings == ()
+
+
+def test_window_keys_in_the_dataframe_api_are_indirect_as_in_sql() -> None:
+    r = run("""\
+from pyspark.sql import Window
+from pyspark.sql import functions as F
+o = spark.table("retail.orders")
+w = Window.partitionBy("customerId").orderBy(F.col("orderDate").desc()).rowsBetween(-1, 0)
+o.select("orderId", F.sum("orderTotal").over(Window.partitionBy("customerId")).alias("lifetime"),
+         F.row_number().over(w).alias("rn")).write.parquet("s3://out/w")
+o.withColumn("prev", F.lag("orderTotal").over(w)).select("prev").write.parquet("s3://out/p")
+""")
+    assert edges(r, "s3://out/w") == {("orderId", ORDERS, "orderId", "IDENTITY"),
+                                      ("lifetime", ORDERS, "orderTotal", "AGGREGATION")}
+    for out in ("s3://out/w", "s3://out/p"):
+        o = next(o for o in r.outputs if o.dataset.key == out)
+        assert {e.field for e in o.indirect if e.subtype == "WINDOW"} == {"customerId",
+                                                                          "orderDate"}
+    assert r.warnings == ()

@@ -26,6 +26,7 @@ from ._graph import (
     SORT,
     TRANSFORMATION,
     UNKNOWN,
+    WINDOW,
     ColumnEdge,
 )
 from ._objects import Lambda, Method, Obj, UserFunc
@@ -511,8 +512,23 @@ class FrameOps(GlueOps):
         return replace(frame.with_cols(passed, keep_aliases=True),
                        through=frame.through or "columns chosen at run time")
 
+    def window_edges(self, frame: Frame, values: Iterable[Any], line: int) -> list[ColumnEdge]:
+        """The INDIRECT (WINDOW) inputs of the window keys of ``values``' ``over(w)``."""
+        out: list[ColumnEdge] = []
+        for v in values:
+            for key in v.window if isinstance(v, ColExpr) else ():
+                for _, col in self.resolve(frame, key, line):
+                    out.extend(ColumnEdge(e.dataset, e.field, INDIRECT, WINDOW, "", line)
+                               for e in col.edges)
+        return out
+
     def df_select(self, frame: Frame, items: list[Any], line: int) -> Frame:
         values = _names(items)
+        windows = self.window_edges(frame, values, line)
+        if windows:
+            return self.df_select(frame.add_indirect(windows),
+                                  [replace(v, window=()) if isinstance(v, ColExpr) else v
+                                   for v in values], line)
         cols = dict(self.resolve_all(frame, values, line))
         star = any((isinstance(v, str) and v == "*") or (isinstance(v, ColExpr) and v.star)
                    for v in values)
@@ -529,6 +545,7 @@ class FrameOps(GlueOps):
         return frame.with_cols(cols, open=frame.open if star else (), keep_aliases=True)
 
     def with_columns(self, frame: Frame, mapping: dict[Any, Any], line: int) -> Frame:
+        frame = frame.add_indirect(self.window_edges(frame, mapping.values(), line))
         cols = dict(frame.cols)
         for name, value in mapping.items():
             if not isinstance(name, str):
@@ -757,6 +774,12 @@ class FrameOps(GlueOps):
         if name in ("asc", "desc", "asc_nulls_first", "asc_nulls_last", "desc_nulls_first",
                     "desc_nulls_last"):
             return expr
+        if name == "over":  # F.sum("x").over(w): its window's keys are INDIRECT (WINDOW)
+            spec = args[0] if args else kwargs.get("window")
+            keys = tuple(spec.data.get("keys", ())) if isinstance(spec, Obj) and \
+                spec.kind == "window" else ()
+            return replace(combine_exprs([expr], TRANSFORMATION, expr.name, expr.description),
+                           window=keys)
         if name in ("cast", "astype"):
             to = args[0] if args else kwargs.get("dataType")
             to_text = to if isinstance(to, str) else getattr(to, "name", "type")

@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 from ._graph import (
     AGGREGATION,
@@ -262,6 +263,7 @@ class ColExpr:
     ``refs`` are the columns it reads: ``(frame or None, name)`` — None means "the frame the
     expression is used on". ``subtype`` is IDENTITY for a bare column reference. ``names``:
     the columns of a generator given several names (``posexplode(a).alias("pos", "item")``).
+    ``window``: the keys (``partitionBy`` / ``orderBy``) of the window it is computed ``over``.
     """
 
     refs: tuple[tuple[Frame | None, str], ...]
@@ -271,6 +273,7 @@ class ColExpr:
     star: bool = False
     type: str | None = None
     names: tuple[str, ...] = ()
+    window: tuple[Any, ...] = ()
 
     def then(self, subtype: str, name: str | None = None, description: str = "") -> ColExpr:
         return ColExpr(self.refs, combine(self.subtype, subtype),
