@@ -790,3 +790,24 @@ o.withColumn("prev", F.lag("orderTotal").over(w)).select("prev").write.parquet("
         assert {e.field for e in o.indirect if e.subtype == "WINDOW"} == {"customerId",
                                                                           "orderDate"}
     assert r.warnings == ()
+
+
+def test_dynamodb_reads_and_writes_are_named_by_their_table() -> None:
+    r = run("""\
+a = glueContext.create_dynamic_frame.from_options(connection_type="dynamodb",
+    connection_options={
+        "dynamodb.export": "ddb",
+        "dynamodb.tableArn": "arn:aws:dynamodb:eu-west-1:210987654321:table/Orders"})
+a.toDF().select("order_id").write.parquet("s3://o/ddb")
+b = glueContext.create_dynamic_frame.from_options(connection_type="dynamodb",
+    connection_options={"dynamodb.input.tableName": "Users"})
+glueContext.write_dynamic_frame.from_options(frame=b, connection_type="dynamodb",
+    connection_options={"dynamodb.output.tableName": "UsersCopy"})
+""")
+    # as a catalog table over DynamoDB is named: arn:aws:dynamodb:<region>:<account>/table/<t>
+    assert edges(r, "s3://o/ddb") == {
+        ("order_id", "arn:aws:dynamodb:eu-west-1:210987654321/table/Orders", "order_id",
+         "IDENTITY")}
+    assert "arn:aws:dynamodb:us-east-1:123456789012/table/UsersCopy" in {
+        o.dataset.key for o in r.outputs}
+    assert not any("not modelled" in w.message for w in r.warnings)

@@ -222,6 +222,20 @@ class DatasetIO(FrameOps):
                 opts.get("connectionName") or "unknown"
             if index is not None:
                 return DatasetRef(f"opensearch://{nodes}", str(getattr(index, "text", index)))
+        if kind == "dynamodb":
+            # a DynamoDB table (scanned, or its export with "dynamodb.export"): named as a
+            # catalog table over DynamoDB is, arn:aws:dynamodb:<region>:<account> /
+            # table/<name>
+            table = _text(opts.get("dynamodb.tableArn") or opts.get("dynamodb.input.tableName")
+                          or opts.get("dynamodb.output.tableName"))
+            if table is not None:
+                text = str(getattr(table, "text", table))
+                if not text.startswith("arn:"):
+                    text = (f"arn:aws:dynamodb:{self.resolver.region}:{self.resolver.account}"
+                            f":table/{text}")
+                found = path_dataset(text)
+                return DatasetRef(found.namespace, found.name,
+                                  dynamic=isinstance(table, DynStr))
         if kind == "kinesis":
             stream = _text(opts.get("streamName") or opts.get("streamARN"))
             if stream is not None:
