@@ -154,3 +154,42 @@ def test_the_facet_schema_rejects_malformed_facets(bad: dict[str, Any]) -> None:
     facet = {"_producer": "p", "_schemaURL": "s", **bad}
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.validate(facet, {**SCHEMA, "$ref": "#/$defs/ColumnUncertaintyDatasetFacet"})
+
+
+@pytest.mark.parametrize("root", ["s3://partner-drop/", "s3://partner-drop", "s3a://partner-drop//"])
+def test_a_bucket_root_is_named_as_openlineage_names_it(root: str) -> None:
+    # OpenLineage's naming spec: namespace s3://{bucket}, name {path}, URI s3://{bucket}{path};
+    # its own client (FilesystemDatasetUtils) names a bucket root namespace s3://bucket, name
+    # "/" — the same name here, so static, run-time and other producers' events join
+    r = analyze_source(
+        "spark = SparkSession.builder.getOrCreate()\n"
+        "df = spark.read.parquet('s3://in-bucket/data/')\n"
+        f"df.select('a').write.csv({root!r})\n",
+        catalog=FolderCatalog(CORPUS), account="123456789012", region="us-east-1")
+    [event] = to_openlineage([r])
+    [out] = event["outputs"]
+    assert (out["namespace"], out["name"]) == ("s3://partner-drop", "/")
+    [f] = out["facets"]["columnLineage"]["fields"]["a"]["inputFields"]
+    assert (f["namespace"], f["name"]) == ("s3://in-bucket", "data")
+    assert [o.dataset.key for o in r.outputs] == ["s3://partner-drop/"]
+
+
+def test_columns_through_unknown_mappings_are_possible_inputs_not_lineage() -> None:
+    r = analyze_source(
+        "import json\n"
+        "cfg = json.loads(open('m.json').read())\n"
+        "c = glueContext.create_dynamic_frame.from_catalog(database='retail', "
+        "table_name='customers')\n"
+        "ApplyMapping.apply(frame=c, mappings=cfg['m']).toDF().write.parquet('s3://o/m')\n",
+        catalog=FolderCatalog(CORPUS), account="123456789012", region="us-east-1")
+    [event] = to_openlineage([r])
+    [out] = event["outputs"]
+    facet = out["facets"]["lakemark_columnUncertainty"]
+    check_facet(facet, "ColumnUncertaintyDatasetFacet")
+    # each column may come from its same-named input column (the mapping is not known):
+    # said in the facet, not stated in columnLineage, and not as a join's "either side"
+    assert set(facet["possibleInputs"]) == {"customerId", "firstName", "lastName", "email",
+                                            "countryCode"}
+    assert facet["eitherSide"] == {}
+    lineage = out["facets"].get("columnLineage", {}).get("fields", {})
+    assert all(not f["inputFields"] for f in lineage.values())

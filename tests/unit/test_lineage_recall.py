@@ -11,6 +11,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from lakemark.catalog import FolderCatalog
 from lakemark.lineage import JobLineage, analyze_source
 from lakemark.lineage._html import to_html
@@ -416,8 +418,10 @@ j.select("orderId", F.explode("items").alias("item")).select("orderId", "item.*"
     .write.parquet("s3://out/items")
 """)
     raw = "s3://retail-lake-123456789012/raw/orders_json"
+    # as the same thing in SQL (LATERAL VIEW explode(items) t AS item … item.*) gives: each
+    # field of the element is the array's field
     assert edges(r, "s3://out/items") == {("orderId", raw, "orderId", "IDENTITY")} | {
-        (f, raw, "items", "TRANSFORMATION") for f in ("sku", "qty", "price")}
+        (f, raw, f"items.{f}", "IDENTITY") for f in ("sku", "qty", "price")}
     assert r.warnings == ()
 
 
@@ -546,3 +550,264 @@ glueContext.write_dynamic_frame.from_options(frame=j, connection_type="s3", form
     assert edges(r, "s3://out/both") == {
         ("serialnumber", "s3://landing/steps", "serialnumber", "IDENTITY"),
         (".serialnumber", "s3://trusted/devices", "serialnumber", "IDENTITY")}
+
+
+EXPLODE_API = """\
+from pyspark.sql import functions as F
+o = spark.table("retail.orders_json")
+{lines}.write.parquet("s3://out/lines")
+"""
+
+
+@pytest.mark.parametrize("lines", [
+    # the DataFrame API …
+    'o.select("orderId", F.explode("items").alias("item"))'
+    '.select("orderId", "item.sku", (F.col("item.qty") * F.col("item.price")).alias("total"))',
+    'o.withColumn("item", F.explode_outer(F.col("items")))'
+    '.select("orderId", F.col("item")["sku"].alias("sku"),'
+    ' F.expr("item.qty * item.price AS total"))',
+    'o.selectExpr("orderId", "explode(items) AS item")'
+    '.selectExpr("orderId", "item.sku", "item.qty * item.price AS total")',
+    # … and SQL give the same lineage for the same flattening
+    'o.createOrReplaceTempView("oj") or spark.sql("SELECT orderId, item.sku, '
+    'item.qty * item.price AS total FROM oj LATERAL VIEW explode(items) x AS item")',
+])
+def test_explode_in_the_dataframe_api_and_lateral_view_agree(lines: str) -> None:
+    r = run(EXPLODE_API.format(lines=lines))
+    raw = "s3://retail-lake-123456789012/raw/orders_json"
+    assert edges(r, "s3://out/lines") == {
+        ("orderId", raw, "orderId", "IDENTITY"), ("sku", raw, "items.sku", "IDENTITY"),
+        ("total", raw, "items.qty", "TRANSFORMATION"),
+        ("total", raw, "items.price", "TRANSFORMATION")}
+    assert r.warnings == ()
+
+
+def test_star_of_a_lateral_view_element_lists_its_fields() -> None:
+    r = run("""\
+spark.table("retail.orders_json").createOrReplaceTempView("oj")
+spark.sql("SELECT orderId, item.* FROM oj LATERAL VIEW explode(items) x AS item")\\
+    .write.parquet("s3://out/items")
+spark.read.json("s3://raw/events/").createOrReplaceTempView("ev")
+spark.sql("SELECT e.* FROM ev LATERAL VIEW explode(entries) t AS e").write.parquet("s3://out/e")
+""")
+    raw = "s3://retail-lake-123456789012/raw/orders_json"
+    assert edges(r, "s3://out/items") == {("orderId", raw, "orderId", "IDENTITY")} | {
+        (f, raw, f"items.{f}", "IDENTITY") for f in ("sku", "qty", "price")}
+    # an element whose fields are not known: nothing listed (never a column named *), warned
+    assert edges(r, "s3://out/e") == set()
+    assert any(w.line == 10 for w in r.warnings)
+
+
+def test_window_keys_are_indirect_inputs_not_sources_of_the_value() -> None:
+    r = run("""\
+spark.table("retail.orders").createOrReplaceTempView("orders")
+spark.sql('''
+    WITH ranked AS (
+        SELECT orderId,
+               SUM(orderTotal) OVER (PARTITION BY customerId) AS lifetime,
+               ROW_NUMBER() OVER (PARTITION BY customerId ORDER BY orderDate DESC) AS rn
+        FROM orders)
+    SELECT orderId, lifetime, rn FROM ranked WHERE rn = 1
+''').write.parquet("s3://out/w")
+""")
+    # the value of SUM(x) OVER (PARTITION BY k) is made of x; k only chooses the rows it is
+    # computed over (as GROUP BY does): an INDIRECT WINDOW input, as Spark's plan gives it
+    assert edges(r, "s3://out/w") == {("orderId", ORDERS, "orderId", "IDENTITY"),
+                                      ("lifetime", ORDERS, "orderTotal", "AGGREGATION")}
+    out = next(o for o in r.outputs if o.dataset.key == "s3://out/w")
+    assert {(e.field, e.subtype) for e in out.indirect if e.subtype == "WINDOW"} == {
+        ("customerId", "WINDOW"), ("orderDate", "WINDOW")}
+    assert r.warnings == ()
+
+
+def test_fields_dropped_from_a_frame_of_unknown_columns_are_gone() -> None:
+    r = run("""\
+raw = glueContext.create_dynamic_frame.from_options(connection_type="s3", format="json",
+    connection_options={"paths": ["s3://landing/signups/"]})
+scrubbed = DropFields.apply(frame=raw, paths=["ssn", "address.zip"])
+scrubbed.toDF().select("signup_id", "ssn", "address.zip", "address.city").write.parquet("s3://o/a")
+users = spark.read.json("s3://landing/users/").drop("password")
+users.select("user_id", "password").write.parquet("s3://o/b")
+either = scrubbed.toDF().unionByName(spark.read.json("s3://landing/more/"))
+either.select("ssn").write.parquet("s3://o/c")
+""")
+    # the columns are not known, but those named in DropFields / drop are not there any more:
+    # no edge is invented from the open input for them, and each reference is reported
+    assert edges(r, "s3://o/a") == {("signup_id", "s3://landing/signups", "signup_id", "IDENTITY"),
+                                    ("city", "s3://landing/signups", "address.city", "IDENTITY")}
+    assert edges(r, "s3://o/b") == {("user_id", "s3://landing/users", "user_id", "IDENTITY")}
+    gone = [(w.line, w.message.split("'")[1]) for w in r.warnings if "was dropped" in w.message]
+    assert gone == [(9, "ssn"), (9, "address.zip"), (11, "password")]
+    # a union with a frame that may still have the column: it is not known to be gone
+    assert {f for c, _, f, _ in edges(r, "s3://o/c")} == {"ssn"}
+
+
+def test_posexplode_with_two_names_gives_both_columns() -> None:
+    r = run("""\
+from pyspark.sql import functions as F
+o = spark.table("retail.orders_json")
+o.select(F.posexplode("items").alias("pos", "it")).select("pos", "it.sku").write.parquet("s3://o/a")
+o.selectExpr("posexplode(items) AS (n, it)").select("n", "it.qty").write.parquet("s3://o/b")
+""")
+    raw = "s3://retail-lake-123456789012/raw/orders_json"
+    # the position is made from the array; the element's fields are the array's fields
+    assert edges(r, "s3://o/a") == {("pos", raw, "items", "TRANSFORMATION"),
+                                    ("sku", raw, "items.sku", "IDENTITY")}
+    assert edges(r, "s3://o/b") == {("n", raw, "items", "TRANSFORMATION"),
+                                    ("qty", raw, "items.qty", "IDENTITY")}
+    assert r.warnings == ()
+
+
+@pytest.mark.parametrize(("path", "key"), [
+    ("s3://landing/prices/2024-*.csv", "s3://landing/prices"),
+    ("s3a://landing/prices/*/part-*.json", "s3://landing/prices"),
+    ("s3://landing/prices/{eu,us}/", "s3://landing/prices"),
+    ("s3://landing/prices/day=2024-0[1-3]-*/", "s3://landing/prices"),
+    ("/data/in/*.csv", "file/data/in"),
+])
+def test_a_glob_names_the_folder_above_it(path: str, key: str) -> None:
+    r = run(f"spark.read.option('header', True).csv({path!r}).select('sku')"
+            ".write.parquet('s3://o/p')\n")
+    assert edges(r, "s3://o/p") == {("sku", key, "sku", "IDENTITY")}
+
+
+def test_a_table_the_script_creates_is_named_by_its_databases_location() -> None:
+    r = run("""\
+o = spark.table("retail.orders").select("orderId")
+o.write.saveAsTable("retail.Orders_By_Day", format="parquet", mode="overwrite")
+o.write.saveAsTable("hr.order_ids")
+""")
+    # database retail has LocationUri s3://retail-lake-123456789012/: Spark (and Glue) make a
+    # new table there, under its lowercased name; hr has no location: the catalog symlink
+    by_key = {o.dataset.key: o.dataset for o in r.outputs}
+    made = by_key["s3://retail-lake-123456789012/orders_by_day"]
+    assert [s.name for s in made.symlinks] == ["table/retail/Orders_By_Day"]
+    assert edges(r, made.key) == {("orderId", ORDERS, "orderId", "IDENTITY")}
+    assert "arn:aws:glue:us-east-1:123456789012/table/hr/order_ids" in by_key
+    assert [w.line for w in r.warnings if "not in" in w.message] == [7, 8]
+
+
+def test_spigot_samples_are_outputs() -> None:
+    r = run("""\
+a = glueContext.create_dynamic_frame.from_catalog(database="music", table_name="artists")
+Spigot.apply(frame=a, path="s3://dbg/one/", options={"topk": 10})
+a.spigot("s3://dbg/two/", {"prob": 0.1}).toDF().select("id").write.parquet("s3://o/ids")
+""")
+    artists = "s3://music-raw-123456789012/artists"
+    # Spigot writes a sample of the records to S3 (and passes the frame on)
+    for sample in ("s3://dbg/one", "s3://dbg/two"):
+        assert edges(r, sample) == {(c, artists, c, "IDENTITY")
+                                    for c in ("id", "artist_name", "country")}
+    assert edges(r, "s3://o/ids") == {("id", artists, "id", "IDENTITY")}
+
+
+def test_a_field_of_an_element_picked_by_position() -> None:
+    r = run("""\
+from pyspark.sql import functions as F
+o = spark.table("retail.orders_json")
+o.select(F.col("items")[0]["sku"].alias("first_sku"), o.items[1].qty,
+         F.col("items").getItem(0).getField("price").alias("p")).write.parquet("s3://o/x")
+""")
+    raw = "s3://retail-lake-123456789012/raw/orders_json"
+    # one element of the array: its field is the array's field (not the whole array)
+    assert edges(r, "s3://o/x") == {("first_sku", raw, "items.sku", "TRANSFORMATION"),
+                                    ("qty", raw, "items.qty", "TRANSFORMATION"),
+                                    ("p", raw, "items.price", "TRANSFORMATION")}
+    assert r.warnings == ()
+
+
+def test_ctas_of_a_new_table_is_named_where_spark_creates_it() -> None:
+    r = run("""\
+spark.sql("CREATE TABLE glue_catalog.retail.by_country USING iceberg AS "
+          "SELECT countryCode, COUNT(*) AS n FROM retail.customers GROUP BY countryCode")
+spark.sql("CREATE TABLE retail.emails (email STRING)")
+spark.sql("INSERT INTO retail.emails SELECT email FROM retail.customers")
+spark.sql("CREATE TABLE hr.by_country AS SELECT countryCode FROM retail.customers")
+""")
+    keys = {o.dataset.key for o in r.outputs}
+    assert {"s3://retail-lake-123456789012/by_country", "s3://retail-lake-123456789012/emails",
+            "arn:aws:glue:us-east-1:123456789012/table/hr/by_country"} <= keys
+    assert edges(r, "s3://retail-lake-123456789012/emails") == {
+        ("email", CUSTOMERS, "email", "IDENTITY")}
+
+
+def test_select_expr_of_a_struct_star_lists_its_fields() -> None:
+    r = run("""\
+o = spark.table("retail.orders_json")
+o.selectExpr("orderId", "customer.*").write.parquet("s3://o/a")
+""")
+    raw = "s3://retail-lake-123456789012/raw/orders_json"
+    # customer.* is the struct's fields, not every column of the frame
+    assert edges(r, "s3://o/a") == {("orderId", raw, "orderId", "IDENTITY"),
+                                    ("id", raw, "customer.id", "IDENTITY"),
+                                    ("name", raw, "customer.name", "IDENTITY")}
+
+
+def test_unknown_mappings_and_pandas_functions_mark_their_columns_uncertain() -> None:
+    r = run("""\
+import json
+config = json.loads(open("mapping.json").read())
+c = glueContext.create_dynamic_frame.from_catalog(database="retail", table_name="customers")
+ApplyMapping.apply(frame=c, mappings=config["mappings"]).toDF().write.parquet("s3://o/m")
+o = spark.table("retail.orders")
+o.groupBy("customerId").applyInPandas(lambda g: g, schema="customerId long, score double")\\
+    .write.parquet("s3://o/p")
+""")
+    # nothing is stated as fact: each column passes as an uncertain edge, and it is reported
+    for out in ("s3://o/m", "s3://o/p"):
+        found = [e for o, c, e in r.edges() if o == out and c]
+        assert found and all(e.description.startswith("uncertain:") for e in found)
+    # the pandas function's columns are those of its declared schema
+    assert {c for o, c, _ in r.edges() if o == "s3://o/p" and c} == {"customerId", "score"}
+    assert {w.line for w in r.warnings} >= {9, 11}
+
+
+def test_rdd_map_of_a_tuple_lambda_is_followed_by_position() -> None:
+    r = run("""\
+o = spark.table("retail.orders")
+o.rdd.map(lambda r: (r.orderId, r["orderTotal"] * 2)).toDF(["orderId", "double_total"])\\
+    .write.parquet("s3://o/d")
+""")
+    assert edges(r, "s3://o/d") == {("orderId", ORDERS, "orderId", "IDENTITY"),
+                                    ("double_total", ORDERS, "orderTotal", "TRANSFORMATION")}
+    assert r.warnings == ()
+
+
+def test_window_keys_in_the_dataframe_api_are_indirect_as_in_sql() -> None:
+    r = run("""\
+from pyspark.sql import Window
+from pyspark.sql import functions as F
+o = spark.table("retail.orders")
+w = Window.partitionBy("customerId").orderBy(F.col("orderDate").desc()).rowsBetween(-1, 0)
+o.select("orderId", F.sum("orderTotal").over(Window.partitionBy("customerId")).alias("lifetime"),
+         F.row_number().over(w).alias("rn")).write.parquet("s3://out/w")
+o.withColumn("prev", F.lag("orderTotal").over(w)).select("prev").write.parquet("s3://out/p")
+""")
+    assert edges(r, "s3://out/w") == {("orderId", ORDERS, "orderId", "IDENTITY"),
+                                      ("lifetime", ORDERS, "orderTotal", "AGGREGATION")}
+    for out in ("s3://out/w", "s3://out/p"):
+        o = next(o for o in r.outputs if o.dataset.key == out)
+        assert {e.field for e in o.indirect if e.subtype == "WINDOW"} == {"customerId",
+                                                                          "orderDate"}
+    assert r.warnings == ()
+
+
+def test_dynamodb_reads_and_writes_are_named_by_their_table() -> None:
+    r = run("""\
+a = glueContext.create_dynamic_frame.from_options(connection_type="dynamodb",
+    connection_options={
+        "dynamodb.export": "ddb",
+        "dynamodb.tableArn": "arn:aws:dynamodb:eu-west-1:210987654321:table/Orders"})
+a.toDF().select("order_id").write.parquet("s3://o/ddb")
+b = glueContext.create_dynamic_frame.from_options(connection_type="dynamodb",
+    connection_options={"dynamodb.input.tableName": "Users"})
+glueContext.write_dynamic_frame.from_options(frame=b, connection_type="dynamodb",
+    connection_options={"dynamodb.output.tableName": "UsersCopy"})
+""")
+    # as a catalog table over DynamoDB is named: arn:aws:dynamodb:<region>:<account>/table/<t>
+    assert edges(r, "s3://o/ddb") == {
+        ("order_id", "arn:aws:dynamodb:eu-west-1:210987654321/table/Orders", "order_id",
+         "IDENTITY")}
+    assert "arn:aws:dynamodb:us-east-1:123456789012/table/UsersCopy" in {
+        o.dataset.key for o in r.outputs}
+    assert not any("not modelled" in w.message for w in r.warnings)

@@ -359,8 +359,8 @@ class ApiModel(SparkIO):
             if obj.name == "DynamicFrame" and name in ("fromDF", "from_df"):
                 df = args[0] if args else kwargs.get("dataframe")
                 return df.as_kind(True) if isinstance(df, Frame) else df
-            if obj.name == "Window":
-                return Obj("window")
+            if obj.name == "Window":  # Window.partitionBy(k).orderBy(o): keep the keys
+                return Obj("window", data={"keys": _window_keys(name, args, ())})
             if obj.name == "DeltaTable" and name in ("forPath", "forName", "convertToDelta"):
                 target = _text(args[1] if len(args) > 1 else kwargs.get(
                     "path", kwargs.get("tableOrViewName")))
@@ -373,7 +373,8 @@ class ApiModel(SparkIO):
                 return Obj("delta", data={"ds": ds, "fields": fields})
             return self.unknown_call(label, args, kwargs, line)
         if kind == "window":
-            return obj
+            return Obj("window", data={"keys": _window_keys(name, args,
+                                                             obj.data.get("keys", ()))})
         if kind == "type" and name in ("typeName", "simpleString", "jsonValue"):
             return obj.name if obj.name and obj.name[0].islower() else Unknown(
                 f"{obj.name}.{name}()", line)
@@ -673,3 +674,14 @@ def _all_columns(source: Frame, fields: Any) -> Frame:
         if source.find(name) is None:
             cols[name] = Col(source.lookup(name) or ())
     return source.with_cols(cols, keep_aliases=True)
+
+
+def _window_keys(method: str, args: list[Any], keys: tuple[Any, ...]) -> tuple[Any, ...]:
+    """The keys of a window spec after ``Window.<method>(*args)``: ``partitionBy`` and
+    ``orderBy`` add columns (names or expressions); the frame bounds add none."""
+    if method not in ("partitionBy", "orderBy"):
+        return keys
+    added: list[Any] = []
+    for a in args:
+        added.extend(a if isinstance(a, (list, tuple)) else [a])
+    return keys + tuple(added)

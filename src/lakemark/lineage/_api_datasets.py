@@ -64,6 +64,15 @@ class DatasetIO(FrameOps):
             self.inputs[ds.key] = InputDataset(ds, fields, old.line if old else line)
         return frame_of(ds, fields, line).as_kind(dynamic)
 
+    def write_sample(self, frame: Any, path: Any, line: int) -> None:
+        """Spigot writes a sample of ``frame``'s records as JSON to ``path``: an output."""
+        if isinstance(path, (str, DynStr)):
+            self.dynamic(path, line)
+            self.write(path_dataset(path), frame, line)
+        elif path is not None:
+            self.warn("Spigot to a path the analyser cannot know: its sample is not listed",
+                      line)
+
     def write(self, ds: DatasetRef, frame: Any, line: int, named: Any = (),
               table_fields: tuple[tuple[str, str], ...] = ()) -> None:
         """Record a write of ``frame`` to ``ds``; ``named`` are columns the write names
@@ -84,9 +93,11 @@ class DatasetIO(FrameOps):
         if frame.unknown:
             self.warn(f"the frame written to {ds.key} comes partly from something the analyser "
                       f"could not follow: {frame.unknown}", line)
+        # (other uncertain edges — an unknown ApplyMapping, a pandas function — were reported
+        # where they were made)
         uncertain = sorted({n for n, c in frame.cols.items()
-                            if any(e.description.startswith(UNCERTAIN) and
-                                   not e.description.startswith(ASSUMED) for e in c.edges)})
+                            if any(e.description.startswith(f"{UNCERTAIN} in one of")
+                                   for e in c.edges)})
         assumed = [n for n, c in frame.cols.items()
                    if any(e.description.startswith(ASSUMED) for e in c.edges)]
         if assumed:
@@ -211,6 +222,20 @@ class DatasetIO(FrameOps):
                 opts.get("connectionName") or "unknown"
             if index is not None:
                 return DatasetRef(f"opensearch://{nodes}", str(getattr(index, "text", index)))
+        if kind == "dynamodb":
+            # a DynamoDB table (scanned, or its export with "dynamodb.export"): named as a
+            # catalog table over DynamoDB is, arn:aws:dynamodb:<region>:<account> /
+            # table/<name>
+            table = _text(opts.get("dynamodb.tableArn") or opts.get("dynamodb.input.tableName")
+                          or opts.get("dynamodb.output.tableName"))
+            if table is not None:
+                text = str(getattr(table, "text", table))
+                if not text.startswith("arn:"):
+                    text = (f"arn:aws:dynamodb:{self.resolver.region}:{self.resolver.account}"
+                            f":table/{text}")
+                found = path_dataset(text)
+                return DatasetRef(found.namespace, found.name,
+                                  dynamic=isinstance(table, DynStr))
         if kind == "kinesis":
             stream = _text(opts.get("streamName") or opts.get("streamARN"))
             if stream is not None:

@@ -48,7 +48,7 @@ class SparkIO(GlueIO):
         fields, location = self.created[key]
         link = Symlink(self.resolver.glue_namespace, f"table/{db}/{table}")
         if location is None:
-            return DatasetRef(link.namespace, link.name), fields
+            return self.resolver.new_table(db, table), fields
         found = path_dataset(location)
         return DatasetRef(found.namespace, found.name, (link,), found.dynamic), fields
 
@@ -152,8 +152,8 @@ class SparkIO(GlueIO):
             ds = DatasetRef(found.namespace, found.name, (link,), found.dynamic)
         elif self._in_catalog(db, table) or written.kind != "CREATE TABLE AS SELECT":
             ds, _ = self.resolver.qualified(f"{db}.{table}", line)
-        else:  # a table the statement creates
-            ds = DatasetRef(link.namespace, link.name)
+        else:  # a table the statement creates: where Spark puts it
+            ds = self.resolver.new_table(db, table)
         self.write(ds, written.frame, line)
 
     def _in_catalog(self, db: str, table: str) -> bool:

@@ -6,7 +6,8 @@
   no schema), ``mysql://host:port`` + ``database.table``, and so on.
 * Glue tables: their storage dataset, with a symlink
   ``arn:aws:glue:<region>:<account>`` / ``table/<db>/<table>``; a table the catalog does not
-  hold is named by that symlink alone (and reported).
+  hold is named by ``<database LocationUri>/<table>`` (where Spark creates it) when its
+  database has a location, else by that symlink alone (and reported).
 """
 
 from __future__ import annotations
@@ -33,9 +34,30 @@ def _text(value: str | DynStr) -> tuple[str, bool]:
     return (value.text, True) if isinstance(value, DynStr) else (value, False)
 
 
+#: a path component holding a Hadoop glob (``*``, ``?``, ``[ab]``, ``{a,b}``); ``{?name}`` is
+#: the analyser's placeholder for a part only known at run time, not a glob
+_GLOB = re.compile(r"\*|(?<!\{)\?|\[[^\]]*\]|\{[^}?]*,[^}]*\}")
+
+
+def _glob_root(text: str) -> str:
+    """``s3://b/prices/2024-*.csv`` → ``s3://b/prices``: the folder above the first component
+    holding a glob (the files it matches are one dataset, as OpenLineage's Spark integration
+    names the folders of the files a read lists)."""
+    head, sep, rest = text.partition("://")
+    if not sep:
+        head, rest = "", text
+    parts = rest.split("/")
+    for i, part in enumerate(parts):
+        if i > 0 and _GLOB.search(part):  # parts[0]: the bucket (or "" of /abs)
+            return (head + sep if sep else "") + "/".join(parts[:i])
+    return text
+
+
 def path_dataset(path: str | DynStr) -> DatasetRef:
-    """The dataset of a file or folder path (``s3://b/k/``, ``/data/x``, ``file:///x``)."""
+    """The dataset of a file or folder path (``s3://b/k/``, ``/data/x``, ``file:///x``); a glob
+    (``s3://b/k/2024-*.csv``) names the folder above its first glob component."""
     text, dynamic = _text(path)
+    text = _glob_root(text)
     if text.startswith("arn:"):  # a catalog table over DynamoDB: arn:aws:dynamodb:r:a:table/x
         head = text.split(":", 5)
         if len(head) == 6:
@@ -124,6 +146,26 @@ class DatasetResolver:
         self._tables[key] = found
         return found
 
+    def new_table(self, database: str, table: str) -> DatasetRef:
+        """A table the script creates (``CREATE TABLE [AS SELECT]`` without ``LOCATION``):
+        ``<database LocationUri>/<table>`` where Spark makes it, with the Glue symlink; the
+        symlink alone when the database has no location."""
+        link = Symlink(self.glue_namespace, f"table/{database}/{table}")
+        home = self._database_location(database)
+        if not home:
+            return DatasetRef(link.namespace, link.name)
+        found = path_dataset(f"{home.rstrip('/')}/{table.lower()}")
+        return DatasetRef(found.namespace, found.name, (link,))
+
+    def _database_location(self, database: str) -> str | None:
+        """The ``LocationUri`` of a catalog database (where a new table of it is made)."""
+        if self.catalog is None:
+            return None
+        try:
+            return self.catalog.get_database(database).location_uri
+        except LakemarkError:
+            return None
+
     def in_catalog(self, database: str, table: str) -> bool:
         """Whether the catalog has ``database.table``."""
         return self._lookup(database, table) is not None
@@ -142,6 +184,14 @@ class DatasetResolver:
         if found is None:
             where = "no catalog was given" if self.catalog is None else \
                 f"it is not in {self.catalog.describe()}"
+            home = self._database_location(db_text)
+            if home:  # a table the script creates (saveAsTable, CTAS): Spark puts it here
+                path = f"{home.rstrip('/')}/{t_text.lower()}"
+                self.warn(f"catalog table {db_text}.{t_text}: {where}; named by its "
+                          f"database's location ({path}, where Spark creates it), its columns "
+                          "are unknown", line)
+                made = path_dataset(path)
+                return DatasetRef(made.namespace, made.name, (link,)), (), None
             self.warn(f"catalog table {db_text}.{t_text}: {where}; its location and columns "
                       "are unknown", line)
             return DatasetRef(self.glue_namespace, link.name), (), None

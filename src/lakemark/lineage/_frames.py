@@ -13,9 +13,9 @@ from dataclasses import replace
 from collections.abc import Iterable
 from typing import Any
 
-from ._frame_util import _bind, _names, _renamed_at, _split_type, _text
+from ._frame_util import _bind, _names, _renamed_at, _split_type, _text, _top_level
 from ._glue_ops import GlueOps
-from ._map_fn import apply_map
+from ._map_fn import apply_map, row_tuple
 from ._graph import (
     AGGREGATION,
     FILTER,
@@ -26,11 +26,14 @@ from ._graph import (
     SORT,
     TRANSFORMATION,
     UNKNOWN,
+    WINDOW,
     ColumnEdge,
 )
 from ._objects import Lambda, Method, Obj, UserFunc
 from ._sql import SqlError, expression_lineage, select_expr_lineage
 from ._values import (
+    ELEMENT,
+    UNCERTAIN,
     Col,
     ColExpr,
     DynStr,
@@ -104,8 +107,6 @@ _FRAME_METHODS = _PASSTHROUGH_FRAME | _NO_VALUE | {
 }
 
 
-#: the type of ``explode(x)``: the element type of array ``x`` (resolved against the frame)
-ELEMENT = "@element"
 
 
 def _element_type(frame: Frame, expr: ColExpr) -> str | None:
@@ -122,6 +123,17 @@ def _element_type(frame: Frame, expr: ColExpr) -> str | None:
 
 #: join types that keep only the left frame's columns (``how`` without underscores)
 _SEMI_JOINS = frozenset({"leftsemi", "semi", "leftanti", "anti"})
+
+def _schema_names(schema: Any) -> list[str]:
+    """The column names of a declared schema: a DDL string (``"id long, score double"``) or a
+    ``StructType`` the analyser followed; ``[]`` when not known."""
+    if isinstance(schema, str):
+        parts = [p.strip().split(None, 1)[0].strip("`") for p in _top_level(schema) if p.strip()]
+        return [p.rstrip(":") for p in parts if p]
+    if isinstance(schema, Obj):
+        return [n for n in schema.data.get("names", []) if isinstance(n, str)]
+    return []
+
 
 class FrameOps(GlueOps):
     """Frame-level API semantics (see the module docstring)."""
@@ -199,6 +211,9 @@ class FrameOps(GlueOps):
             return frame
         if name == "select":
             return self.df_select(frame, list(args), line)
+        if name in ("mapInPandas", "mapInArrow"):
+            kw = _bind(["func", "schema"], list(args), kwargs)
+            return self.pandas_frame(frame, kw.get("schema"), f"{name} function", line)
         if name == "selectExpr":
             exprs: list[Any] = []
             for a in _names(list(args)):
@@ -266,6 +281,9 @@ class FrameOps(GlueOps):
             return self.unnest(frame, line)
         if name.startswith("gs_") and name in _STUDIO:
             return self.studio_node(frame, name, _bind(_STUDIO[name], args, kwargs), line)
+        if name == "spigot" and frame.dynamic:  # dyf.spigot(path, options): a sample sink
+            self.write_sample(frame, _bind(["path", "options"], args, kwargs).get("path"), line)
+            return frame
         if name in _PASSTHROUGH_FRAME:
             return frame
         if name == "schema":
@@ -321,6 +339,15 @@ class FrameOps(GlueOps):
             return Col(tuple(ColumnEdge(e.dataset, e.field, e.type, UNKNOWN, opaque, line)
                              for e in col.edges), col.type)
 
+        fields = rdd.data.get("tuple")
+        if fields is not None and len(names) == len(fields):
+            made = {}
+            for n, (read, as_is) in zip(names, fields):
+                edges = [e for f in read for e in (frame.lookup(f) or ())]
+                made[n] = Col(tuple(edges), None) if as_is and len(read) == 1 else \
+                    Col(derive(edges, TRANSFORMATION, rdd.data.get("line", line),
+                               "rdd.map function"))
+            return frame.with_cols(made, open=()).as_kind(False)
         if not names:
             out = frame.with_cols({k: through(c) for k, c in frame.cols.items()}).as_kind(False)
             return replace(out, through=opaque) if opaque else out
@@ -339,6 +366,10 @@ class FrameOps(GlueOps):
         analysed (reported once per call); ``toDF`` makes it a frame again."""
         if name == "toDF":
             return self.rdd_frame(rdd, args[0] if args else kwargs.get("schema"), line)
+        if name == "map" and "opaque" not in rdd.data and "tuple" not in rdd.data:
+            fields = row_tuple(args[0] if args else kwargs.get("f"))
+            if fields is not None:  # lambda r: (r.a, r.b * 2): columns by position
+                return Obj("rdd", data={**rdd.data, "tuple": fields, "line": line})
         if name in ("map", "flatMap", "mapPartitions", "mapValues", "flatMapValues",
                     "mapPartitionsWithIndex", "reduceByKey", "groupByKey", "aggregateByKey",
                     "combineByKey", "foldByKey", "zipWithIndex", "zipWithUniqueId",
@@ -365,9 +396,9 @@ class FrameOps(GlueOps):
             return ColExpr(((None, value),), IDENTITY, leaf_name(value))
         if isinstance(value, Method) and isinstance(value.target, ColExpr):
             inner = value.target  # df.payload.field: a struct field, not a method
-            if inner.subtype == IDENTITY and len(inner.refs) == 1:
-                bound, ref = inner.refs[0]
-                return ColExpr(((bound, f"{ref}.{value.name}"),), IDENTITY, value.name)
+            if len(inner.refs) == 1 and (inner.subtype == IDENTITY or inner.type == ELEMENT):
+                bound, ref = inner.refs[0]  # (df.items[0].qty: a field of a picked element)
+                return ColExpr(((bound, f"{ref}.{value.name}"),), inner.subtype, value.name)
         return None
 
     def resolve(self, frame: Frame, value: Any, line: int) -> list[tuple[str, Col]]:
@@ -393,12 +424,22 @@ class FrameOps(GlueOps):
             if found is None and bound is not None:
                 found = frame.lookup(ref)
             if found is None:
-                if not source.unknown:
+                gone = ref.replace("`", "").lower()
+                if gone in source.dropped or gone.partition(".")[0] in source.dropped:
+                    self.warn(f"column {ref!r} was dropped from the frame earlier (DropFields /"
+                              " drop): it has no inputs here", line)
+                elif not source.unknown:
                     self.warn(f"column {ref!r} is not in the frame (it has: "
                               f"{', '.join(source.cols) or 'no known columns'})", line)
                 continue
             edges.extend(found)
         name = expr.name or expr.description or "col"
+        if expr.names:  # a generator's columns; the last holds the elements (posexplode)
+            last = len(expr.names) - 1
+            return [(n, Col(derive(edges, expr.subtype, line, expr.description),
+                            _element_type(frame, expr) if i == last else None,
+                            tuple(edges) if i == last and expr.type == ELEMENT else ()))
+                    for i, n in enumerate(expr.names)]
         if expr.subtype == IDENTITY and len(expr.refs) == 1:
             key = frame.find(expr.refs[0][1]) if expr.refs[0][0] is None else None
             if key is not None and expr.name == leaf_name(expr.refs[0][1]):
@@ -409,7 +450,8 @@ class FrameOps(GlueOps):
                 return [(name, Col(_renamed_at(edges, line, ref), expr.type))]
             return [(name, Col(tuple(edges), expr.type))]
         return [(name, Col(derive(edges, expr.subtype, line, expr.description),
-                           _element_type(frame, expr)))]
+                           _element_type(frame, expr),
+                           tuple(edges) if expr.type == ELEMENT else ()))]
 
     def resolve_star(self, frame: Frame, expr: ColExpr, line: int) -> list[tuple[str, Col]]:
         """``*``, ``df["*"]``, ``F.col("alias.*")``: every column of the frame, of the frame
@@ -440,6 +482,24 @@ class FrameOps(GlueOps):
             out.extend(self.resolve(frame, v, line))
         return out
 
+    def pandas_frame(self, frame: Any, schema: Any, what: str, line: int) -> Any:
+        """A frame made by a pandas function the analyser does not read (``applyInPandas``,
+        ``mapInPandas``): its columns are the declared ``schema``'s, each marked uncertain —
+        from the same-named input column when there is one, else from any input column."""
+        names = _schema_names(schema)
+        if not names or not isinstance(frame, Frame):
+            return self.opaque(frame, what, line)
+        self.warn(f"{what}: the function is not analysed; its columns ({', '.join(names)}) "
+                  "are marked uncertain", line)
+        note = f"{UNCERTAIN} made by {what}, which is not analysed"
+        cols: dict[str, Col] = {}
+        for n in names:
+            key = frame.find(n)
+            sources = [frame.cols[key]] if key is not None else list(frame.cols.values())
+            cols[n] = Col(tuple(ColumnEdge(e.dataset, e.field, e.type, UNKNOWN, note, line)
+                                for c in sources for e in c.edges))
+        return replace(frame.with_cols(cols), through=note)
+
     def chosen_at_run_time(self, frame: Frame, what: str, line: int) -> Frame:
         """A frame some of whose columns are chosen by names only known at run time (a
         ``select_fields``/``drop`` of such names): every column passes, its edges UNKNOWN
@@ -452,8 +512,23 @@ class FrameOps(GlueOps):
         return replace(frame.with_cols(passed, keep_aliases=True),
                        through=frame.through or "columns chosen at run time")
 
+    def window_edges(self, frame: Frame, values: Iterable[Any], line: int) -> list[ColumnEdge]:
+        """The INDIRECT (WINDOW) inputs of the window keys of ``values``' ``over(w)``."""
+        out: list[ColumnEdge] = []
+        for v in values:
+            for key in v.window if isinstance(v, ColExpr) else ():
+                for _, col in self.resolve(frame, key, line):
+                    out.extend(ColumnEdge(e.dataset, e.field, INDIRECT, WINDOW, "", line)
+                               for e in col.edges)
+        return out
+
     def df_select(self, frame: Frame, items: list[Any], line: int) -> Frame:
         values = _names(items)
+        windows = self.window_edges(frame, values, line)
+        if windows:
+            return self.df_select(frame.add_indirect(windows),
+                                  [replace(v, window=()) if isinstance(v, ColExpr) else v
+                                   for v in values], line)
         cols = dict(self.resolve_all(frame, values, line))
         star = any((isinstance(v, str) and v == "*") or (isinstance(v, ColExpr) and v.star)
                    for v in values)
@@ -470,6 +545,7 @@ class FrameOps(GlueOps):
         return frame.with_cols(cols, open=frame.open if star else (), keep_aliases=True)
 
     def with_columns(self, frame: Frame, mapping: dict[Any, Any], line: int) -> Frame:
+        frame = frame.add_indirect(self.window_edges(frame, mapping.values(), line))
         cols = dict(frame.cols)
         for name, value in mapping.items():
             if not isinstance(name, str):
@@ -587,7 +663,8 @@ class FrameOps(GlueOps):
             exprs.extend(ColExpr(((None, c),), AGGREGATION, f"{name}({c})")
                          for c in args if isinstance(c, str))
         elif name == "applyInPandas":
-            return self.opaque(frame, "applyInPandas function", line)
+            kw = _bind(["func", "schema"], list(args), kwargs)
+            return self.pandas_frame(frame, kw.get("schema"), "applyInPandas function", line)
         else:
             return self.unknown_call(f"groupBy().{name}", [frame], {}, line)
         cols = dict(keys)
@@ -672,12 +749,18 @@ class FrameOps(GlueOps):
         inner = ", ".join(c.name or "?" for c in columns)
         shown = _SPARK_NAMES.get(name, name + "({})").format(inner)
         combined = combine_exprs(columns, subtype, shown, shown)
-        if name in ("explode", "explode_outer") and len(combined.refs) == 1:
+        if name in ("explode", "explode_outer", "posexplode", "posexplode_outer") and \
+                len(columns) == 1 and \
+                len(combined.refs) == 1 and columns[0].subtype == IDENTITY:
             return replace(combined, type=ELEMENT)  # its fields: those of the array's element
         return combined
 
     def col_method(self, expr: ColExpr, name: str, args: list[Any], kwargs: dict[str, Any],
                    line: int) -> Any:
+        if name in ("alias", "name", "as_") and len(args) > 1 and \
+                all(isinstance(a, str) for a in args):
+            # posexplode(a).alias("pos", "item"): one column per name
+            return replace(expr, name=args[0], names=tuple(args))
         if name in ("alias", "name", "as_"):
             alias = args[0] if args else kwargs.get("alias")
             if isinstance(alias, DynStr):
@@ -691,6 +774,12 @@ class FrameOps(GlueOps):
         if name in ("asc", "desc", "asc_nulls_first", "asc_nulls_last", "desc_nulls_first",
                     "desc_nulls_last"):
             return expr
+        if name == "over":  # F.sum("x").over(w): its window's keys are INDIRECT (WINDOW)
+            spec = args[0] if args else kwargs.get("window")
+            keys = tuple(spec.data.get("keys", ())) if isinstance(spec, Obj) and \
+                spec.kind == "window" else ()
+            return replace(combine_exprs([expr], TRANSFORMATION, expr.name, expr.description),
+                           window=keys)
         if name in ("cast", "astype"):
             to = args[0] if args else kwargs.get("dataType")
             to_text = to if isinstance(to, str) else getattr(to, "name", "type")
@@ -700,7 +789,14 @@ class FrameOps(GlueOps):
                   and False else (a if isinstance(a, ColExpr) else None) for a in args]
         exprs = [expr] + [o for o in others if isinstance(o, ColExpr)]
         if name in ("getField", "getItem", "__getitem__") and args and isinstance(args[0], str) \
-                and len(expr.refs) == 1 and expr.subtype == IDENTITY:
-            frame, ref = expr.refs[0]
-            return ColExpr(((frame, f"{ref}.{args[0]}"),), IDENTITY, args[0])
+                and len(expr.refs) == 1 and (expr.subtype == IDENTITY or expr.type == ELEMENT):
+            frame, ref = expr.refs[0]  # a struct field; of an element picked by position (a[0])
+            return ColExpr(((frame, f"{ref}.{args[0]}"),), expr.subtype, args[0])
+        if name in ("getItem", "__getitem__") and args and isinstance(args[0], int) and \
+                not isinstance(args[0], bool) and len(expr.refs) == 1 and \
+                expr.subtype == IDENTITY:
+            # items[0]: one element of the array, picked by position; its fields are the
+            # array's fields (items[0]["sku"] reads items.sku)
+            return ColExpr(expr.refs, TRANSFORMATION, f"{expr.name}[{args[0]}]",
+                           f"{expr.name}[{args[0]}]", False, ELEMENT)
         return combine_exprs(exprs, TRANSFORMATION, expr.name, expr.description)

@@ -16,7 +16,16 @@ from ._graph import FILTER, IDENTITY, INDIRECT, JOIN, TRANSFORMATION, UNKNOWN, C
 from ._map_fn import apply_map
 from ._objects import Obj
 from ._sql import SqlError, expression_lineage
-from ._values import Col, ColExpr, Frame, Unknown, combine_exprs, derive, merge_frames
+from ._values import (
+    UNCERTAIN,
+    Col,
+    ColExpr,
+    Frame,
+    Unknown,
+    combine_exprs,
+    derive,
+    merge_frames,
+)
 
 __all__ = ["GlueOps"]
 
@@ -43,6 +52,10 @@ class GlueOps:
         raise NotImplementedError
 
     def collection_get(self, coll: Obj, key: Any, line: int) -> Any:
+        raise NotImplementedError
+
+    def write_sample(self, frame: Any, path: Any, line: int) -> None:
+        """Spigot's sample of ``frame`` written to S3 ``path`` (an output dataset)."""
         raise NotImplementedError
 
     def schema_of(self, frame: Frame, line: int) -> Any:
@@ -98,6 +111,9 @@ class GlueOps:
                     "ErrorsAsDynamicFrame", "DropDuplicates", "FillMissingValues"):
             kw = _bind(["frame"], args, kwargs)
             frame = kw.get("frame")
+            if name == "Spigot":  # writes a sample of the records to S3, passes the frame
+                spigot = _bind(["frame", "path", "options"], args, kwargs)
+                self.write_sample(frame, spigot.get("path"), line)
             if name == "UnnestFrame" and isinstance(frame, Frame):
                 return self.unnest(frame, line)
             if name == "ResolveChoice" and isinstance(frame, Frame):
@@ -142,8 +158,13 @@ class GlueOps:
             return frame
         if not isinstance(mappings, (list, tuple)):
             self.warn("ApplyMapping with mappings the analyser cannot know; columns pass "
-                      "through unmapped", line)
-            return frame
+                      "through unmapped, marked uncertain (each may be renamed, cast or "
+                      "dropped)", line)
+            note = (f"{UNCERTAIN} ApplyMapping with mappings only known at run time may "
+                    "rename, cast or drop this column")
+            passed = {k: Col(tuple(replace(e, subtype=UNKNOWN, description=note, line=line)
+                                   for e in c.edges), c.type) for k, c in frame.cols.items()}
+            return frame.with_cols(passed, keep_aliases=True)
         cols: dict[str, Col] = {}
         for m in mappings:
             if not isinstance(m, (list, tuple)) or len(m) not in (3, 4):
@@ -189,7 +210,10 @@ class GlueOps:
                 not isinstance(paths, (list, tuple, str)):
             return self.chosen_at_run_time(frame, "DropFields / drop", line)
         drop = {p.replace("`", "").lower() for p in _names(paths) if isinstance(p, str)}
-        return frame.with_cols({k: v for k, v in frame.cols.items() if k.lower() not in drop})
+        kept = frame.with_cols({k: v for k, v in frame.cols.items() if k.lower() not in drop})
+        if frame.open:  # columns not all known: remember what is gone, never re-read it
+            kept = replace(kept, dropped=kept.dropped | frozenset(drop))
+        return kept
 
     def rename(self, frame: Any, old: Any, new: Any, line: int) -> Any:
         if isinstance(frame, Frame) and isinstance(old, str) and not isinstance(new, str) \

@@ -23,6 +23,7 @@ __all__ = [
     "SORT",
     "TRANSFORMATION",
     "UNKNOWN",
+    "WINDOW",
     "ColumnEdge",
     "DatasetRef",
     "JobLineage",
@@ -42,6 +43,7 @@ FILTER = "FILTER"
 JOIN = "JOIN"
 GROUP_BY = "GROUP_BY"
 SORT = "SORT"
+WINDOW = "WINDOW"
 CONDITIONAL = "CONDITIONAL"
 #: The subtype of an edge whose transformation could not be analysed (a UDF body, …).
 UNKNOWN = "UNKNOWN"
@@ -90,8 +92,8 @@ class ColumnEdge:
     """One input column of an output column (or of a whole output dataset when indirect).
 
     ``type`` is DIRECT or INDIRECT; ``subtype`` IDENTITY, TRANSFORMATION, AGGREGATION (direct)
-    or FILTER, JOIN, GROUP_BY, SORT, CONDITIONAL (indirect), or UNKNOWN; ``line`` is the line of
-    the script where the transformation happens.
+    or FILTER, JOIN, GROUP_BY, SORT, WINDOW, CONDITIONAL (indirect), or UNKNOWN; ``line`` is
+    the line of the script where the transformation happens.
     """
 
     dataset: DatasetRef

@@ -27,7 +27,7 @@ from ._graph import IDENTITY, TRANSFORMATION
 from ._objects import Lambda, UserFunc
 from ._values import Col, Frame, derive
 
-__all__ = ["MapEffects", "apply_map", "map_effects"]
+__all__ = ["MapEffects", "apply_map", "map_effects", "row_tuple"]
 
 
 @dataclass
@@ -271,3 +271,19 @@ def apply_map(ops: Any, frame: Any, func: Any, line: int, what: str) -> Any:
     if fx.fresh:
         return frame.with_cols(cols, open=())
     return frame.with_cols(cols)
+
+
+def row_tuple(func: Any) -> list[tuple[tuple[str, ...], bool]] | None:
+    """``lambda r: (r.a, r["b"] * 2)`` given to ``rdd.map``: per element of the tuple it
+    returns, the fields of the row it reads and whether it is one field as is; None when the
+    function is not such a lambda (or uses the row whole)."""
+    if not isinstance(func, Lambda) or len(func.node.args.args) != 1:
+        return None
+    body = func.node.body
+    if not isinstance(body, (ast.Tuple, ast.List)):
+        return None
+    reader = _Reader(func.node.args.args[0].arg)
+    try:
+        return [reader.reads(elt) for elt in body.elts]
+    except _Opaque:
+        return None

@@ -14,6 +14,9 @@ CONDITIONAL. What the analyser could not be sure of is said in lakemark's own fa
   ``eitherSide`` of that facet, per output column;
 * columns of a frame whose columns are not known, assumed from the catalog's columns of the
   table it is written into by name, are not asserted either: they are under ``assumed``;
+* inputs a column may come from through code whose effect on columns is not known (an
+  ``ApplyMapping`` whose mappings are only known at run time, a pandas function with a declared
+  schema) are not asserted either: they are under ``possibleInputs``;
 * inputs whose columns pass to the output unlisted are ``unlistedInputs`` of that facet;
 * every warning of the analysis (with file and line), and the unlisted pass-throughs of every
   output, are in the run facet ``lakemark_staticAnalysis``.
@@ -79,19 +82,23 @@ def _uncertainty(output: OutputLineage) -> dict[str, Any] | None:
     either: dict[str, list[dict[str, Any]]] = {}
     assumed: dict[str, list[dict[str, Any]]] = {}
     opaque: dict[str, list[dict[str, Any]]] = {}
+    possible: dict[str, list[dict[str, Any]]] = {}
     for name, edges in output.columns:
         for e in edges:
             if e.description.startswith(ASSUMED):
                 assumed.setdefault(name, []).append(_ref(e))
-            elif e.description.startswith(UNCERTAIN):
+            elif e.description.startswith(f"{UNCERTAIN} in one of"):
                 either.setdefault(name, []).append(_ref(e))
+            elif e.description.startswith(UNCERTAIN):
+                possible.setdefault(name, []).append(_ref(e))
             elif e.type == DIRECT and e.subtype not in DIRECT_SUBTYPES:
                 opaque.setdefault(name, []).append(_ref(e))
     unlisted = [{"namespace": d.namespace, "name": d.name} for d in output.open_inputs]
-    if not (either or assumed or opaque or unlisted):
+    if not (either or assumed or opaque or unlisted or possible):
         return None
     return {**_custom("ColumnUncertaintyDatasetFacet"), "eitherSide": either,
-            "assumed": assumed, "notAnalysed": opaque, "unlistedInputs": unlisted}
+            "assumed": assumed, "notAnalysed": opaque, "possibleInputs": possible,
+            "unlistedInputs": unlisted}
 
 
 def _analysis(job: JobLineage) -> dict[str, Any]:

@@ -32,9 +32,11 @@ from ._graph import (
     JOIN,
     SORT,
     TRANSFORMATION,
+    WINDOW,
     ColumnEdge,
 )
-from ._values import UNCERTAIN, Col, ColExpr, Frame, combine, derive, merge_frames
+from ._frame_util import _split_type
+from ._values import ELEMENT, UNCERTAIN, Col, ColExpr, Frame, combine, derive, merge_frames
 
 __all__ = ["SqlError", "SqlWrite", "expression_lineage", "query_lineage",
            "statement_lineage"]
@@ -50,9 +52,8 @@ def _kind(node: exp.Expr) -> str:
         inner = inner.this
     if isinstance(inner, exp.Column) and not isinstance(inner.this, exp.Star):
         return IDENTITY
-    if any(isinstance(n, exp.AggFunc) for n in inner.walk()) and not \
-            any(isinstance(n, exp.Window) for n in inner.walk()):
-        return AGGREGATION
+    if any(isinstance(n, (exp.AggFunc, exp.Window)) for n in inner.walk()):
+        return AGGREGATION  # an aggregate, or a window function (as Spark's plan says)
     return TRANSFORMATION
 
 
@@ -64,6 +65,10 @@ def expression_lineage(text: str) -> ColExpr:
         raise SqlError(f"cannot parse SQL expression {text!r}: {_first_line(exc)}") from None
     if node is None:
         raise SqlError(f"empty SQL expression {text!r}")
+    if isinstance(node, exp.Column) and isinstance(node.this, exp.Star) and node.table:
+        # "customer.*" / "t.*": the fields of a struct column or the columns of an alias
+        qualifier = ".".join(p.name for p in node.parts[:-1])
+        return ColExpr(((None, f"{qualifier}.*"),), IDENTITY, f"{qualifier}.*")
     refs: list[tuple[Frame | None, str]] = []
     star = False
     for col in node.find_all(exp.Column):
@@ -75,8 +80,12 @@ def expression_lineage(text: str) -> ColExpr:
     if isinstance(node, exp.Star):
         star = True
     name = node.alias_or_name if isinstance(node, (exp.Alias, exp.Column)) else node.sql("spark")
+    inner = node.unalias()
+    # explode(items) AS item: a column of the array's elements (item.sku is items.sku)
+    element = ELEMENT if type(inner) in (exp.Explode, exp.ExplodeOuter) and \
+        isinstance(inner.this, exp.Column) and len(refs) == 1 else None
     return ColExpr(tuple(refs), _kind(node), name, "" if _kind(node) == IDENTITY
-                   else node.sql("spark"), star)
+                   else node.sql("spark"), star, element)
 
 
 def select_expr_lineage(text: str) -> list[ColExpr]:
@@ -97,7 +106,10 @@ def select_expr_lineage(text: str) -> list[ColExpr]:
         parts = values[i::len(names)] if values else [inner]
         refs = tuple((None, ".".join(p for p in (c.table, c.name) if p))
                      for part in parts for c in part.find_all(exp.Column))
-        out.append(ColExpr(refs, TRANSFORMATION, name, inner.sql("spark")))
+        # posexplode(items) AS (pos, item): the last column holds the array's elements
+        element = ELEMENT if isinstance(inner, exp.Explode) and i == len(names) - 1 and \
+            len(refs) == 1 and isinstance(inner.this, exp.Column) else None
+        out.append(ColExpr(refs, TRANSFORMATION, name, inner.sql("spark"), False, element))
     return out
 
 
@@ -152,6 +164,19 @@ def _dot_path(col: exp.Column) -> str:
         node = node.parent
         fields.append(node.expression.name)
     return ".".join(fields)
+
+
+def _in_window_spec(col: exp.Column, top: exp.Expr) -> bool:
+    """Whether ``col`` (inside ``top``) is a key of a window (``PARTITION BY`` / ``ORDER
+    BY``) rather than an argument of the window's function: keys shape which rows a value is
+    computed over, as a ``GROUP BY`` does, and are INDIRECT inputs."""
+    child: exp.Expr = col
+    parent = col.parent
+    while parent is not None and child is not top:
+        if isinstance(parent, exp.Window) and child is not parent.this:
+            return True
+        child, parent = parent, parent.parent
+    return False
 
 
 def _is_star(node: exp.Expr) -> bool:
@@ -309,6 +334,47 @@ class _Tracer:
             return edges, IDENTITY if path else TRANSFORMATION
         return None
 
+    def lateral_star(self, scope: Scope, node: exp.Expr) -> dict[str, Col] | None:
+        """``item.*`` of a ``LATERAL VIEW explode(items) t AS item``: a column per field of the
+        array's element type (``items.sku``, …), as ``F.explode(...).alias("item")`` then
+        ``item.*`` gives; None when ``node`` is not such a star. When the element's fields are
+        not known, none are listed, with a warning (never a column named ``*``)."""
+        laterals = scope.expression.args.get("laterals") if isinstance(
+            scope.expression, exp.Select) else None
+        if isinstance(node, exp.Dot) and isinstance(node.this, exp.Column):
+            names = [p.name for p in node.this.parts]  # `x`.`item`.* once qualified
+        elif isinstance(node, exp.Column) and node.table:
+            names = [node.table]  # item.*
+        else:
+            return None
+        for lat in laterals or ():
+            alias = lat.args.get("alias")
+            outs = {c.name.lower() for c in alias.columns} if alias is not None else set()
+            qualifier = next((n for n in names if n.lower() in outs), "")
+            if not qualifier:
+                continue
+            inner = list(lat.this.find_all(exp.Column))
+            element = ""
+            if len(inner) == 1:
+                frame, _ = self._source_frame(scope, inner[0].table)
+                key = frame.find(self.spell(inner[0].name)) if frame is not None else None
+                kind, parts = _split_type(frame.cols[key].type if frame is not None and
+                                          key is not None else None)
+                element = parts[0][1] if kind == "array" else ""
+            kind, fields = _split_type(element)
+            if kind != "struct":
+                self.warn(f"SELECT {node.sql('spark')}: the fields of the exploded "
+                          f"{lat.this.sql('spark')} are not known; they pass through unlisted",
+                          self.line)
+                return {}
+            out: dict[str, Col] = {}
+            for name, ftype in fields:
+                found = self.lateral(scope, exp.column(name, table=qualifier))
+                edges, sub = found if found is not None else ([], IDENTITY)
+                out[name] = Col(derive(edges, sub, self.line, ""), ftype)
+            return out
+        return None
+
     def column(self, scope: Scope, col: exp.Column) -> tuple[list[Any], str]:
         """Edges of a column read in ``scope`` and the subtype accumulated below it."""
         exploded = self.lateral(scope, col)
@@ -378,8 +444,8 @@ class _Tracer:
         edges: list[Any] = []
         sub = kind
         for col in node.find_all(exp.Column):
-            if isinstance(col.this, exp.Star):
-                continue
+            if isinstance(col.this, exp.Star) or _in_window_spec(col, node):
+                continue  # a window's PARTITION BY / ORDER BY key: INDIRECT (WINDOW)
             e, s = self.column(scope, col)
             edges.extend(e)
             sub = combine(sub, s)
@@ -398,8 +464,13 @@ class _Tracer:
         cols: dict[str, Col] = {}
         opened: list[Any] = []
         for i, node in enumerate(selects):
-            if _is_star(node):
-                self.star(first, node, cols, opened)
+            if _is_star(node) or isinstance(node, exp.Dot) and \
+                    isinstance(node.expression, exp.Star):
+                element = self.lateral_star(first, node)
+                if element is not None:
+                    cols.update(element)
+                else:
+                    self.star(first, node, cols, opened)
                 continue
             if isinstance(node, exp.Aliases) and not _set_parts(root):
                 cols.update(self.multi_alias(first, node))
@@ -470,6 +541,10 @@ class _Tracer:
                 (GROUP_BY, expression.args.get("group")),
                 (SORT, expression.args.get("order")),
             ]
+            for window in expression.find_all(exp.Window):
+                if window.find_ancestor(exp.Select) is expression:
+                    parts.extend((WINDOW, key) for key in window.args.get("partition_by") or ())
+                    parts.append((WINDOW, window.args.get("order")))
             for join in expression.args.get("joins") or ():
                 parts.append((JOIN, join.args.get("on")))
                 for using in join.args.get("using") or ():

@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 from ._graph import (
     AGGREGATION,
@@ -96,12 +97,22 @@ class DynStr:
     reason: str
 
 
+#: the type of ``explode(x)``: the element type of array ``x`` (resolved against the frame)
+ELEMENT = "@element"
+
+
 @dataclass(frozen=True)
 class Col:
-    """One column of a frame: where it comes from, and its type when known."""
+    """One column of a frame: where it comes from, and its type when known.
+
+    ``element``: for a column holding the elements of an array column (``explode(items)``), the
+    edges of that array column, so that a field of the element (``item.sku``) is traced to the
+    array's field (``items.sku``) as the SQL ``LATERAL VIEW`` form of the same thing is.
+    """
 
     edges: tuple[ColumnEdge, ...]
     type: str | None = None
+    element: tuple[ColumnEdge, ...] = ()
 
 
 def leaf_name(ref: str) -> str:
@@ -135,6 +146,9 @@ class Frame:
     #: columns ResolveChoice ``make_cols`` split into ``<name>_<type>`` columns (``*``: all);
     #: the types are only known at run time, so ``price_int`` is looked up as ``price``
     made_cols: tuple[str, ...] = ()
+    #: names (lowercase) dropped (DropFields, drop) from a frame whose columns are not all
+    #: known: a later reference to one is not taken from the open inputs — it is gone
+    dropped: frozenset[str] = frozenset()
 
     # -- lookups ----------------------------------------------------------------------------
     def find(self, name: str) -> str | None:
@@ -163,11 +177,17 @@ class Frame:
                 return self.aliases[alias].lookup(rest)
             key = self.find(head)
             if key is not None:
+                col = self.cols[key]
+                if col.element:  # a field of an exploded element: the array's field
+                    return tuple(replace(e, field=f"{e.field}.{rest}") if e.subtype == IDENTITY
+                                 else e for e in col.element)
                 return tuple(replace(e, field=f"{e.field}.{rest}") if e.subtype == IDENTITY
-                             else e for e in self.cols[key].edges)
+                             else e for e in col.edges)
         made = self._made_col(path)
         if made is not None:
             return made
+        if head.lower() in self.dropped or path.lower() in self.dropped:
+            return None  # dropped: never taken from the open inputs again
         subtype = UNKNOWN if self.through else IDENTITY
         if len(self.open) > 1:
             either = ", ".join(ds.key for ds in self.open)
@@ -201,7 +221,8 @@ class Frame:
         return Frame(dict(cols), self.indirect | frozenset(indirect),
                      self.open if open is None else open,
                      dict(self.aliases) if keep_aliases else {}, self.dynamic, self.unknown,
-                     self.line, self.through, self.made_cols)
+                     self.line, self.through, self.made_cols,
+                     self.dropped if (self.open if open is None else open) else frozenset())
 
     def add_indirect(self, edges: Iterable[ColumnEdge]) -> Frame:
         return replace(self, indirect=self.indirect | frozenset(edges))
@@ -227,8 +248,12 @@ def merge_frames(frames: list[Frame]) -> Frame:
     unknown = "; ".join(f.unknown for f in frames if f.unknown)
     through = "; ".join(dict.fromkeys(f.through for f in frames if f.through))
     made = tuple(dict.fromkeys(m for f in frames for m in f.made_cols))
+    # a name is gone only when every open frame dropped it (else one of them still has it)
+    open_frames = [f for f in frames if f.open]
+    dropped = frozenset.intersection(*(f.dropped for f in open_frames)) if open_frames \
+        else frozenset()
     return Frame(cols, indirect, opened, {}, frames[0].dynamic if frames else True, unknown,
-                 max((f.line for f in frames), default=0), through, made)
+                 max((f.line for f in frames), default=0), through, made, dropped)
 
 
 @dataclass(frozen=True)
@@ -236,7 +261,9 @@ class ColExpr:
     """A column expression (``F.col("a")``, ``df["a"] + 1``, ``F.sum("x").alias("t")``).
 
     ``refs`` are the columns it reads: ``(frame or None, name)`` — None means "the frame the
-    expression is used on". ``subtype`` is IDENTITY for a bare column reference.
+    expression is used on". ``subtype`` is IDENTITY for a bare column reference. ``names``:
+    the columns of a generator given several names (``posexplode(a).alias("pos", "item")``).
+    ``window``: the keys (``partitionBy`` / ``orderBy``) of the window it is computed ``over``.
     """
 
     refs: tuple[tuple[Frame | None, str], ...]
@@ -245,6 +272,8 @@ class ColExpr:
     description: str = ""
     star: bool = False
     type: str | None = None
+    names: tuple[str, ...] = ()
+    window: tuple[Any, ...] = ()
 
     def then(self, subtype: str, name: str | None = None, description: str = "") -> ColExpr:
         return ColExpr(self.refs, combine(self.subtype, subtype),
