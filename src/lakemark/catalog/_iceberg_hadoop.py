@@ -66,6 +66,9 @@ class HadoopCatalog(MetastoreCatalog):
         self._root = local_root(warehouse)
 
     # -- layout -------------------------------------------------------------------------------
+    def _name(self, identifier: str | Identifier) -> str:
+        return ".".join(self.identifier_to_tuple(identifier))
+
     def _table_dir(self, identifier: str | Identifier) -> Path:
         parts = self.identifier_to_tuple(identifier)
         if len(parts) < 2:
@@ -110,7 +113,7 @@ class HadoopCatalog(MetastoreCatalog):
         folder = self._table_dir(identifier)
         version = self._current(folder)
         if version is None:
-            raise NoSuchTableError(f"Table does not exist: {'.'.join(self.identifier_to_tuple(identifier))}")
+            raise NoSuchTableError(f"Table does not exist: {self._name(identifier)}")
         location = str(folder / "metadata" / f"v{version}.metadata.json")
         io = self._load_file_io(location=location)
         metadata = FromInputFile.table_metadata(io.new_input(location))
@@ -145,7 +148,7 @@ class HadoopCatalog(MetastoreCatalog):
             schema, int(properties.get(TableProperties.FORMAT_VERSION,  # type: ignore[arg-type]
                                        TableProperties.DEFAULT_FORMAT_VERSION)))
         if self._current(folder) is not None:
-            raise TableAlreadyExistsError(f"Table already exists: {'.'.join(self.identifier_to_tuple(identifier))}")
+            raise TableAlreadyExistsError(f"Table already exists: {self._name(identifier)}")
         metadata = new_table_metadata(location=str(folder), schema=converted,
                                       partition_spec=partition_spec, sort_order=sort_order,
                                       properties=properties)
@@ -184,16 +187,17 @@ class HadoopCatalog(MetastoreCatalog):
             current = None
         staged = self._update_and_stage_table(current, identifier, requirements, updates)
         if current is not None and staged.metadata == current.metadata:
-            return CommitTableResponse(metadata=current.metadata,
-                                       metadata_location=current.metadata_location)
+            return CommitTableResponse(  # type: ignore[call-arg]  # pydantic field by name
+                metadata=current.metadata, metadata_location=current.metadata_location)
         version = (self._current(folder) or 0) + 1
         location = self._publish(folder, version, staged.metadata, identifier)
-        return CommitTableResponse(metadata=staged.metadata, metadata_location=location)
+        return CommitTableResponse(  # type: ignore[call-arg]  # pydantic field by name
+            metadata=staged.metadata, metadata_location=location)
 
     def drop_table(self, identifier: str | Identifier) -> None:
         folder = self._table_dir(identifier)
         if self._current(folder) is None:
-            raise NoSuchTableError(f"Table does not exist: {'.'.join(self.identifier_to_tuple(identifier))}")
+            raise NoSuchTableError(f"Table does not exist: {self._name(identifier)}")
         shutil.rmtree(folder)
 
     def rename_table(self, from_identifier: str | Identifier,

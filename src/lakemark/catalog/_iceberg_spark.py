@@ -43,7 +43,8 @@ from urllib.parse import parse_qsl, quote, urlsplit
 from ..errors import ConfigError
 from ._iceberg import IcebergCatalogSpec, _with_s3
 
-__all__ = ["HADOOP_IMPL", "ICEBERG_PLUGINS", "is_iceberg_plugin", "local_root", "spark_catalog_spec"]
+__all__ = ["HADOOP_IMPL", "ICEBERG_PLUGINS", "is_iceberg_plugin", "local_root",
+           "spark_catalog_spec"]
 
 ICEBERG_PLUGINS = ("org.apache.iceberg.spark.SparkCatalog",
                    "org.apache.iceberg.spark.SparkSessionCatalog")
@@ -153,7 +154,8 @@ def spark_catalog_spec(name: str, conf: Mapping[str, str],
         if impl not in _IMPLS:
             raise ConfigError(f"Spark catalog {name!r}: {prefix}.catalog-impl={impl} has no "
                               "pyiceberg counterpart; lakemark maps the jdbc, rest, glue, hive "
-                              "and hadoop catalogs (or put Iceberg's Spark runtime jar on the classpath)")
+                              "and hadoop catalogs (or put Iceberg's Spark runtime jar on the "
+                              "classpath)")
         kind = _IMPLS[impl]
     kind = kind or "hive"  # Iceberg's default
     source = f"Spark catalog {name!r} ({prefix}.*)"

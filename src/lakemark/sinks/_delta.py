@@ -352,8 +352,8 @@ def write_delta(spark: SparkSession, df: DataFrame, target: Target, *, mode: str
     ``overwrite_schema`` (``overwrite`` only): the table takes the DataFrame's schema and
     ``partition_by`` (else its own partition columns the DataFrame still has; with
     ``replace_partitioning``, as SQL ``REPLACE TABLE … AS SELECT``, exactly ``partition_by``)
-    in the one commit. ``removes``: ``(path, size)`` of live files the commit removes next to its adds
-    (``replaceWhere`` on data columns); a file no longer live fails the write.
+    in the one commit. ``removes``: ``(path, size)`` of live files the commit removes next to
+    its adds (``replaceWhere`` on data columns); a file no longer live fails the write.
 
     ``commit_info`` entries go into the commit's ``commitInfo`` next to the write id.
     ``partition_filters`` (deltalake's form; ``overwrite`` of an existing table only): the

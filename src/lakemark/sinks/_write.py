@@ -182,7 +182,8 @@ def write_target(
 
     ``partition_filters`` (Delta, ``overwrite``): replace only the partitions they select, in
     deltalake's ``(column, op, value)`` form (``format("delta")``'s ``replaceWhere``).
-    ``overwrite_schema``, ``replace_partitioning`` and ``removes`` (Delta): see :func:`lakemark.sinks._delta.write_delta`
+    ``overwrite_schema``, ``replace_partitioning`` and ``removes`` (Delta): see
+    :func:`lakemark.sinks._delta.write_delta`
     (``format("delta")``'s ``overwriteSchema`` and ``replaceWhere`` on data columns).
 
     ``merge_keys`` (Delta or Iceberg, ``append``): merge ``df`` into the table by these key

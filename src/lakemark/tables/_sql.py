@@ -74,7 +74,8 @@ def _timestamp(spark: SparkSession, ref: TableRef) -> str | None:
     if ref.timestamp_sql is None:
         return ref.timestamp
     try:
-        value = spark.range(1).select(F.expr(ref.timestamp_sql).cast("string")).first()[0]
+        row = spark.range(1).select(F.expr(ref.timestamp_sql).cast("string")).first()
+        value = row[0] if row is not None else None
     except Exception as exc:  # Spark's parse/analysis error
         first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
         raise ConfigError(f"spark.sql: TIMESTAMP AS OF {ref.timestamp_sql}: {first}") from None
@@ -101,7 +102,8 @@ def _epoch_ms(spark: SparkSession, ref: TableRef, stamp: str) -> int:
     zone is in the session's time zone, as Spark casts it)."""
     from pyspark.sql import functions as F
 
-    micros = spark.range(1).select(F.unix_micros(F.lit(stamp).cast("timestamp"))).first()[0]
+    row = spark.range(1).select(F.unix_micros(F.lit(stamp).cast("timestamp"))).first()
+    micros = row[0] if row is not None else None
     if micros is None:
         raise ConfigError(f"spark.sql: {ref.name} TIMESTAMP AS OF {stamp!r} cannot be converted "
                           "to a valid timestamp")
