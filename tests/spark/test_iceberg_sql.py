@@ -56,10 +56,20 @@ def test_select_and_time_travel(spark: Any, catalog: SqlCatalog) -> None:
         spark.sql("SELECT id FROM local.db.events TIMESTAMP AS OF '2000-01-01'")
     with pytest.raises(LakemarkError, match="has no snapshot 42"):
         spark.sql("SELECT id FROM local.db.events VERSION AS OF 42")
+    # metadata tables, with the columns of Iceberg's documentation: find a snapshot id in SQL
+    snaps = spark.sql("SELECT committed_at, snapshot_id, parent_id, operation, manifest_list, "
+                      "summary FROM local.db.events.snapshots ORDER BY committed_at").collect()
+    assert [(s.snapshot_id, s.parent_id, s.operation) for s in snaps] == [
+        (first.snapshot_id, None, "append"), (second.snapshot_id, first.snapshot_id, "append")]
+    assert dict(snaps[1].summary)["added-records"] == "1"
+    history = spark.sql("SELECT made_current_at, snapshot_id, parent_id, is_current_ancestor "
+                        "FROM local.db.events.history h WHERE h.is_current_ancestor").collect()
+    assert sorted(h.snapshot_id for h in history) == sorted([first.snapshot_id,
+                                                              second.snapshot_id])
 
 
 @pytest.mark.parametrize("sql, words", [
-    ("SELECT * FROM local.db.events.snapshots", "metadata table"),
+    ("SELECT * FROM local.db.events.bogus", "not an Iceberg metadata table"),
     ("SELECT * FROM local.db.events VERSION AS OF 'audit'", "branch or tag"),
     ("INSERT INTO local.db.events VALUES (9, 'z')", "writeTo"),
 ])

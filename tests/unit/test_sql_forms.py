@@ -52,8 +52,13 @@ def test_iceberg_catalog_names_and_their_time_travel() -> None:
     with pytest.raises(UnsupportedError, match="branch or tag"):
         plan_sql("SELECT * FROM local.db.events VERSION AS OF 'audit-branch'",
                  iceberg_catalogs=["local"])
-    with pytest.raises(UnsupportedError, match="metadata table local.db.events.snapshots"):
-        plan_sql("SELECT * FROM local.db.events.snapshots", iceberg_catalogs=["local"])
+    meta = plan_sql("SELECT snapshot_id FROM local.db.events.snapshots s "
+                    "ORDER BY committed_at", iceberg_catalogs=["local"])
+    assert isinstance(meta, Query) and meta.refs[0].metadata == "snapshots"
+    assert meta.refs[0].name == "local.db.events"
+    with pytest.raises(UnsupportedError, match="local.db.events.bogus is not an Iceberg "
+                                               "metadata table"):
+        plan_sql("SELECT * FROM local.db.events.bogus", iceberg_catalogs=["local"])
 
 
 def test_names_created_here_and_time_travel_on_names_are_delta() -> None:

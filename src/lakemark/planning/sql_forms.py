@@ -33,6 +33,10 @@ _HISTORY = re.compile(r"^\s*DESC(?:RIBE)?\s+HISTORY\s+(?P<table>.+?)"
                       r"(?:\s+LIMIT\s+(?P<limit>[^\s;]+))?\s*;?\s*$", re.I | re.S)
 _REPLACE = re.compile(r"^\s*REPLACE\s+TABLE\b", re.I)
 _SYNONYMS = {"SYSTEM_VERSION": "VERSION", "SYSTEM_TIME": "TIMESTAMP"}
+#: Iceberg's metadata tables (``<table>.<name>``) served, by their Spark runtime's names.
+ICEBERG_METADATA_TABLES = ("snapshots", "history", "refs", "manifests", "all_manifests", "files",
+                           "data_files", "delete_files", "partitions", "entries",
+                           "metadata_log_entries")
 _USE_INSTEAD = ("use DeltaTable.forPath(spark, path) (merge/update/delete) or "
                 "df.write.format('delta') for writes")
 
@@ -43,7 +47,8 @@ class TableRef:
     ``by_path``, else a table name) or ``iceberg`` (a catalog-qualified name); at most one of
     ``version`` (an integer), ``timestamp`` (a string literal) or ``timestamp_sql`` (a SQL
     expression Spark evaluates) selects the table's past state; ``view`` is the temporary
-    view standing for it in :attr:`Query.sql`."""
+    view standing for it in :attr:`Query.sql`; ``metadata`` names an Iceberg metadata table
+    of the table (``snapshots``, ``history`` …)."""
 
     kind: str
     name: str
@@ -52,6 +57,7 @@ class TableRef:
     version: int | None = None
     timestamp: str | None = None
     timestamp_sql: str | None = None
+    metadata: str | None = None
 
 
 @dataclass(frozen=True)
@@ -191,10 +197,12 @@ def _rewrite(tree: object, catalogs: set[str], delta_names: set[str], prefix: st
     for table in list(tree.find_all(exp.Table)):
         version = table.args.get("version")
         if table.catalog.lower() in catalogs and isinstance(table.this, exp.Dot):
-            raise UnsupportedError(
-                f"spark.sql: the Iceberg metadata table {table.sql(dialect='spark')} is not "
-                "served by lakemark without Iceberg's runtime; read it with pyiceberg "
-                "(catalog.load_table(name).inspect.snapshots() / .history())")
+            refs.append(_metadata_ref(table, version, f"{prefix}_iceberg_{len(refs)}"))
+            new = exp.Table(this=exp.to_identifier(refs[-1].view, quoted=True))
+            if table.args.get("alias") is not None:
+                new.set("alias", table.args["alias"])
+            table.replace(new)
+            continue
         named = _table_name(table)
         if named is None:
             continue
@@ -215,6 +223,24 @@ def _rewrite(tree: object, catalogs: set[str], delta_names: set[str], prefix: st
             new.set("alias", alias)
         table.replace(new)
     return refs
+
+
+def _metadata_ref(table: object, version: object, view: str) -> TableRef:
+    """``catalog.db.table.<metadata table>`` (Iceberg's metadata tables)."""
+    from sqlglot import exp
+
+    assert isinstance(table, exp.Table) and isinstance(table.this, exp.Dot)
+    shown = table.sql(dialect="spark").split(" ")[0]
+    parts = [table.catalog, table.db, *[p.name for p in table.this.flatten()]]
+    meta = parts[-1].lower()
+    if meta not in ICEBERG_METADATA_TABLES or len(parts) != 4:
+        raise UnsupportedError(
+            f"spark.sql: {shown} is not an Iceberg metadata table lakemark serves without "
+            f"Iceberg's runtime (it serves {', '.join(ICEBERG_METADATA_TABLES)})")
+    if version is not None:
+        raise UnsupportedError(f"spark.sql: {shown} with VERSION/TIMESTAMP AS OF is not served; "
+                               "query the metadata table as of now")
+    return TableRef("iceberg", ".".join(parts[:3]), False, view, metadata=meta)
 
 
 def _ref(kind: str, name: str, by_path: bool, view: str, version: object) -> TableRef:

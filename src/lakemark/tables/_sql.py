@@ -110,8 +110,29 @@ def _epoch_ms(spark: SparkSession, ref: TableRef, stamp: str) -> int:
     return int(micros) // 1000
 
 
+def _iceberg_metadata(spark: SparkSession, ref: TableRef) -> DataFrame:
+    """An Iceberg metadata table (``snapshots``, ``history`` …) from pyiceberg's
+    ``Table.inspect``, whose columns follow Iceberg's."""
+    from ..sources.iceberg import open_table
+    from ._iceberg import resolve_name
+
+    name, catalog = resolve_name(spark, ref.name, None)
+    inspect = open_table(name, catalog).inspect
+    method = getattr(inspect, str(ref.metadata), None)
+    if method is None:
+        from ..errors import UnsupportedError
+
+        raise UnsupportedError(f"spark.sql: the Iceberg metadata table {ref.name}."
+                               f"{ref.metadata} needs a newer pyiceberg (Table.inspect."
+                               f"{ref.metadata})")
+    return spark.createDataFrame(method())
+
+
 def _read_iceberg(spark: SparkSession, ref: TableRef) -> DataFrame:
     from ._iceberg import load_iceberg
+
+    if ref.metadata is not None:
+        return _iceberg_metadata(spark, ref)
 
     options: dict[str, str] = {}
     if ref.version is not None:
