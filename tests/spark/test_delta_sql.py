@@ -135,3 +135,19 @@ def test_unserved_forms_fail_in_one_line_with_no_change(spark, events: str) -> N
             spark.sql(sql)
         assert words in str(info.value) and "\n" not in str(info.value)
     assert DeltaTable(events).version() == 2 and not Path(f"{events}_p").exists()
+
+
+def test_delete_and_update_as_deltas_sql(spark, events: str) -> None:  # type: ignore[no-untyped-def]
+    deleted = spark.sql(f"DELETE FROM delta.`{events}` WHERE id = 0").collect()
+    assert [r.num_affected_rows for r in deleted] == [1]
+    updated = spark.sql(f"UPDATE delta.`{events}` AS e SET e.kind = 'late', id = id + 10 "
+                        "WHERE e.id >= 1").collect()
+    assert [r.num_affected_rows for r in updated] == [2]
+    assert sorted(DeltaTable(events).to_pyarrow_table().to_pylist(),
+                  key=lambda r: r["id"]) == [{"id": 11, "kind": "late"},
+                                             {"id": 12, "kind": "late"}]
+    ops = [r.operation for r in spark.sql(f"DESCRIBE HISTORY delta.`{events}` LIMIT 2").collect()]
+    assert ops == ["UPDATE", "DELETE"]
+    none = spark.sql(f"DELETE FROM delta.`{events}` WHERE id = 99").collect()
+    assert [r.num_affected_rows for r in none] == [0]
+    assert ids(spark.sql(f"SELECT id FROM delta.`{events}` VERSION AS OF 2")) == [0, 1, 2]

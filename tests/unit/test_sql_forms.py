@@ -113,3 +113,17 @@ def test_refused_in_one_line_by_name(sql: str, words: str) -> None:
     with pytest.raises((ConfigError, UnsupportedError)) as info:
         plan_sql(sql)
     assert words in str(info.value) and "\n" not in str(info.value)
+
+
+def test_delete_and_update_on_delta() -> None:
+    from lakemark.planning.sql_forms import DeltaDml
+
+    assert plan_sql("DELETE FROM delta.`/lake/t` WHERE day < '2024-01-01'") == DeltaDml(
+        "delete", "/lake/t", True, "day < '2024-01-01'")
+    update = plan_sql("UPDATE delta.`/lake/t` AS e SET e.status = 'late', n = n + 1 "
+                      "WHERE e.id = 3")
+    assert update == DeltaDml("update", "/lake/t", True, "id = 3",
+                              (("status", "'late'"), ("n", "n + 1")))
+    assert plan_sql("DELETE FROM orders WHERE id = 1") is None  # not a Delta table here
+    named = plan_sql("DELETE FROM events", delta_names=["default.events"])
+    assert isinstance(named, DeltaDml) and named.condition is None and not named.by_path

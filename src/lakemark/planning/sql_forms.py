@@ -12,6 +12,7 @@ or resolve: ``delta.`path``` as a table, ``VERSION AS OF`` / ``TIMESTAMP AS OF``
   only identifiers lakemark generates: no value is pasted into it);
 * :class:`History` — ``DESCRIBE HISTORY <table> [LIMIT n]``;
 * :class:`CreateAs` — CTAS / RTAS into a Delta table;
+* :class:`DeltaDml` — ``DELETE FROM`` / ``UPDATE … SET … WHERE`` on a Delta table;
 * ``None`` — anything else: Spark's own, untouched.
 
 Forms lakemark cannot give with the engine's semantics raise one-line errors naming the form
@@ -26,9 +27,10 @@ from dataclasses import dataclass, field
 
 from ..errors import ConfigError, UnsupportedError
 
-__all__ = ["CreateAs", "History", "Query", "TableRef", "plan_sql"]
+__all__ = ["CreateAs", "DeltaDml", "History", "Query", "TableRef", "plan_sql"]
 
 _GATE = re.compile(r"delta\s*\.\s*`|\bAS\s+OF\b|\bHISTORY\b|\bUSING\s+delta\b", re.I)
+_DML = {"Delete": "DELETE", "Update": "UPDATE"}
 _HISTORY = re.compile(r"^\s*DESC(?:RIBE)?\s+HISTORY\s+(?P<table>.+?)"
                       r"(?:\s+LIMIT\s+(?P<limit>[^\s;]+))?\s*;?\s*$", re.I | re.S)
 _REPLACE = re.compile(r"^\s*REPLACE\s+TABLE\b", re.I)
@@ -78,6 +80,19 @@ class History:
 
 
 @dataclass(frozen=True)
+class DeltaDml:
+    """``DELETE FROM`` / ``UPDATE … SET`` on a Delta table: ``kind`` ``delete`` or ``update``;
+    ``condition`` the ``WHERE`` clause's SQL (None: every row); ``assignments`` the ``SET``
+    column -> SQL expression pairs (``update``)."""
+
+    kind: str
+    name: str
+    by_path: bool
+    condition: str | None
+    assignments: tuple[tuple[str, str], ...] = ()
+
+
+@dataclass(frozen=True)
 class CreateAs:
     """CTAS/RTAS into a Delta table: ``how`` is ``create``, ``replace`` or
     ``create_or_replace``; ``name`` is a path when ``by_path``; ``location`` the ``LOCATION``
@@ -122,7 +137,7 @@ def _normalise(sql: str) -> str:
 
 def plan_sql(sql: str, *, iceberg_catalogs: Collection[str] = (),
              delta_names: Collection[str] = (), view_prefix: str = "__lakemark"
-             ) -> Query | History | CreateAs | None:
+             ) -> Query | History | CreateAs | DeltaDml | None:
     """What lakemark does with ``sql`` (module docstring). ``iceberg_catalogs``: the Spark
     catalog names whose plugin is Iceberg's and which lakemark serves; ``delta_names``:
     ``db.table`` names (lower case) of Delta tables created by name in this process;
@@ -151,6 +166,10 @@ def plan_sql(sql: str, *, iceberg_catalogs: Collection[str] = (),
     tree = statements[0]
     if isinstance(tree, exp.Create):
         return _create(tree, replace_only)
+    if type(tree).__name__ in _DML and isinstance(tree.this, exp.Table):
+        dml = _dml(tree, {n.lower() for n in delta_names})
+        if dml is not None:
+            return dml
     refs = _rewrite(tree, catalogs, {n.lower() for n in delta_names}, view_prefix)
     if not refs:
         return None
@@ -158,7 +177,8 @@ def plan_sql(sql: str, *, iceberg_catalogs: Collection[str] = (),
         raise UnsupportedError(
             f"spark.sql: {type(tree).__name__.upper()} on "
             f"{_shown(refs[0])} is not served by lakemark without Delta/Iceberg jars (only "
-            f"queries, DESCRIBE HISTORY and CREATE/REPLACE TABLE … AS SELECT are); "
+            f"queries, DESCRIBE HISTORY, DELETE, UPDATE and CREATE/REPLACE TABLE … AS SELECT "
+            f"are); "
             + (_USE_INSTEAD if refs[0].kind == "delta" else
                "use df.writeTo(name).append() or df.write.format('iceberg')"))
     return Query(tree.sql(dialect="spark"), tuple(refs))
@@ -265,6 +285,44 @@ def _ref(kind: str, name: str, by_path: bool, view: str, version: object) -> Tab
     if isinstance(value, exp.Literal) and value.is_string:
         return TableRef(kind, name, by_path, view, timestamp=str(value.this))
     return TableRef(kind, name, by_path, view, timestamp_sql=value.sql(dialect="spark"))
+
+
+def _dml(tree: object, delta_names: set[str]) -> DeltaDml | None:
+    """``DELETE``/``UPDATE`` whose target is ``delta.`path``` or a Delta table created here."""
+    from sqlglot import exp
+
+    assert isinstance(tree, (exp.Delete, exp.Update)) and isinstance(tree.this, exp.Table)
+    target = tree.this
+    named = _table_name(target)
+    if named is None or not (named[1] or (not target.catalog and
+                                          _qualified(named[0]) in delta_names)):
+        return None
+    alias = target.alias
+    statement = _DML[type(tree).__name__]
+    shown = f"delta.`{named[0]}`" if named[1] else named[0]
+    for part in ("from", "from_", "joins", "with", "order", "limit", "returning"):
+        if tree.args.get(part):
+            raise UnsupportedError(f"spark.sql: {statement} on {shown} with "
+                                   f"{part.strip('_').upper()} is not served; use "
+                                   "DeltaTable.forPath(spark, path).merge(...)")
+
+    def unqualified(node: exp.Expression) -> str:
+        copy = node.copy()
+        for col in copy.find_all(exp.Column):
+            if alias and col.table == alias:
+                col.set("table", None)
+        return copy.sql(dialect="spark")
+
+    where = tree.args.get("where")
+    condition = unqualified(where.this) if where is not None else None
+    pairs: list[tuple[str, str]] = []
+    if isinstance(tree, exp.Update):
+        for item in tree.expressions:
+            if not isinstance(item, exp.EQ) or not isinstance(item.this, exp.Column):
+                raise ConfigError(f"spark.sql: UPDATE {shown} SET {item.sql(dialect='spark')}: "
+                                  "expected column = value")
+            pairs.append((item.this.name, unqualified(item.expression)))
+    return DeltaDml(statement.lower(), named[0], named[1], condition, tuple(pairs))
 
 
 def _history(table: str, limit: str | None, sql: str) -> History:

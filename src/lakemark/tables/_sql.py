@@ -31,7 +31,7 @@ from ..errors import ConfigError, SinkError
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
-    from ..planning.sql_forms import CreateAs, History, Query, TableRef
+    from ..planning.sql_forms import CreateAs, DeltaDml, History, Query, TableRef
 
 __all__ = ["install_sql"]
 
@@ -164,6 +164,29 @@ def _history(spark: SparkSession, plan: History) -> DataFrame:
     return table.history(plan.limit)
 
 
+def _dml(spark: SparkSession, plan: DeltaDml) -> DataFrame:
+    """``DELETE`` / ``UPDATE`` through ``DeltaTable.delete`` / ``update``; one row with
+    ``num_affected_rows``, as Delta's SQL returns (from the commit's metrics)."""
+    from ._delta_api import DeltaTable
+
+    table = DeltaTable.forPath(spark, plan.name) if plan.by_path else \
+        DeltaTable.forName(spark, plan.name)
+    before = table._table().version()
+    if plan.kind == "delete":
+        table.delete(plan.condition)
+        metric = "num_deleted_rows"
+    else:
+        table.update(plan.condition, dict(plan.assignments))
+        metric = "num_updated_rows"
+    rs = table._table()
+    affected = 0
+    if rs.version() > before:
+        for commit in rs.history(rs.version() - before):
+            if int(commit.get("version", -1)) == before + 1:
+                affected = int((commit.get("operationMetrics") or {}).get(metric, 0))
+    return spark.createDataFrame([(affected,)], "num_affected_rows long")
+
+
 def _create_as(spark: SparkSession, plan: CreateAs) -> DataFrame:
     from ..planning.delta_history import record
     from ..sinks._location import open_delta
@@ -201,20 +224,23 @@ def _create_as(spark: SparkSession, plan: CreateAs) -> DataFrame:
 def _serve(spark: SparkSession, original: Callable[..., DataFrame], sql: str
            ) -> DataFrame | None:
     """The statement's result when lakemark serves it, else None (Spark's own)."""
-    from ..planning.sql_forms import CreateAs, History, plan_sql
+    from ..planning.sql_forms import CreateAs, DeltaDml, History, plan_sql
     from ._register import register
 
     plan = plan_sql(sql, iceberg_catalogs=_iceberg_catalogs(spark, sql),
                     delta_names=_delta_names(), view_prefix=f"__lakemark_{uuid.uuid4().hex[:8]}")
     if plan is None:
         return None
-    delta = isinstance(plan, (History, CreateAs)) or any(r.kind == "delta" for r in plan.refs)
+    delta = isinstance(plan, (History, CreateAs, DeltaDml)) or \
+        any(r.kind == "delta" for r in plan.refs)
     if delta and not register(spark):
         return None  # Delta's jars serve it
     if isinstance(plan, History):
         return _history(spark, plan)
     if isinstance(plan, CreateAs):
         return _create_as(spark, plan)
+    if isinstance(plan, DeltaDml):
+        return _dml(spark, plan)
     return _query(spark, original, plan)
 
 
