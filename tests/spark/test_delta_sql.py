@@ -151,3 +151,24 @@ def test_delete_and_update_as_deltas_sql(spark, events: str) -> None:  # type: i
     none = spark.sql(f"DELETE FROM delta.`{events}` WHERE id = 99").collect()
     assert [r.num_affected_rows for r in none] == [0]
     assert ids(spark.sql(f"SELECT id FROM delta.`{events}` VERSION AS OF 2")) == [0, 1, 2]
+
+
+def test_insert_into_and_overwrite_as_spark_resolves_them(spark, events: str) -> None:  # type: ignore[no-untyped-def]
+    spark.sql(f"INSERT INTO delta.`{events}` VALUES (5, 'k1'), (6, 'k0')")
+    spark.sql(f"INSERT INTO delta.`{events}` (kind, id) SELECT 'k9', 7")  # a column list
+    spark.sql(f"INSERT INTO delta.`{events}` (id) VALUES (8)")  # kind left out: null
+    table = DeltaTable(events)
+    got = sorted(table.to_pyarrow_table().to_pylist(), key=lambda r: r["id"])
+    assert got[3:] == [{"id": 5, "kind": "k1"}, {"id": 6, "kind": "k0"},
+                       {"id": 7, "kind": "k9"}, {"id": 8, "kind": None}]
+    history = spark.sql(f"DESCRIBE HISTORY delta.`{events}` LIMIT 1").collect()[0]
+    assert history.operation == "WRITE" and history.operationParameters["mode"] == "Append"
+    spark.sql(f"INSERT INTO delta.`{events}` REPLACE WHERE kind = 'k9' SELECT 70 AS id, 'k9'")
+    assert sorted(r["id"] for r in DeltaTable(events).to_pyarrow_table().to_pylist()) == [
+        0, 1, 2, 5, 6, 8, 70]
+    spark.sql(f"INSERT OVERWRITE delta.`{events}` SELECT id, kind FROM delta.`{events}` "
+              "VERSION AS OF 0")
+    assert ids(spark.sql(f"SELECT id FROM delta.`{events}`")) == [0]
+    with pytest.raises(LakemarkError, match="gives 1 column"):
+        spark.sql(f"INSERT INTO delta.`{events}` SELECT 1")
+    assert ids(spark.sql(f"SELECT id FROM delta.`{events}`")) == [0]

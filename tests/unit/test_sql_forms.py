@@ -127,3 +127,20 @@ def test_delete_and_update_on_delta() -> None:
     assert plan_sql("DELETE FROM orders WHERE id = 1") is None  # not a Delta table here
     named = plan_sql("DELETE FROM events", delta_names=["default.events"])
     assert isinstance(named, DeltaDml) and named.condition is None and not named.by_path
+
+
+def test_insert_into_delta() -> None:
+    from lakemark.planning.sql_forms import DeltaInsert
+
+    plan = plan_sql("INSERT INTO delta.`/lake/t` SELECT * FROM staging")
+    assert plan == DeltaInsert("/lake/t", True, False, None, False, None,
+                               "SELECT * FROM staging")
+    values = plan_sql("INSERT OVERWRITE delta.`/lake/t` (id, kind) VALUES (1, 'a')")
+    assert isinstance(values, DeltaInsert) and values.overwrite
+    assert values.columns == ("id", "kind") and values.query.startswith("VALUES")
+    replace = plan_sql("INSERT INTO delta.`/lake/t` REPLACE WHERE day = '2024-05-01' "
+                       "SELECT * FROM fixes")
+    assert isinstance(replace, DeltaInsert) and replace.replace_where == "day = '2024-05-01'"
+    assert plan_sql("INSERT INTO orders SELECT * FROM s") is None
+    with pytest.raises(UnsupportedError, match="PARTITION clause"):
+        plan_sql("INSERT INTO delta.`/lake/t` PARTITION (day='x') SELECT 1")

@@ -13,6 +13,7 @@ or resolve: ``delta.`path``` as a table, ``VERSION AS OF`` / ``TIMESTAMP AS OF``
 * :class:`History` — ``DESCRIBE HISTORY <table> [LIMIT n]``;
 * :class:`CreateAs` — CTAS / RTAS into a Delta table;
 * :class:`DeltaDml` — ``DELETE FROM`` / ``UPDATE … SET … WHERE`` on a Delta table;
+* :class:`DeltaInsert` — ``INSERT INTO`` / ``INSERT OVERWRITE`` (and ``REPLACE WHERE``);
 * ``None`` — anything else: Spark's own, untouched.
 
 Forms lakemark cannot give with the engine's semantics raise one-line errors naming the form
@@ -27,7 +28,7 @@ from dataclasses import dataclass, field
 
 from ..errors import ConfigError, UnsupportedError
 
-__all__ = ["CreateAs", "DeltaDml", "History", "Query", "TableRef", "plan_sql"]
+__all__ = ["CreateAs", "DeltaDml", "DeltaInsert", "History", "Query", "TableRef", "plan_sql"]
 
 _GATE = re.compile(r"delta\s*\.\s*`|\bAS\s+OF\b|\bHISTORY\b|\bUSING\s+delta\b", re.I)
 _DML = {"Delete": "DELETE", "Update": "UPDATE"}
@@ -93,6 +94,21 @@ class DeltaDml:
 
 
 @dataclass(frozen=True)
+class DeltaInsert:
+    """``INSERT INTO|OVERWRITE <delta table> [(cols)] [BY NAME] [REPLACE WHERE cond] <query>``:
+    ``columns`` the column list (None: by position, or by name when ``by_name``);
+    ``replace_where`` Delta's ``REPLACE WHERE`` predicate; ``query`` the rows' SQL."""
+
+    name: str
+    by_path: bool
+    overwrite: bool
+    columns: tuple[str, ...] | None
+    by_name: bool
+    replace_where: str | None
+    query: str
+
+
+@dataclass(frozen=True)
 class CreateAs:
     """CTAS/RTAS into a Delta table: ``how`` is ``create``, ``replace`` or
     ``create_or_replace``; ``name`` is a path when ``by_path``; ``location`` the ``LOCATION``
@@ -137,7 +153,7 @@ def _normalise(sql: str) -> str:
 
 def plan_sql(sql: str, *, iceberg_catalogs: Collection[str] = (),
              delta_names: Collection[str] = (), view_prefix: str = "__lakemark"
-             ) -> Query | History | CreateAs | DeltaDml | None:
+             ) -> Query | History | CreateAs | DeltaDml | DeltaInsert | None:
     """What lakemark does with ``sql`` (module docstring). ``iceberg_catalogs``: the Spark
     catalog names whose plugin is Iceberg's and which lakemark serves; ``delta_names``:
     ``db.table`` names (lower case) of Delta tables created by name in this process;
@@ -166,6 +182,10 @@ def plan_sql(sql: str, *, iceberg_catalogs: Collection[str] = (),
     tree = statements[0]
     if isinstance(tree, exp.Create):
         return _create(tree, replace_only)
+    if isinstance(tree, exp.Insert):
+        insert = _insert(tree, {n.lower() for n in delta_names})
+        if insert is not None:
+            return insert
     if type(tree).__name__ in _DML and isinstance(tree.this, exp.Table):
         dml = _dml(tree, {n.lower() for n in delta_names})
         if dml is not None:
@@ -177,8 +197,8 @@ def plan_sql(sql: str, *, iceberg_catalogs: Collection[str] = (),
         raise UnsupportedError(
             f"spark.sql: {type(tree).__name__.upper()} on "
             f"{_shown(refs[0])} is not served by lakemark without Delta/Iceberg jars (only "
-            f"queries, DESCRIBE HISTORY, DELETE, UPDATE and CREATE/REPLACE TABLE … AS SELECT "
-            f"are); "
+            f"queries, DESCRIBE HISTORY, INSERT, DELETE, UPDATE and CREATE/REPLACE TABLE … AS "
+            f"SELECT are); "
             + (_USE_INSTEAD if refs[0].kind == "delta" else
                "use df.writeTo(name).append() or df.write.format('iceberg')"))
     return Query(tree.sql(dialect="spark"), tuple(refs))
@@ -285,6 +305,37 @@ def _ref(kind: str, name: str, by_path: bool, view: str, version: object) -> Tab
     if isinstance(value, exp.Literal) and value.is_string:
         return TableRef(kind, name, by_path, view, timestamp=str(value.this))
     return TableRef(kind, name, by_path, view, timestamp_sql=value.sql(dialect="spark"))
+
+
+def _insert(tree: object, delta_names: set[str]) -> DeltaInsert | None:
+    """``INSERT`` whose target is ``delta.`path``` or a Delta table created here."""
+    from sqlglot import exp
+
+    assert isinstance(tree, exp.Insert)
+    target, columns = tree.this, None
+    if isinstance(target, exp.Schema):
+        columns = tuple(c.name for c in target.expressions)
+        target = target.this
+    if not isinstance(target, exp.Table):
+        return None
+    named = _table_name(target)
+    if named is None or not (named[1] or (not target.catalog and
+                                          _qualified(named[0]) in delta_names)):
+        return None
+    shown = f"delta.`{named[0]}`" if named[1] else named[0]
+    if target.args.get("partition") is not None:
+        raise UnsupportedError(f"spark.sql: INSERT into {shown} with a PARTITION clause is not "
+                               "served; put the partition values in the query's columns")
+    if tree.expression is None:
+        raise ConfigError(f"spark.sql: INSERT into {shown} has no rows (SELECT or VALUES)")
+    where = tree.args.get("where")
+    if where is not None and tree.args.get("overwrite"):
+        raise ConfigError(f"spark.sql: INSERT OVERWRITE {shown} cannot take REPLACE WHERE; "
+                          "use INSERT INTO … REPLACE WHERE")
+    return DeltaInsert(named[0], named[1], bool(tree.args.get("overwrite")), columns,
+                       bool(tree.args.get("by_name")),
+                       where.sql(dialect="spark") if where is not None else None,
+                       tree.expression.sql(dialect="spark"))
 
 
 def _dml(tree: object, delta_names: set[str]) -> DeltaDml | None:

@@ -31,7 +31,7 @@ from ..errors import ConfigError, SinkError
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
-    from ..planning.sql_forms import CreateAs, DeltaDml, History, Query, TableRef
+    from ..planning.sql_forms import CreateAs, DeltaDml, DeltaInsert, History, Query, TableRef
 
 __all__ = ["install_sql"]
 
@@ -187,6 +187,46 @@ def _dml(spark: SparkSession, plan: DeltaDml) -> DataFrame:
     return spark.createDataFrame([(affected,)], "num_affected_rows long")
 
 
+def _insert(spark: SparkSession, plan: DeltaInsert) -> DataFrame:
+    """``INSERT`` as Spark resolves it (by position, a column list or ``BY NAME``; values cast
+    to the table's types, columns left out null), written by lakemark's Delta writer in one
+    commit (history ``WRITE``, mode ``Append``/``Overwrite``; ``REPLACE WHERE`` is
+    ``replaceWhere``)."""
+    from pyspark.sql import functions as F
+
+    from ._delta_api import table_location
+    from ._delta_save import save_delta
+    from ._delta_sql import quote
+
+    shown = f"delta.`{plan.name}`" if plan.by_path else plan.name
+    path = plan.name if plan.by_path else table_location(spark, plan.name)
+    assert path is not None
+    table = spark.read.format("delta").load(path).schema
+    rows = spark.sql(plan.query)  # through this hook: Delta/Iceberg references in it are read
+    names = [f.name for f in table.fields]
+    if plan.by_name:
+        given = list(rows.columns)
+        source = {c.lower(): c for c in given}
+    else:
+        given = list(plan.columns) if plan.columns is not None else names
+        if len(given) != len(rows.columns):
+            raise ConfigError(f"spark.sql: INSERT into {shown}: the query gives "
+                              f"{len(rows.columns)} column(s) for {len(given)} "
+                              f"({', '.join(given)})")
+        source = {g.lower(): c for g, c in zip(given, rows.columns, strict=True)}
+    unknown = [g for g in given if g.lower() not in {n.lower() for n in names}]
+    if unknown:
+        raise ConfigError(f"spark.sql: INSERT into {shown}: no column(s) {', '.join(unknown)} "
+                          f"in the table ({', '.join(names)})")
+    out = rows.select(*[
+        (F.col(quote(source[f.name.lower()])) if f.name.lower() in source
+         else F.lit(None)).cast(f.dataType).alias(f.name) for f in table.fields])
+    options = {"replaceWhere": plan.replace_where} if plan.replace_where else {}
+    save_delta(out, path, mode="overwrite" if plan.overwrite or plan.replace_where else "append",
+               partition_by=[], options=options)
+    return _empty(spark)
+
+
 def _create_as(spark: SparkSession, plan: CreateAs) -> DataFrame:
     from ..planning.delta_history import record
     from ..sinks._location import open_delta
@@ -224,14 +264,14 @@ def _create_as(spark: SparkSession, plan: CreateAs) -> DataFrame:
 def _serve(spark: SparkSession, original: Callable[..., DataFrame], sql: str
            ) -> DataFrame | None:
     """The statement's result when lakemark serves it, else None (Spark's own)."""
-    from ..planning.sql_forms import CreateAs, DeltaDml, History, plan_sql
+    from ..planning.sql_forms import CreateAs, DeltaDml, DeltaInsert, History, plan_sql
     from ._register import register
 
     plan = plan_sql(sql, iceberg_catalogs=_iceberg_catalogs(spark, sql),
                     delta_names=_delta_names(), view_prefix=f"__lakemark_{uuid.uuid4().hex[:8]}")
     if plan is None:
         return None
-    delta = isinstance(plan, (History, CreateAs, DeltaDml)) or \
+    delta = isinstance(plan, (History, CreateAs, DeltaDml, DeltaInsert)) or \
         any(r.kind == "delta" for r in plan.refs)
     if delta and not register(spark):
         return None  # Delta's jars serve it
@@ -241,6 +281,8 @@ def _serve(spark: SparkSession, original: Callable[..., DataFrame], sql: str
         return _create_as(spark, plan)
     if isinstance(plan, DeltaDml):
         return _dml(spark, plan)
+    if isinstance(plan, DeltaInsert):
+        return _insert(spark, plan)
     return _query(spark, original, plan)
 
 
