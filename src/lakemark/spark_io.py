@@ -24,6 +24,10 @@ not S3A is present.
 lakemark's Iceberg support (``tables._iceberg``) unless Iceberg's Spark runtime is on the
 classpath.
 
+``spark.sql`` statements on Delta/Iceberg tables (``delta.`path```, ``VERSION AS OF``,
+``DESCRIBE HISTORY``, ``CREATE TABLE … USING delta AS SELECT``) are served by
+``tables._sql``.
+
 Every other call — local paths, tables, JDBC, and any path when S3A is present — is Spark's
 own, untouched. Formats: those lakemark reads (parquet, json, csv, orc, avro, text, xml) and
 writes (parquet, json, csv, orc, delta); another format on ``s3://`` fails naming it.
@@ -458,4 +462,7 @@ def install() -> None:
     from .tables._iceberg_v2 import install_writer_v2
 
     install_writer_v2()  # df.writeTo(…) on Iceberg tables
+    from .tables._sql import install_sql
+
+    install_sql()  # spark.sql on delta.`path`, time travel, DESCRIBE HISTORY, CTAS
     _installed = True

@@ -76,11 +76,13 @@ def test_rest_glue_and_hive_pass_their_properties() -> None:
 
 
 @pytest.mark.parametrize(("settings", "match"), [
-    ({"type": "hadoop", "warehouse": "/tmp/wh"},
+    ({"type": "hadoop", "warehouse": "s3a://lake/wh"},
      r"Spark catalog 'local' is an Iceberg Hadoop catalog \(spark.sql.catalog.local.type="
-     r"hadoop\): pyiceberg has no Hadoop"),
-    ({"catalog_impl": "org.apache.iceberg.hadoop.HadoopCatalog", "warehouse": "/tmp/wh"},
+     r"hadoop\) with warehouse 's3a://lake/wh': lakemark opens Hadoop catalogs on local "
+     r"folders only"),
+    ({"catalog_impl": "org.apache.iceberg.hadoop.HadoopCatalog", "warehouse": "s3://lake/wh"},
      "Hadoop catalog"),
+    ({"type": "hadoop"}, r"\(hadoop\) needs a warehouse"),
     ({"type": "nessie", "uri": "http://n"}, r"spark.sql.catalog.local.type=nessie has no "
                                             "pyiceberg counterpart"),
     ({"catalog_impl": "com.example.MyCatalog"}, r"catalog-impl=com.example.MyCatalog has no "

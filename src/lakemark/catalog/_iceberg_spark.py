@@ -21,8 +21,10 @@ Spark setting                              pyiceberg catalog
                                            ``client.region`` ... passed on
 ``type=hive`` or neither set (Iceberg's    Hive, ``uri`` (``thrift://``) required
 default)
-``type=hadoop`` (``HadoopCatalog``),       refused in one line naming the catalog and setting:
-``nessie``, any other ``catalog-impl``     pyiceberg has no such catalog
+``type=hadoop`` (``HadoopCatalog``)        lakemark's Hadoop catalog on the same folder layout
+                                           (:mod:`._iceberg_hadoop`), local ``warehouse`` only
+``nessie``, any other ``catalog-impl``     refused in one line naming the catalog and setting:
+                                           pyiceberg has no such catalog
 =========================================  =================================================
 
 Other ``spark.sql.catalog.<name>.<key>`` properties (``s3.endpoint``, ``client.region``,
@@ -41,7 +43,8 @@ from urllib.parse import parse_qsl, quote, urlsplit
 from ..errors import ConfigError
 from ._iceberg import IcebergCatalogSpec, _with_s3
 
-__all__ = ["ICEBERG_PLUGINS", "is_iceberg_plugin", "spark_catalog_spec"]
+__all__ = ["HADOOP_IMPL", "ICEBERG_PLUGINS", "is_iceberg_plugin", "local_root",
+           "spark_catalog_spec"]
 
 ICEBERG_PLUGINS = ("org.apache.iceberg.spark.SparkCatalog",
                    "org.apache.iceberg.spark.SparkSessionCatalog")
@@ -87,6 +90,39 @@ def _postgres(uri: str, props: Mapping[str, str], setting: str) -> str:
     return f"postgresql+psycopg://{auth}{parts.hostname}{port}/{parts.path.strip('/')}"
 
 
+#: The ``py-catalog-impl`` that loads lakemark's Hadoop catalog (:mod:`._iceberg_hadoop`).
+HADOOP_IMPL = "lakemark.catalog._iceberg_hadoop.HadoopCatalog"
+
+
+def local_root(warehouse: str) -> Path:
+    """The folder of a local warehouse (a path or ``file:`` URI); ValueError otherwise."""
+    text = warehouse.strip()
+    if text.lower().startswith("file://"):
+        text = text[len("file://"):]
+    elif text.lower().startswith("file:"):
+        text = text[len("file:"):]
+    elif "://" in text:
+        raise ValueError(f"warehouse {warehouse!r} is not a local folder")
+    return Path(text)
+
+
+def _hadoop_warehouse(value: str | None, name: str, prefix: str) -> str:
+    """A Hadoop catalog's warehouse: a local folder (Iceberg's Hadoop tables need a file system
+    with atomic rename, which S3 lacks)."""
+    text = str(value or "").strip()
+    if not text:
+        raise ConfigError(f"Spark catalog {name!r} (hadoop) needs a warehouse: set "
+                          f"{prefix}.warehouse to the folder of its tables")
+    try:
+        return str(local_root(text).expanduser().resolve())
+    except ValueError:
+        raise ConfigError(f"Spark catalog {name!r} is an Iceberg Hadoop catalog ({prefix}.type="
+                          f"hadoop) with warehouse {text!r}: lakemark opens Hadoop catalogs on "
+                          "local folders only (their commits need a file system with atomic "
+                          "rename, which S3 is not, as Iceberg documents); use type jdbc, rest "
+                          "or glue for tables on S3") from None
+
+
 def _warehouse(value: str | None, name: str, prefix: str, kind: str) -> str:
     text = str(value or "").strip()
     if not text:
@@ -117,8 +153,9 @@ def spark_catalog_spec(name: str, conf: Mapping[str, str],
     if impl:
         if impl not in _IMPLS:
             raise ConfigError(f"Spark catalog {name!r}: {prefix}.catalog-impl={impl} has no "
-                              "pyiceberg counterpart; lakemark maps the jdbc, rest, glue and hive "
-                              "catalogs (or put Iceberg's Spark runtime jar on the classpath)")
+                              "pyiceberg counterpart; lakemark maps the jdbc, rest, glue, hive "
+                              "and hadoop catalogs (or put Iceberg's Spark runtime jar on the "
+                              "classpath)")
         kind = _IMPLS[impl]
     kind = kind or "hive"  # Iceberg's default
     source = f"Spark catalog {name!r} ({prefix}.*)"
@@ -153,11 +190,10 @@ def spark_catalog_spec(name: str, conf: Mapping[str, str],
                               f"Iceberg's default) and needs {prefix}.uri (thrift://host:9083)")
         properties = {**passed, "type": "hive"}
     elif kind == "hadoop":
-        raise ConfigError(f"Spark catalog {name!r} is an Iceberg Hadoop catalog ({prefix}.type="
-                          "hadoop): pyiceberg has no Hadoop (file-system) catalog, so lakemark "
-                          "cannot open it without Iceberg's Spark runtime; use type jdbc "
-                          "(jdbc:sqlite:PATH), rest or glue")
+        properties = {**passed, "py-catalog-impl": HADOOP_IMPL,
+                      "warehouse": _hadoop_warehouse(props.get("warehouse"), name, prefix)}
     else:
         raise ConfigError(f"Spark catalog {name!r}: {prefix}.type={kind} has no pyiceberg "
-                          "counterpart; lakemark maps the jdbc, rest, glue and hive types")
+                          "counterpart; lakemark maps the jdbc, rest, glue, hive and hadoop "
+                          "types")
     return IcebergCatalogSpec(name, _with_s3(properties, env), configured=True, source=source)

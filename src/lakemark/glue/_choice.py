@@ -20,7 +20,10 @@ On a field that is not a choice (it has one type), a spec still acts: ``cast:T``
 ``c_<type>`` and ``make_struct`` wraps ``c`` as ``{<type>: c}`` — the one column or member Glue
 would produce for a single type. ``choice=`` (frame-wide) acts on choice fields only.
 
-``specs`` paths use Glue's syntax (``a.b``, ```a.b`.c``, ``list[].price``). A spec naming a field
+``specs`` paths use Glue's syntax (``a.b``, ```a.b`.c``, ``list[].price``, and ``codes[]`` for
+the elements of an array that are themselves a choice: ``cast``, ``project`` and
+``make_struct`` act on each element; ``make_cols`` is refused there, as an element has no
+columns to spread into). A spec naming a field
 that does not exist is skipped with a warning (Glue ignores it).
 """
 
@@ -77,8 +80,10 @@ def _apply_spec(df: DataFrame, path: str, action: str) -> DataFrame:
                     path, path, action)
         return df
     actual, dtype = found
-    if actual[-1] == ELEM:
-        raise ConfigError(f"resolveChoice path {path!r} must end with a field name")
+    if actual[-1] == ELEM and kind == "make_cols":
+        raise ConfigError(f"resolveChoice path {path!r}: make_cols needs a field (an array's "
+                          "elements have no columns to spread into); use make_struct, "
+                          "project:<type> or cast:<type> on array elements")
     if is_choice(dtype):
         return _resolve_one(df, actual, dtype, kind, arg)
     if kind in ("cast", "project"):
@@ -230,5 +235,12 @@ def resolve_choice(df: DataFrame, specs: Sequence[Any] | None, choice: str,
     for segs in paths:
         found = resolve(df.schema, segs)
         if found is not None:
+            if found[0][-1] == ELEM and kind == "make_cols":
+                from ._fieldpaths import format_path
+
+                raise ConfigError(f"resolveChoice(choice='make_cols'): {format_path(segs)!r} "
+                                  "is a choice inside an array, whose elements have no columns "
+                                  "to spread into; resolve it first with a spec such as "
+                                  f"({format_path(segs)!r}, 'make_struct')")
             df = _resolve_one(df, found[0], found[1], kind, arg)
     return df

@@ -144,7 +144,9 @@ def choice_paths(dtype: StructType, prefix: tuple[str, ...] = ()) -> list[tuple[
         steps: tuple[str, ...] = (f.name,)
         while isinstance(t, ArrayType):
             t, steps = t.elementType, steps + (ELEM,)
-        if isinstance(t, StructType):
+        if is_choice(t):  # the elements of an array are the choice (``a[]``)
+            out.append(prefix + steps)
+        elif isinstance(t, StructType):
             out.extend(choice_paths(t, prefix + steps))
     return out
 

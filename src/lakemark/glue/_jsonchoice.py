@@ -16,8 +16,11 @@ job; the first read only inferred the schema, so the input is read once for data
   record's value kept under its own type (``_choicetype``).
 
 Fields inside structs too (``payload.amount``): the struct is read with its mixed fields as
-variants and rebuilt (a null struct stays null). Fields inside arrays or maps stay as Spark
-types them. Partition columns (folder names) are left alone.
+variants and rebuilt (a null struct stays null). Array elements too, as Glue types them: an
+array whose elements differ (``[1, "2"]``, which Spark types ``array<string>``) becomes
+``array<choice(long, string)>`` (Glue path ``codes[]``), and so do fields of structs inside
+arrays (``items[].qty``), at any depth. JSON objects are structs (Glue's JSON reader makes no
+maps), so no choice arises inside a map here. Partition columns (folder names) are left alone.
 """
 
 from __future__ import annotations
@@ -48,28 +51,35 @@ def _kind_of(type_name: str) -> str | None:
 Path = tuple[str, ...]
 
 
-def _string_paths(dtype: StructType, prefix: Path = ()) -> list[Path]:
-    """Paths of the ``string`` fields of ``dtype``, inside structs (not arrays or maps)."""
-    from pyspark.sql.types import StringType, StructType
+def _string_paths(dtype: DataType, prefix: Path = ()) -> list[Path]:
+    """Paths of the ``string`` values of ``dtype``: fields of structs and elements of arrays
+    (``ELEM`` segments), not map values."""
+    from pyspark.sql.types import ArrayType, StringType, StructType
 
-    out: list[Path] = []
-    for f in dtype.fields:
-        if isinstance(f.dataType, StringType):
-            out.append((*prefix, f.name))
-        elif isinstance(f.dataType, StructType):
-            out.extend(_string_paths(f.dataType, (*prefix, f.name)))
-    return out
+    from ._fieldpaths import ELEM
+
+    if isinstance(dtype, StringType):
+        return [prefix] if prefix else []
+    if isinstance(dtype, ArrayType):
+        return _string_paths(dtype.elementType, (*prefix, ELEM))
+    if isinstance(dtype, StructType):
+        return [p for f in dtype.fields for p in _string_paths(f.dataType, (*prefix, f.name))]
+    return []
 
 
 def _as_variants(dtype: DataType, paths: set[Path], prefix: Path = ()) -> DataType:
-    """``dtype`` with the fields at ``paths`` (relative to ``prefix``) typed ``VARIANT``."""
-    from pyspark.sql.types import StructField, StructType, VariantType
+    """``dtype`` with the values at ``paths`` (relative to ``prefix``) typed ``VARIANT``."""
+    from pyspark.sql.types import ArrayType, StructField, StructType, VariantType
+
+    from ._fieldpaths import ELEM
 
     if prefix in paths:
         return VariantType()
     if isinstance(dtype, StructType):
         return StructType([StructField(f.name, _as_variants(f.dataType, paths, (*prefix, f.name)),
                                        True) for f in dtype.fields])
+    if isinstance(dtype, ArrayType):
+        return ArrayType(_as_variants(dtype.elementType, paths, (*prefix, ELEM)), True)
     return dtype
 
 
@@ -79,7 +89,7 @@ def json_choices(df: DataFrame, partition_columns: Sequence[str],
     choices, at the top level and inside structs; ``read_as(schema)`` reads the same files
     again with ``schema``."""
     from pyspark.sql import functions as F
-    from pyspark.sql.types import StructField, StructType
+    from pyspark.sql.types import ArrayType, StructField, StructType
 
     skip = {c.lower() for c in partition_columns}
     kept = [f for f in df.schema.fields if f.name.lower() not in skip]
@@ -90,31 +100,49 @@ def json_choices(df: DataFrame, partition_columns: Sequence[str],
     # Partition columns are in the schema as ``df`` has them, so their types are kept.
     raw = read_as(StructType([StructField(f.name, _as_variants(f.dataType, wanted, (f.name,)),
                                           True) for f in df.schema.fields]))
-    seen = raw.agg(*[F.collect_set(F.schema_of_variant(_column(c))).alias(f"t{i}")
+    seen = raw.agg(*[F.flatten(F.collect_set(F.array_distinct(_kinds(c)))).alias(f"t{i}")
                      for i, c in enumerate(candidates)]).collect()[0]
-    leaves = {c: _leaf(_column(c), seen[f"t{i}"]) for i, c in enumerate(candidates)}
+    kinds = {c: sorted({k for k in seen[f"t{i}"] or () if k}) for i, c in enumerate(candidates)}
+    leaves = set(candidates)
 
-    def rebuild(path: Path, dtype: DataType) -> Column:
+    def rebuild(col: Column, path: Path, dtype: DataType) -> Column:
+        from ._fieldpaths import ELEM
+
         if path in leaves:
-            return leaves[path].alias(path[-1])
-        col = _column(path)
-        if not isinstance(dtype, StructType) or not any(c[:len(path)] == path for c in leaves):
-            return col.alias(path[-1])
-        inner = F.struct(*[rebuild((*path, f.name), f.dataType) for f in dtype.fields])
-        return F.when(col.isNotNull(), inner).alias(path[-1])
-
-    return raw.select(*[rebuild((f.name,), f.dataType) for f in df.schema.fields])
-
-
-def _column(path: Path) -> Column:
-    from pyspark.sql import functions as F
+            return _leaf(col, kinds[path])
+        if not any(c[:len(path)] == path for c in leaves):
+            return col
+        if isinstance(dtype, ArrayType):
+            elem = dtype.elementType
+            return F.transform(col, lambda e: rebuild(e, (*path, ELEM), elem))
+        assert isinstance(dtype, StructType)
+        inner = F.struct(*[rebuild(col.getField(f.name), (*path, f.name), f.dataType)
+                           .alias(f.name) for f in dtype.fields])
+        return F.when(col.isNotNull(), inner)
 
     from ._fieldpaths import quote
 
-    col = F.col(quote(path[0]))
-    for name in path[1:]:
-        col = col.getField(name)
-    return col
+    return raw.select(*[rebuild(F.col(quote(f.name)), (f.name,), f.dataType).alias(f.name)
+                        for f in df.schema.fields])
+
+
+def _kinds(path: Path) -> Column:
+    """An ``array<string>`` of the ``schema_of_variant`` names of the values at ``path``
+    (every element's, through arrays)."""
+    from pyspark.sql import functions as F
+
+    from ._fieldpaths import ELEM, quote
+
+    def walk(col: Column, rest: Path) -> Column:
+        if not rest:
+            return F.array(F.schema_of_variant(col))
+        if rest[0] == ELEM:
+            # null elements (and null inner arrays) drop out: flatten is null if any part is
+            return F.flatten(F.filter(F.transform(col, lambda e: walk(e, rest[1:])),
+                                      lambda part: part.isNotNull()))
+        return walk(col.getField(rest[0]), rest[1:])
+
+    return walk(F.col(quote(path[0])), path[1:])
 
 
 def _leaf(col: Column, type_names: Sequence[str]) -> Column:

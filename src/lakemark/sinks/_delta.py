@@ -345,13 +345,15 @@ def write_delta(spark: SparkSession, df: DataFrame, target: Target, *, mode: str
                 commit_info: Mapping[str, str] | None = None,
                 partition_filters: list[tuple[str, str, Any]] | None = None,
                 overwrite_schema: bool = False,
-                removes: Sequence[tuple[str, int]] = ()) -> WriteResult:
+                removes: Sequence[tuple[str, int]] = (),
+                replace_partitioning: bool = False) -> WriteResult:
     """Write ``df`` to the Delta table at ``target`` (see the module docstring).
 
     ``overwrite_schema`` (``overwrite`` only): the table takes the DataFrame's schema and
-    ``partition_by`` (else its own partition columns the DataFrame still has) in the one
-    commit. ``removes``: ``(path, size)`` of live files the commit removes next to its adds
-    (``replaceWhere`` on data columns); a file no longer live fails the write.
+    ``partition_by`` (else its own partition columns the DataFrame still has; with
+    ``replace_partitioning``, as SQL ``REPLACE TABLE … AS SELECT``, exactly ``partition_by``)
+    in the one commit. ``removes``: ``(path, size)`` of live files the commit removes next to
+    its adds (``replaceWhere`` on data columns); a file no longer live fails the write.
 
     ``commit_info`` entries go into the commit's ``commitInfo`` next to the write id.
     ``partition_filters`` (deltalake's form; ``overwrite`` of an existing table only): the
@@ -375,7 +377,7 @@ def write_delta(spark: SparkSession, df: DataFrame, target: Target, *, mode: str
         _check_replaceable(target, table)
         existing = list(table.metadata().partition_columns)
         partition_cols = list(partition_by) or (
-            existing if set(existing) <= set(df.columns) else [])
+            existing if set(existing) <= set(df.columns) and not replace_partitioning else [])
         schema = frame
     elif table is not None:
         if merge:

@@ -237,9 +237,14 @@ def _same_type(a: pa.DataType, b: pa.DataType) -> bool:
 
 
 def _table_location(catalog: Catalog, name: IcebergTableName, current: Table | None) -> str:
-    """The table's location; for a new table ``<warehouse>/<db>.db/<table>``."""
+    """The table's location; for a new table the catalog's own choice where it has one
+    (``new_table_location``: a Hadoop catalog's ``<warehouse>/<db>/<table>``), else
+    ``<warehouse>/<db>.db/<table>``."""
     if current is not None:
         return current.location()
+    own = getattr(catalog, "new_table_location", None)
+    if callable(own):
+        return str(own(name.namespace, name.table))
     warehouse = catalog.properties.get("warehouse")
     if not warehouse:
         raise ConfigError(f"Iceberg catalog {catalog.name!r} has no warehouse for new table "

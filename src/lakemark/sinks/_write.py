@@ -154,6 +154,7 @@ def write_target(
     order_by: str | Sequence[str] | None = None,
     overwrite_schema: bool = False,
     removes: Sequence[tuple[str, int]] = (),
+    replace_partitioning: bool = False,
 ) -> WriteResult:
     """Write ``df`` to ``target`` (a local path, ``file://`` or ``s3://`` URI, or for
     ``format="iceberg"`` a table name ``[catalog.]db.table`` in ``iceberg_catalog``, see
@@ -181,7 +182,8 @@ def write_target(
 
     ``partition_filters`` (Delta, ``overwrite``): replace only the partitions they select, in
     deltalake's ``(column, op, value)`` form (``format("delta")``'s ``replaceWhere``).
-    ``overwrite_schema`` and ``removes`` (Delta): see :func:`lakemark.sinks._delta.write_delta`
+    ``overwrite_schema``, ``replace_partitioning`` and ``removes`` (Delta): see
+    :func:`lakemark.sinks._delta.write_delta`
     (``format("delta")``'s ``overwriteSchema`` and ``replaceWhere`` on data columns).
 
     ``merge_keys`` (Delta or Iceberg, ``append``): merge ``df`` into the table by these key
@@ -221,7 +223,8 @@ def write_target(
         return write_delta(spark, df, resolved, mode=save_mode, partition_by=columns,
                            token=idempotency, options=opts, commit_info=commit_info,
                            partition_filters=partition_filters,
-                           overwrite_schema=overwrite_schema, removes=removes)
+                           overwrite_schema=overwrite_schema, removes=removes,
+                           replace_partitioning=replace_partitioning)
     return write_files(spark, df, resolved, format=fmt, mode=save_mode, partition_by=columns,
                        options=opts, commit_token=commit_token, commit_info=commit_info)
 

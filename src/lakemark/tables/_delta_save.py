@@ -51,9 +51,15 @@ _UNSUPPORTED = {"partitionoverwritemode": "partitionOverwriteMode",
 
 
 def save_delta(df: DataFrame, path: str, *, mode: str | None,
-               partition_by: Sequence[str], options: Mapping[str, str]) -> WriteResult | None:
+               partition_by: Sequence[str], options: Mapping[str, str],
+               operation: Mapping[str, str] | None = None,
+               replace_partitioning: bool = False) -> WriteResult | None:
     """Write ``df`` to the Delta table at ``path`` with Spark's save-mode semantics; the
-    sink's result, or None when mode ``ignore`` found a table there."""
+    sink's result, or None when mode ``ignore`` found a table there. ``operation``: the
+    history record (:func:`lakemark.planning.delta_history.record`) when the write is not a
+    DataFrame ``WRITE`` (SQL ``CREATE TABLE … AS SELECT``); ``replace_partitioning``: with
+    ``overwriteSchema``, the table takes exactly ``partition_by`` (none when empty), as SQL
+    ``REPLACE TABLE … AS SELECT`` does."""
     from ..sinks import TXN_APP_ID, TXN_VERSION, token_from_options, write_target
     from ..sinks._location import open_delta, resolve_target
 
@@ -120,11 +126,12 @@ def save_delta(df: DataFrame, path: str, *, mode: str | None,
         if filters is None:  # rows replaced: the commit adds and removes files itself
             write_mode = "append"
     # history() shows Delta on Spark's record: the save mode and partitionBy the user gave
-    commit_info.update(write_record(how, list(partition_by), replace_where))
+    commit_info.update(operation or write_record(how, list(partition_by), replace_where))
     result = write_target(df.sparkSession, df, path, format="delta", mode=write_mode,
                           partition_by=list(partition_by), options=opts,
                           commit_info=commit_info, partition_filters=filters,
-                          overwrite_schema=overwrite_schema, removes=removes)
+                          overwrite_schema=overwrite_schema, removes=removes,
+                          replace_partitioning=replace_partitioning)
     if result.skipped and token is not None:
         log.info("writing Delta table %s skipped: it already recorded txnAppId %r with a "
                  "txnVersion >= %d (nothing written)", target.root, token.app_id, token.version)
