@@ -11,8 +11,9 @@ observation on the written plan); otherwise, for S3, the executors' pyarrow path
 Lines, CSV; ORC needs S3A), which reports the files of the task attempts Spark kept, so files of
 discarded attempts stay in staging and go with it.
 
-A job's per-run token (``commit_token``) adds a ``.pending`` record before the write and a
-commit record after the publish, so a retry of a run whose output was already published is
+A job's per-run token (``commit_token``) adds a pending record before the write and a commit
+record after the publish (in the job's state store, or under ``_lakemark_commits/`` in the
+folder: :mod:`._commit_log`), so a retry of a run whose output was already published is
 skipped instead of appended again, and a dead write's published files are removed before the
 retry writes.
 """
@@ -32,6 +33,7 @@ from ._location import (
     delete_files,
     list_data_files,
 )
+from ._commit_log import FolderLog, StoreRecords
 from ._model import IdempotencyToken, WriteResult
 from ._publish import clear_trace, commit_record, staged_publish, staging_folder, store_for
 from ._schema import arrow_schema, check_partition_kinds, spark_kinds
@@ -69,18 +71,21 @@ def _arrow_spec_options(format: str, options: Mapping[str, str],
 def write_files(spark: SparkSession, df: DataFrame, target: Target, *, format: str, mode: str,
                 partition_by: Sequence[str], options: Mapping[str, str],
                 commit_token: IdempotencyToken | None = None,
-                commit_info: Mapping[str, str] | None = None) -> WriteResult:
+                commit_info: Mapping[str, str] | None = None,
+                commit_records: StoreRecords | None = None) -> WriteResult:
     """Write ``df`` as a ``format`` folder at ``target`` (see the module docstring).
 
     The run's files are written into ``_lakemark_staging/<write id>/`` under the target, then
     published (renamed locally, copied server-side on S3) and, with ``commit_token``, a commit
-    record written; a token that already has a commit record is skipped."""
+    record written — in the state store of ``commit_records``, else under the folder's
+    ``_lakemark_commits/``; a token that already has a commit record is skipped."""
     fs = target.filesystem()
     check_target(target, fs)
     check_folder_location(target, fs, format)
     kinds = spark_kinds(df.schema)
     check_partition_kinds(kinds, partition_by, target=target.root)
     store = store_for(target)
+    log = commit_records.log(store) if commit_records is not None else FolderLog(store)
 
     spec: ArrowWriteSpec | None = None
     if target.is_s3 and not has_s3a(spark):
@@ -100,9 +105,9 @@ def write_files(spark: SparkSession, df: DataFrame, target: Target, *, format: s
         )
 
     if commit_token is not None:
-        done = commit_record(store, commit_token)
+        done = commit_record(store, commit_token, log)
         if done is not None:
-            clear_trace(store, commit_token)  # a leftover .pending of a finished write
+            clear_trace(store, commit_token, log)  # a leftover .pending of a finished write
             return WriteResult(target.root, format, rows=0, files=0, bytes=0, skipped=True)
     before = list_data_files(target, fs) if mode == "overwrite" else {}
     rows: list[int] = []
@@ -122,7 +127,7 @@ def write_files(spark: SparkSession, df: DataFrame, target: Target, *, format: s
         rows.append(sum(f.rows for f in files))
         return [f.path for f in files]  # only the task attempts Spark kept
 
-    published = staged_publish(store, commit_token, dict(commit_info or {}), write)
+    published = staged_publish(store, commit_token, dict(commit_info or {}), write, log)
     if mode == "overwrite":
         kept = set(published.files)
         delete_files(target, fs, [rel for rel in before if rel not in kept])
