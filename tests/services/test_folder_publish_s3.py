@@ -227,6 +227,10 @@ class Ingest:
     def staging(self) -> list[str]:
         return [k for k in keys(self.client, self.prefix + "_lakemark_staging/")]
 
+    def sibling_staging(self) -> list[str]:
+        """Keys under the staging prefix beside the target (the default layout)."""
+        return list(keys(self.client, self.prefix.rstrip("/") + "__lakemark_staging/"))
+
     def pending(self) -> list[str]:
         return [k for k in keys(self.client, self.prefix + "_lakemark_commits/")
                 if k.endswith(".pending")]
@@ -347,7 +351,8 @@ def test_bad_input_writes_nothing(spark: Any, lake: Any) -> None:
 def test_ingest_to_s3_keeps_commit_records_out_of_the_prefix(tmp_path: Path, s3: Any,
                                                              lake: Any) -> None:
     """The default layout (issue 32): the same kills as above, and the prefix holds only the
-    data files — commit records are in the state store, staging is gone after each write."""
+    data files — commit records are in the state store, staging is beside the prefix (and
+    gone after each write), even while a killed write waits for its retry."""
     f = Ingest(tmp_path, s3, lake, layout="store")
     f.arrive(3)
     f.killed("after-sink-commit")  # published, commit record in the store; run not committed
@@ -362,8 +367,9 @@ def test_ingest_to_s3_keeps_commit_records_out_of_the_prefix(tmp_path: Path, s3:
 
     before = visible(lake, f.prefix)
     f.arrive(4)
-    f.killed("mid-write")  # staged files only, a pending row in the store
-    assert any(k.endswith(".parquet") for k in f.staging())
+    f.killed("mid-write")  # staged files beside the prefix, a pending row in the store
+    assert any(k.endswith(".parquet") for k in f.sibling_staging())
+    assert f.staging() == [] and hidden(lake, f.prefix) == []
     assert f.ids() == [0, 1, 2]
     assert committed_files(f.target, f.state) == [f"s3://{BUCKET}/{k}" for k in before]
 
@@ -372,5 +378,6 @@ def test_ingest_to_s3_keeps_commit_records_out_of_the_prefix(tmp_path: Path, s3:
     assert f.ids() == list(range(9))
     data = visible(lake, f.prefix)
     assert sorted(keys(lake, f.prefix)) == data  # nothing but data files under the prefix
+    assert f.sibling_staging() == []
     assert all(k.endswith(".parquet") for k in data)
     assert committed_files(f.target, f.state) == [f"s3://{BUCKET}/{k}" for k in data]

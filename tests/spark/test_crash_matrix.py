@@ -165,6 +165,9 @@ def test_parquet_folder_target_killed_mid_write_after_publish_and_in_the_commit(
     seq.killed("mid-write")  # the run's files are in staging only: a reader sees nothing
     assert target_ids(seq.target, "parquet") == []
     assert committed_files(str(seq.target), seq.state) == []
+    # staged beside the target, not in it (issue 32): the killed write left nothing there
+    assert [p for p in Path(seq.target).rglob("*") if p.is_file()] == []
+    assert list(Path(f"{seq.target}__lakemark_staging").rglob("*.parquet"))
     seq.arrive(2)
     seq.killed("after-sink-commit")  # the retry replanned, published and recorded its commit
     assert sorted(target_ids(seq.target, "parquet")) == list(range(5))
@@ -176,7 +179,7 @@ def test_parquet_folder_target_killed_mid_write_after_publish_and_in_the_commit(
     assert (last["run"], last["skipped"], last["files"]) == (2, False, 1)
     seq.check_exactly_once()
     # The output folder holds only data files: commit records live in the state store and
-    # staging is gone (issue 32; Spark's _SUCCESS marker is not published).
+    # staging beside it is gone (issue 32; Spark's _SUCCESS marker is not published).
     target = Path(seq.target)
     assert sorted(p.relative_to(target).as_posix() for p in target.rglob("*")) == sorted(
         Path(f).relative_to(target).as_posix() for f in committed_files(str(target), seq.state))

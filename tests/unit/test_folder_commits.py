@@ -26,6 +26,7 @@ from lakemark.sinks._commit_log import (FOLDER_COMMITS_ENV, FolderLog, StoreReco
                                         commit_layout, folder_records)
 from lakemark.sinks._model import IdempotencyToken
 from lakemark.sinks._publish import commit_record, staged_publish, staging_folder
+from lakemark.sinks._staging import sibling_staged
 from lakemark.state import open_store
 from lakemark.state._sql import SCHEMA_VERSION
 from lakemark.storage import filesystem_for
@@ -90,12 +91,16 @@ def test_a_dead_writes_pending_row_is_rolled_back_by_the_retry(store: Any,
                                                              "files": ["part-dead.csv"]},
                              run_id=first.run_id)
     fs.write_text("part-dead.csv", "half\n")
-    fs.write_text(f"{staging_folder('dead')}/part-dead.csv", "half\n")
+    beside = sibling_staged(fs)
+    assert beside is not None  # the store's writes stage beside the target
+    beside.write_text(f"{staging_folder('dead')}/part-dead.csv", "half\n")
+    assert (tmp_path / "out__lakemark_staging" / "dead" / "part-dead.csv").exists()
     assert committed_files(str(out), state=store.url) == []  # visible, not committed
     retry = _run(store, force=True)  # takes the lease over, as a retry after a kill does
     log = StoreRecords(store, retry.run_id).log(fs)
-    _publish(fs, token, log, {"part-new.csv": "1\n"})
+    _publish(beside, token, log, {"part-new.csv": "1\n"})
     assert _files(out) == ["part-new.csv"]
+    assert not (tmp_path / "out__lakemark_staging").exists()
     assert committed_files(str(out), state=store.url) == [str(out / "part-new.csv")]
 
 
@@ -161,10 +166,10 @@ def test_the_layout_is_chosen_by_one_variable(monkeypatch: pytest.MonkeyPatch,
     with pytest.raises(ConfigError, match=FOLDER_COMMITS_ENV):
         commit_layout({FOLDER_COMMITS_ENV: "bucket"})
     monkeypatch.setenv(FOLDER_COMMITS_ENV, "folder")
-    assert folder_records(object(), "jr_x") is None
+    assert folder_records(object(), "jr_x").in_folder
     monkeypatch.setenv(FOLDER_COMMITS_ENV, "store")
     records = folder_records(object(), "jr_x")
-    assert records is not None and records.run_id == "jr_x"
+    assert (records.run_id, records.in_folder) == ("jr_x", False)
 
 
 def test_a_store_of_the_previous_version_gains_the_table(tmp_path: Path) -> None:
@@ -182,3 +187,59 @@ def test_a_store_of_the_previous_version_gains_the_table(tmp_path: Path) -> None
     assert sqlite3.connect(path).execute(
         "SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0] == str(
             SCHEMA_VERSION)
+
+
+def test_staging_beside_the_target_keeps_the_prefix_clean(store: Any, tmp_path: Path) -> None:
+    """Staged beside the target (``out__lakemark_staging/``): while the write runs nothing
+    appears under ``out/``; after it, only the data files, and the sibling is gone."""
+    lake = tmp_path / "lake"
+    out = lake / "out"
+    raw = filesystem_for(str(out))
+    fs = sibling_staged(raw)
+    assert fs is not None and fs.root == str(out)
+    seen: list[list[str]] = []
+
+    def write(write_id: str) -> None:
+        fs.write_text(f"{staging_folder(write_id)}/d=1/a.csv", "1\n")
+        seen.append(_files(lake))
+
+    run = _run(store)
+    staged_publish(fs, IdempotencyToken("j/sink", 1), {}, write,
+                   StoreRecords(store, run.run_id).log(raw))
+    assert seen == [["out__lakemark_staging/" + seen[0][0].split("/")[1] + "/d=1/a.csv"]]
+    assert _files(lake) == ["out/d=1/a.csv"]
+    assert sorted(p.name for p in lake.iterdir()) == ["out"]  # the sibling folder is gone
+
+
+def test_a_target_without_a_parent_stages_inside_it() -> None:
+    assert sibling_staged(filesystem_for("s3://bucket")) is None
+    assert sibling_staged(filesystem_for("/")) is None
+    staged = sibling_staged(filesystem_for("s3://bucket/out"))
+    assert staged is not None and staged.staging_root == "s3://bucket/out__lakemark_staging"
+    deep = sibling_staged(filesystem_for("s3://bucket/a/b/out/"))
+    assert deep is not None and deep.parent.root == "s3://bucket/a/b" and deep.base == "out"
+
+
+def test_the_old_layout_still_honours_the_stores_records(store: Any, tmp_path: Path) -> None:
+    """A job switched to ``LAKEMARK_FOLDER_COMMITS=folder`` between a write and its retry: a
+    version committed in the store is not written again, and a write that died with its
+    pending row in the store (staged beside the target) is rolled back first."""
+    lake = tmp_path / "lake"
+    out = lake / "out"
+    raw = filesystem_for(str(out))
+    run = _run(store)
+    in_store = StoreRecords(store, run.run_id).log(raw)
+    _publish(sibling_staged(raw), IdempotencyToken("j/sink", 1), in_store, {"a.csv": "1\n"})
+    store.set_folder_pending(str(out), "j/sink", 2, "dead",
+                             {"staging": "dead", "files": ["half.csv"]}, run_id=run.run_id)
+    raw.write_text("half.csv", "half\n")
+    (lake / "out__lakemark_staging" / "dead").mkdir(parents=True)
+    (lake / "out__lakemark_staging" / "dead" / "half.csv").write_text("half\n")
+
+    in_folder = StoreRecords(store, run.run_id, in_folder=True).log(raw)
+    assert commit_record(raw, IdempotencyToken("j/sink", 1), in_folder) is not None
+    _publish(raw, IdempotencyToken("j/sink", 2), in_folder, {"b.csv": "2\n"})
+    assert _files(lake) == ["out/_lakemark_commits/j%2Fsink-2.json", "out/a.csv", "out/b.csv"]
+    assert store.folder_pending(str(out), "j/sink", 2) is None
+    assert committed_files(str(out), state=store.url) == [str(out / "a.csv"),
+                                                          str(out / "b.csv")]

@@ -88,10 +88,14 @@ def _record_name(token: IdempotencyToken) -> str:
 
 
 class FolderLog:
-    """Records as objects under ``<target>/_lakemark_commits/`` (the old layout)."""
+    """Records as objects under ``<target>/_lakemark_commits/`` (the old layout). ``also``:
+    the state store's records of the same folder, still honoured (a job that switched to the
+    old layout never redoes a version committed in the store, and rolls back a write that
+    died there)."""
 
-    def __init__(self, store: FileSystem) -> None:
+    def __init__(self, store: FileSystem, also: StateLog | None = None) -> None:
         self.store = store
+        self.also = also
 
     def where(self, token: IdempotencyToken) -> str:
         return f"{self.store.root}/{COMMITS}/{_record_name(token)}"
@@ -120,7 +124,9 @@ class FolderLog:
                 continue
             if best is None or int(version) > best[0]:
                 best = (int(version), name)
-        return None if best is None else self._json(f"{COMMITS}/{best[1]}")
+        if best is not None:
+            return self._json(f"{COMMITS}/{best[1]}")
+        return self.also.committed(token) if self.also is not None else None
 
     def pending(self, token: IdempotencyToken) -> tuple[dict[str, Any], bool] | None:
         name = _record_name(token)
@@ -146,7 +152,7 @@ class FolderLog:
         self.store.delete([f"{COMMITS}/{_record_name(token)}.pending"])
 
     def records(self) -> list[dict[str, Any]]:
-        found = []
+        found = self.also.state.folder_commits(self.also.target) if self.also else []
         for name in self.store.names(COMMITS):
             if name.startswith(".") or not name.endswith(".json"):
                 continue
@@ -226,20 +232,25 @@ class StoreRecords:
 
     state: FolderCommitStore
     run_id: str | None = None
+    #: ``LAKEMARK_FOLDER_COMMITS=folder``: new records go to the folder (the store's are
+    #: still honoured).
+    in_folder: bool = False
 
-    def log(self, store: FileSystem) -> StateLog:
+    def log(self, store: FileSystem) -> CommitLog:
         """The records of the folder ``store`` is rooted at."""
-        return StateLog(self.state, store, self.run_id)
+        found = StateLog(self.state, store, self.run_id)
+        return FolderLog(store, also=found) if self.in_folder else found
 
 
-def folder_records(state: Any, run_id: str | None) -> StoreRecords | None:
+def folder_records(state: Any, run_id: str | None) -> StoreRecords:
     """Where a job run keeps its folder sinks' records: in its state store ``state``, fenced
-    by ``run_id`` (None with ``LAKEMARK_FOLDER_COMMITS=folder``: in the folder)."""
-    return StoreRecords(state, run_id) if commit_layout() == "store" else None
+    by ``run_id`` (with ``LAKEMARK_FOLDER_COMMITS=folder``: in the folder)."""
+    return StoreRecords(state, run_id, in_folder=commit_layout() == "folder")
 
 
 def logs_of(log: CommitLog) -> list[CommitLog]:
-    """The logs whose pending traces a write rolls back: ``log``, and the folder's old records
-    behind a :class:`StateLog` (a write an older lakemark left half-done)."""
-    legacy = getattr(log, "legacy", None)
-    return [log] if legacy is None else [log, legacy]
+    """The logs whose pending traces a write rolls back: ``log``, and the other place the
+    same job may have left one — the folder's records behind a :class:`StateLog` (a write an
+    older lakemark left half-done), the store's behind a :class:`FolderLog`."""
+    other = getattr(log, "legacy", None) or getattr(log, "also", None)
+    return [log] if other is None else [log, other]

@@ -1,9 +1,11 @@
 """Parquet, JSON, CSV and ORC folders, staged and published (:mod:`._publish`).
 
-Every write puts the run's files into the hidden ``_lakemark_staging/<write id>/`` under the
-target first, then publishes them: locally by renames, on S3 by server-side copies (the staging
-objects are then deleted). ``overwrite`` deletes the old visible files after the new ones are in
-place (readers may briefly see both; never neither).
+Every write puts the run's files into a staging folder first (:mod:`._staging`): beside the
+target, ``<target>__lakemark_staging/<write id>/``, when a job keeps the commit records in its
+state store; else the hidden ``<target>/_lakemark_staging/<write id>/``. Then it publishes
+them: locally by renames, on S3 by server-side copies (the staging objects are then deleted).
+``overwrite`` deletes the old visible files after the new ones are in place (readers may
+briefly see both; never neither).
 
 Who writes the staged files: Spark's own writer for local folders and for S3 when the S3A
 connector is on Spark's classpath (``df.write...save(<staging>)``, rows counted by an
@@ -34,6 +36,7 @@ from ._location import (
     list_data_files,
 )
 from ._commit_log import FolderLog, StoreRecords
+from ._staging import SIBLING_SUFFIX, sibling_staged
 from ._model import IdempotencyToken, WriteResult
 from ._publish import clear_trace, commit_record, staged_publish, staging_folder, store_for
 from ._schema import arrow_schema, check_partition_kinds, spark_kinds
@@ -75,7 +78,7 @@ def write_files(spark: SparkSession, df: DataFrame, target: Target, *, format: s
                 commit_records: StoreRecords | None = None) -> WriteResult:
     """Write ``df`` as a ``format`` folder at ``target`` (see the module docstring).
 
-    The run's files are written into ``_lakemark_staging/<write id>/`` under the target, then
+    The run's files are written into a staging folder (:mod:`._staging`), then
     published (renamed locally, copied server-side on S3) and, with ``commit_token``, a commit
     record written — in the state store of ``commit_records``, else under the folder's
     ``_lakemark_commits/``; a token that already has a commit record is skipped."""
@@ -84,8 +87,11 @@ def write_files(spark: SparkSession, df: DataFrame, target: Target, *, format: s
     check_folder_location(target, fs, format)
     kinds = spark_kinds(df.schema)
     check_partition_kinds(kinds, partition_by, target=target.root)
-    store = store_for(target)
-    log = commit_records.log(store) if commit_records is not None else FolderLog(store)
+    raw = store_for(target)
+    log = commit_records.log(raw) if commit_records is not None else FolderLog(raw)
+    # records in the state store: staging beside the target too (old layout: inside it)
+    sibling = sibling_staged(raw) if commit_records and not commit_records.in_folder else None
+    store = sibling or raw
 
     spec: ArrowWriteSpec | None = None
     if target.is_s3 and not has_s3a(spark):
@@ -114,12 +120,18 @@ def write_files(spark: SparkSession, df: DataFrame, target: Target, *, format: s
 
     def write(write_id: str) -> list[str] | None:
         staging = staging_folder(write_id)
+        if sibling is not None:  # <target>__lakemark_staging/<write id>
+            spark_at = f"{spark_path(target).rstrip('/')}{SIBLING_SUFFIX}/{write_id}"
+            arrow_at = f"{target.fs_path.rstrip('/')}{SIBLING_SUFFIX}/{write_id}"
+        else:
+            spark_at = f"{spark_path(target).rstrip('/')}/{staging}"
+            arrow_at = target.absolute(staging)
         if spec is None:  # Spark's own writer: local, or S3 through S3A
             rows.append(write_folder(spark, df, target, format=format, mode="overwrite",
                                      partition_cols=partition_by, options=options,
-                                     path=f"{spark_path(target).rstrip('/')}/{staging}"))
+                                     path=spark_at))
             return None
-        staged = replace(spec, root=target.absolute(staging), write_id=write_id)
+        staged = replace(spec, root=arrow_at, write_id=write_id)
         try:
             files = run_arrow_write(df, staged)
         except spark_errors() as exc:

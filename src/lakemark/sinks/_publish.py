@@ -45,6 +45,7 @@ from ..storage._fs_s3 import S3FileSystem
 from ._location import Target, is_hidden, resolve_target
 from ._commit_log import COMMITS, CommitLog, FolderLog, StateLog, logs_of
 from ._model import IdempotencyToken
+from ._staging import STAGING_DIR, sibling_staged
 
 __all__ = ["COMMITS", "STAGING_DIR", "FolderStore", "LocalStore", "Published", "S3Store",
            "clear_trace", "commit_record", "committed_files", "staged_publish", "staging_folder",
@@ -52,7 +53,6 @@ __all__ = ["COMMITS", "STAGING_DIR", "FolderStore", "LocalStore", "Published", "
 
 log_ = logging.getLogger("lakemark")
 
-STAGING_DIR = "_lakemark_staging"
 
 #: What a write id in a ``.pending`` record may look like (it names a staging folder).
 _WRITE_ID = re.compile(r"^[0-9A-Za-z_-]{1,64}$")
@@ -150,8 +150,16 @@ def _roll_back(store: FolderStore, log: CommitLog, token: IdempotencyToken) -> N
             continue
         info, committed = found
         staging = str(info.get("staging") or "")
+        # the folder's records name a staging folder inside the target; the store's, one
+        # beside it (inside when the target has no parent)
+        if isinstance(each, FolderLog):
+            home: FolderStore = each.store
+        elif isinstance(each, StateLog):
+            home = sibling_staged(each.legacy.store) or each.legacy.store
+        else:
+            home = store
         if _WRITE_ID.match(staging):
-            store.remove_tree(staging_folder(staging))
+            home.remove_tree(staging_folder(staging))
         files = info.get("files")
         if not committed and isinstance(files, list):
             # Only plain data paths under the target: a damaged record never deletes records,
