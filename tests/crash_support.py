@@ -214,7 +214,7 @@ def check_exactly_once(target: Path | str, target_format: str, *, state: str, jo
     if target_format in FOLDER_FORMATS:
         target = Path(target)
         visible = set(_visible_files(target, target_format))
-        committed = ({os.path.normpath(f) for f in committed_files(str(target))}
+        committed = ({os.path.normpath(f) for f in committed_files(str(target), state)}
                      if target.exists() else set())
         uncommitted = sorted(visible - committed)
         if uncommitted:

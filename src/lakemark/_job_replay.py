@@ -60,7 +60,7 @@ def check_skipped_write(job: Job, key: str, target: str,
     committer = next((a.run_id for a in failed_attempts(job)
                       for i in job.store.run_inputs(a.run_id)
                       if i.ctx == key and isinstance(m := i.manifest, SinkManifest)
-                      and _sink_committed(m, a.run_id)), None)
+                      and _sink_committed(m, a.run_id, job.store)), None)
     if committer is None:
         if automatic is not None and not retried_sink(job, key):
             # Only a failed attempt of this very run may have committed its token, or the run
@@ -109,7 +109,7 @@ def pinned_inputs(job: Job) -> dict[str, tuple[str, Any]]:
     for attempt in attempts:
         inputs = job.store.run_inputs(attempt.run_id)
         committed = [i.ctx for i in inputs if isinstance(m := i.manifest, SinkManifest)
-                     and _sink_committed(m, attempt.run_id)]
+                     and _sink_committed(m, attempt.run_id, job.store)]
         if committed:
             job._pinned = {i.ctx: (attempt.run_id, i) for i in inputs
                             if not isinstance(i.manifest, SinkManifest)}
@@ -157,8 +157,9 @@ def pinned_plan(job: Job, ctx: str, pinned: tuple[str, Any],
                     pending=int(plan.pending_files or 0))
 
 
-def _sink_committed(plan: SinkManifest, run_id: str) -> bool:
-    """Whether the recorded Delta sink ``plan`` has a commit made by attempt ``run_id``."""
+def _sink_committed(plan: SinkManifest, run_id: str, store: Any = None) -> bool:
+    """Whether the recorded sink ``plan`` has a commit made by attempt ``run_id`` (a folder
+    sink's commit record is looked up in ``store``, the job's state store, and the folder)."""
     if plan.status == "committed":
         return True
     fmt = plan.format.strip().lower()
@@ -180,7 +181,7 @@ def _sink_committed(plan: SinkManifest, run_id: str) -> bool:
         if not token or not folder_token_supported(plan.target, fmt):
             return False
         found = folder_commit_run_id(
-            plan.target, IdempotencyToken(token.app_id, token.version), RUN_ID_KEY)
+            plan.target, IdempotencyToken(token.app_id, token.version), RUN_ID_KEY, store)
         return found == run_id
     from .sinks._location import open_delta, resolve_target
 

@@ -51,6 +51,7 @@ def write_frame(
     with the run's token, fence a skipped write, record the outcome, emit ``written``."""
     from .sinks import IdempotencyToken, token_from_options, write_target
     from .sinks._merge import merge_spec
+    from .sinks._commit_log import folder_records
     from .sinks._write import folder_token_supported
 
     record = job._started()
@@ -124,6 +125,7 @@ def write_frame(
             commit_info={RUN_ID_KEY: record.run_id, "lakemark.job": job.name,
                          GENERATION_KEY: str(record.generation)},
             commit_token=used if folder else None, iceberg_catalog=iceberg_catalog,
+            commit_records=folder_records(job.store, record.run_id) if folder else None,
             merge_keys=merge_keys, delete_when=delete_when, order_by=order_by,
         )
     fault_point("after-sink-commit")

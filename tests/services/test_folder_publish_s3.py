@@ -30,6 +30,7 @@ from lakemark import Job
 from lakemark.errors import ConfigError, FormatError, SinkError
 from lakemark.sinks import IdempotencyToken, committed_files, write_target
 from lakemark._fault import FAULT_ENV, FAULT_WAIT_ENV
+from lakemark.sinks._commit_log import FOLDER_COMMITS_ENV
 from lakemark.sinks._location import is_hidden
 from lakemark.sinks._write import folder_commit_run_id, folder_token_supported
 
@@ -128,10 +129,11 @@ def test_writes_without_token_stage_too(spark: Any, lake: Any) -> None:
 
 
 def test_dead_write_trace_is_cleaned_before_the_retry(spark: Any, s3: Any, lake: Any,
-                                                      tmp_path: Path) -> None:
+                                                      tmp_path: Path, monkeypatch: Any) -> None:
     """A write that died mid-publish: its ``.pending`` record names a staging prefix (still
     holding a file) and a file it had already copied into place. The next write of that token
     removes both before writing, and commits with this attempt's run id."""
+    monkeypatch.setenv(FOLDER_COMMITS_ENV, "folder")  # the old layout (opt-in)
     prefix = "out/dead/"
     stray = "part-00000-lm" + "d" * 32 + "-a0-000.parquet"
     buf = io.BytesIO()
@@ -181,7 +183,8 @@ def test_pending_left_after_the_commit_record_keeps_the_files(spark: Any, s3: An
 class Ingest:
     """A local source folder, an S3 parquet target and a state file; ``ingest files`` runs."""
 
-    def __init__(self, tmp: Path, s3: Any, client: Any) -> None:
+    def __init__(self, tmp: Path, s3: Any, client: Any, layout: str = "folder") -> None:
+        self.layout = layout  # where commit records go (LAKEMARK_FOLDER_COMMITS)
         self.src = tmp / "in"
         self.src.mkdir()
         self.prefix = "ingest/out/"
@@ -201,6 +204,7 @@ class Ingest:
     def run(self, fault: str | None = None) -> subprocess.CompletedProcess[str]:
         env = {k: v for k, v in os.environ.items() if k not in (FAULT_ENV, FAULT_WAIT_ENV)}
         env.update(self.s3.env)  # AWS_ENDPOINT_URL → moto_server, fake credentials
+        env[FOLDER_COMMITS_ENV] = self.layout
         if fault:
             env[FAULT_ENV] = fault
         cmd = [sys.executable, "-m", "lakemark", "ingest", "files", str(self.src), self.target,
@@ -222,6 +226,10 @@ class Ingest:
 
     def staging(self) -> list[str]:
         return [k for k in keys(self.client, self.prefix + "_lakemark_staging/")]
+
+    def sibling_staging(self) -> list[str]:
+        """Keys under the staging prefix beside the target (the default layout)."""
+        return list(keys(self.client, self.prefix.rstrip("/") + "__lakemark_staging/"))
 
     def pending(self) -> list[str]:
         return [k for k in keys(self.client, self.prefix + "_lakemark_commits/")
@@ -337,3 +345,39 @@ def test_bad_input_writes_nothing(spark: Any, lake: Any) -> None:
     with pytest.raises(SinkError, match="does not exist"):
         write_target(spark, df, "s3://no-such-bucket/o", format="json", commit_token=token)
     assert keys(lake, "") == {}
+
+
+@pytest.mark.long
+def test_ingest_to_s3_keeps_commit_records_out_of_the_prefix(tmp_path: Path, s3: Any,
+                                                             lake: Any) -> None:
+    """The default layout (issue 32): the same kills as above, and the prefix holds only the
+    data files — commit records are in the state store, staging is beside the prefix (and
+    gone after each write), even while a killed write waits for its retry."""
+    f = Ingest(tmp_path, s3, lake, layout="store")
+    f.arrive(3)
+    f.killed("after-sink-commit")  # published, commit record in the store; run not committed
+    assert f.ids() == [0, 1, 2]
+    assert hidden(lake, f.prefix) == []
+    assert committed_files(f.target, f.state) == [
+        f"s3://{BUCKET}/{k}" for k in visible(lake, f.prefix)]
+    f.arrive(2)
+    retry = f.succeed()
+    assert (retry["run"], retry["attempt"], retry["skipped"], retry["files"]) == (1, 1, True, 1)
+    assert f.ids() == [0, 1, 2], "the retry appended the run again"
+
+    before = visible(lake, f.prefix)
+    f.arrive(4)
+    f.killed("mid-write")  # staged files beside the prefix, a pending row in the store
+    assert any(k.endswith(".parquet") for k in f.sibling_staging())
+    assert f.staging() == [] and hidden(lake, f.prefix) == []
+    assert f.ids() == [0, 1, 2]
+    assert committed_files(f.target, f.state) == [f"s3://{BUCKET}/{k}" for k in before]
+
+    again = f.succeed()
+    assert (again["run"], again["attempt"], again["skipped"], again["rows"]) == (2, 1, False, 6)
+    assert f.ids() == list(range(9))
+    data = visible(lake, f.prefix)
+    assert sorted(keys(lake, f.prefix)) == data  # nothing but data files under the prefix
+    assert f.sibling_staging() == []
+    assert all(k.endswith(".parquet") for k in data)
+    assert committed_files(f.target, f.state) == [f"s3://{BUCKET}/{k}" for k in data]

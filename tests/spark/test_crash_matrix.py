@@ -164,7 +164,10 @@ def test_parquet_folder_target_killed_mid_write_after_publish_and_in_the_commit(
     seq.arrive(3)
     seq.killed("mid-write")  # the run's files are in staging only: a reader sees nothing
     assert target_ids(seq.target, "parquet") == []
-    assert committed_files(str(seq.target)) == []
+    assert committed_files(str(seq.target), seq.state) == []
+    # staged beside the target, not in it (issue 32): the killed write left nothing there
+    assert [p for p in Path(seq.target).rglob("*") if p.is_file()] == []
+    assert list(Path(f"{seq.target}__lakemark_staging").rglob("*.parquet"))
     seq.arrive(2)
     seq.killed("after-sink-commit")  # the retry replanned, published and recorded its commit
     assert sorted(target_ids(seq.target, "parquet")) == list(range(5))
@@ -175,8 +178,14 @@ def test_parquet_folder_target_killed_mid_write_after_publish_and_in_the_commit(
     last = seq.succeed()
     assert (last["run"], last["skipped"], last["files"]) == (2, False, 1)
     seq.check_exactly_once()
+    # The output folder holds only data files: commit records live in the state store and
+    # staging beside it is gone (issue 32; Spark's _SUCCESS marker is not published).
+    target = Path(seq.target)
+    assert sorted(p.relative_to(target).as_posix() for p in target.rglob("*")) == sorted(
+        Path(f).relative_to(target).as_posix() for f in committed_files(str(target), seq.state))
+    assert all(p.suffix == ".parquet" for p in target.rglob("*"))
     # The check catches what it must: a data file no commit record names (here a copy).
-    first_file = Path(committed_files(str(seq.target))[0])
+    first_file = Path(committed_files(str(seq.target), seq.state)[0])
     shutil.copy(first_file, first_file.with_name("part-stray.parquet"))
     found = check_exactly_once(seq.target, "parquet", state=seq.state, job=JOB,
                                files=seq.files, all_taken=True)

@@ -19,6 +19,7 @@ import pytest
 from lakemark import Job
 from lakemark.sinks import committed_files
 from lakemark._fault import FAULT_ENV, FAULT_WAIT_ENV
+from lakemark.sinks._commit_log import FOLDER_COMMITS_ENV
 from lakemark.sinks._location import is_hidden
 
 pytestmark = pytest.mark.spark
@@ -41,6 +42,7 @@ class Folder:
 
     def run(self, fault: str | None = None) -> subprocess.CompletedProcess[str]:
         env = {k: v for k, v in os.environ.items() if k not in (FAULT_ENV, FAULT_WAIT_ENV)}
+        env[FOLDER_COMMITS_ENV] = "folder"  # these tests pin the old layout (opt-in)
         if fault:
             env[FAULT_ENV] = fault
         cmd = [sys.executable, "-m", "lakemark", "ingest", "files", str(self.src),
@@ -111,9 +113,11 @@ def test_kill_mid_write_leaves_no_visible_files(tmp_path: Path, spark) -> None: 
         (f.target / "_lakemark_staging").rglob("*.parquet"))
 
 
-def test_half_published_write_is_rolled_back_by_the_retry(tmp_path: Path, spark) -> None:  # type: ignore[no-untyped-def]
+def test_half_published_write_is_rolled_back_by_the_retry(tmp_path: Path, spark,  # type: ignore[no-untyped-def]
+                                                           monkeypatch) -> None:
     """A write that died between its first rename and its commit record (its ``.pending``
     record lists the moved files): the next write of that token removes them first."""
+    monkeypatch.setenv(FOLDER_COMMITS_ENV, "folder")  # the old layout (opt-in)
     target = tmp_path / "out"
     state = f"sqlite:///{tmp_path / 'state.db'}"
     df = spark.createDataFrame([(i,) for i in range(4)], "id long")

@@ -122,6 +122,11 @@ def test_production_script_runs_on_mapped_folders_with_bookmarks(tmp_path: Path)
     assert "PLAIN_READ 3" in second.stdout  # one record appended by the second run
     rows = pq.read_table(bucket / "out").to_pylist()
     assert sorted((r["id"], r["city"]) for r in rows) == [(1, "Lyon"), (2, "Oslo"), (3, "Rome")]
+    # The Glue sink's output prefix holds only data files, as Glue's does (issue 32): its
+    # commit records are in the state store, and nothing is left of its staging beside it.
+    out = bucket / "out"
+    assert [p.suffix for p in out.rglob("*")] == [".parquet"] * len(list(out.rglob("*")))
+    assert len(list(out.rglob("*"))) >= 2 and not (bucket / "out__lakemark_staging").exists()
 
     runs = _cli(tmp_path, "runs", "list", "prod-orders")
     assert [(r["run"], r["status"]) for r in runs] == [(1, "SUCCEEDED"), (2, "SUCCEEDED")]

@@ -40,7 +40,11 @@ def ingest() -> None:
 )
 @click.option(
     "--target-format", type=click.Choice(TARGET_FORMATS), default="delta", show_default=True,
-    help="Format of the target (iceberg: a catalog table named by --table).",
+    help="Format of the target (iceberg: a catalog table named by --table). A folder "
+    "format's exactly-once commit records are kept in the state store and its files staged "
+    "in TARGET__lakemark_staging/, so TARGET holds only data files "
+    "[env LAKEMARK_FOLDER_COMMITS=folder: both under TARGET, as _lakemark_commits/ and "
+    "_lakemark_staging/].",
 )
 @click.option("--table", "table_name", metavar="[CATALOG.]DB.TABLE",
               help="With --target-format iceberg: the Iceberg table to append to (created on "

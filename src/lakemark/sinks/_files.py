@@ -1,9 +1,11 @@
 """Parquet, JSON, CSV and ORC folders, staged and published (:mod:`._publish`).
 
-Every write puts the run's files into the hidden ``_lakemark_staging/<write id>/`` under the
-target first, then publishes them: locally by renames, on S3 by server-side copies (the staging
-objects are then deleted). ``overwrite`` deletes the old visible files after the new ones are in
-place (readers may briefly see both; never neither).
+Every write puts the run's files into a staging folder first (:mod:`._staging`): beside the
+target, ``<target>__lakemark_staging/<write id>/``, when a job keeps the commit records in its
+state store; else the hidden ``<target>/_lakemark_staging/<write id>/``. Then it publishes
+them: locally by renames, on S3 by server-side copies (the staging objects are then deleted).
+``overwrite`` deletes the old visible files after the new ones are in place (readers may
+briefly see both; never neither).
 
 Who writes the staged files: Spark's own writer for local folders and for S3 when the S3A
 connector is on Spark's classpath (``df.write...save(<staging>)``, rows counted by an
@@ -11,8 +13,9 @@ observation on the written plan); otherwise, for S3, the executors' pyarrow path
 Lines, CSV; ORC needs S3A), which reports the files of the task attempts Spark kept, so files of
 discarded attempts stay in staging and go with it.
 
-A job's per-run token (``commit_token``) adds a ``.pending`` record before the write and a
-commit record after the publish, so a retry of a run whose output was already published is
+A job's per-run token (``commit_token``) adds a pending record before the write and a commit
+record after the publish (in the job's state store, or under ``_lakemark_commits/`` in the
+folder: :mod:`._commit_log`), so a retry of a run whose output was already published is
 skipped instead of appended again, and a dead write's published files are removed before the
 retry writes.
 """
@@ -32,6 +35,8 @@ from ._location import (
     delete_files,
     list_data_files,
 )
+from ._commit_log import FolderLog, StoreRecords
+from ._staging import SIBLING_SUFFIX, sibling_staged
 from ._model import IdempotencyToken, WriteResult
 from ._publish import clear_trace, commit_record, staged_publish, staging_folder, store_for
 from ._schema import arrow_schema, check_partition_kinds, spark_kinds
@@ -69,18 +74,24 @@ def _arrow_spec_options(format: str, options: Mapping[str, str],
 def write_files(spark: SparkSession, df: DataFrame, target: Target, *, format: str, mode: str,
                 partition_by: Sequence[str], options: Mapping[str, str],
                 commit_token: IdempotencyToken | None = None,
-                commit_info: Mapping[str, str] | None = None) -> WriteResult:
+                commit_info: Mapping[str, str] | None = None,
+                commit_records: StoreRecords | None = None) -> WriteResult:
     """Write ``df`` as a ``format`` folder at ``target`` (see the module docstring).
 
-    The run's files are written into ``_lakemark_staging/<write id>/`` under the target, then
+    The run's files are written into a staging folder (:mod:`._staging`), then
     published (renamed locally, copied server-side on S3) and, with ``commit_token``, a commit
-    record written; a token that already has a commit record is skipped."""
+    record written — in the state store of ``commit_records``, else under the folder's
+    ``_lakemark_commits/``; a token that already has a commit record is skipped."""
     fs = target.filesystem()
     check_target(target, fs)
     check_folder_location(target, fs, format)
     kinds = spark_kinds(df.schema)
     check_partition_kinds(kinds, partition_by, target=target.root)
-    store = store_for(target)
+    raw = store_for(target)
+    log = commit_records.log(raw) if commit_records is not None else FolderLog(raw)
+    # records in the state store: staging beside the target too (old layout: inside it)
+    sibling = sibling_staged(raw) if commit_records and not commit_records.in_folder else None
+    store = sibling or raw
 
     spec: ArrowWriteSpec | None = None
     if target.is_s3 and not has_s3a(spark):
@@ -100,21 +111,27 @@ def write_files(spark: SparkSession, df: DataFrame, target: Target, *, format: s
         )
 
     if commit_token is not None:
-        done = commit_record(store, commit_token)
+        done = commit_record(store, commit_token, log)
         if done is not None:
-            clear_trace(store, commit_token)  # a leftover .pending of a finished write
+            clear_trace(store, commit_token, log)  # a leftover .pending of a finished write
             return WriteResult(target.root, format, rows=0, files=0, bytes=0, skipped=True)
     before = list_data_files(target, fs) if mode == "overwrite" else {}
     rows: list[int] = []
 
     def write(write_id: str) -> list[str] | None:
         staging = staging_folder(write_id)
+        if sibling is not None:  # <target>__lakemark_staging/<write id>
+            spark_at = f"{spark_path(target).rstrip('/')}{SIBLING_SUFFIX}/{write_id}"
+            arrow_at = f"{target.fs_path.rstrip('/')}{SIBLING_SUFFIX}/{write_id}"
+        else:
+            spark_at = f"{spark_path(target).rstrip('/')}/{staging}"
+            arrow_at = target.absolute(staging)
         if spec is None:  # Spark's own writer: local, or S3 through S3A
             rows.append(write_folder(spark, df, target, format=format, mode="overwrite",
                                      partition_cols=partition_by, options=options,
-                                     path=f"{spark_path(target).rstrip('/')}/{staging}"))
+                                     path=spark_at))
             return None
-        staged = replace(spec, root=target.absolute(staging), write_id=write_id)
+        staged = replace(spec, root=arrow_at, write_id=write_id)
         try:
             files = run_arrow_write(df, staged)
         except spark_errors() as exc:
@@ -122,7 +139,7 @@ def write_files(spark: SparkSession, df: DataFrame, target: Target, *, format: s
         rows.append(sum(f.rows for f in files))
         return [f.path for f in files]  # only the task attempts Spark kept
 
-    published = staged_publish(store, commit_token, dict(commit_info or {}), write)
+    published = staged_publish(store, commit_token, dict(commit_info or {}), write, log)
     if mode == "overwrite":
         kept = set(published.files)
         delete_files(target, fs, [rel for rel in before if rel not in kept])

@@ -1,19 +1,23 @@
 """Staged, published folder writes with a commit record per run (local and S3 folder targets).
 
-A write to a Parquet/JSON/CSV/ORC folder goes through three hidden places under the target
-(names starting with ``_`` are skipped by Spark's and pyarrow's dataset readers):
+A write to a Parquet/JSON/CSV/ORC folder stages its files under the target, then publishes them;
+a job's write (with a token) also keeps two records (:mod:`._commit_log`), by default in the
+run's state store (the output prefix then holds only data files), or with
+``LAKEMARK_FOLDER_COMMITS=folder`` under ``<target>/_lakemark_commits/``:
 
-* ``_lakemark_staging/<write id>/`` — the run's files are written here;
-* ``_lakemark_commits/<app id>-<version>.pending`` — written before the data, then updated
-  with the final names of the run's files just before they are published;
-* ``_lakemark_commits/<app id>-<version>.json`` — the commit record: written whole (an atomic
-  rename locally, one ``PutObject`` on S3) after every file is in place. Its presence means
-  "this run's output is published".
+* ``_lakemark_staging/<write id>/`` under the target — the run's files are written here (names
+  starting with ``_`` are skipped by Spark's and pyarrow's dataset readers); removed when the
+  write ends, whatever happens;
+* a *pending* record — written before the data, then updated with the final names of the run's
+  files just before they are published;
+* the *commit* record — written atomically (a compare-and-set in one store transaction; in the
+  folder, an atomic rename locally or one ``PutObject`` on S3) after every file is in place.
+  Its presence means "this run's output is published".
 
 With a token, a write whose app id already has a commit record at that version or higher is
-skipped. A ``.pending`` record without its commit record is the trace of a write that died
-before publishing finished: its staging files and any files it had already published are
-removed before the retry writes. (The app id is percent-encoded in the names.)
+skipped. A pending record without its commit record is the trace of a write that died before
+publishing finished: its staging files and any files it had already published are removed
+before the retry writes. (The app id is percent-encoded in the folder layout's names.)
 
 The same steps run over a :class:`FolderStore`: :class:`LocalStore` publishes a file with one
 ``rename`` inside the target's filesystem, :class:`S3Store` with one server-side copy (then the
@@ -24,7 +28,6 @@ records say which files belong to committed runs.
 
 from __future__ import annotations
 
-import json
 import logging
 import re
 import time
@@ -32,25 +35,24 @@ import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import quote
 
-from ..errors import SinkError
+from ..errors import SinkError, StateError
 from .._fault import fault_point
 from .._commit_gate import before_commit
 from ..storage._fs import FileSystem, filesystem_for
 from ..storage._fs_local import LocalFileSystem
 from ..storage._fs_s3 import S3FileSystem
 from ._location import Target, is_hidden, resolve_target
+from ._commit_log import COMMITS, CommitLog, FolderLog, StateLog, logs_of
 from ._model import IdempotencyToken
+from ._staging import STAGING_DIR, sibling_staged
 
 __all__ = ["COMMITS", "STAGING_DIR", "FolderStore", "LocalStore", "Published", "S3Store",
            "clear_trace", "commit_record", "committed_files", "staged_publish", "staging_folder",
            "store_for"]
 
-log = logging.getLogger("lakemark")
+log_ = logging.getLogger("lakemark")
 
-COMMITS = "_lakemark_commits"
-STAGING_DIR = "_lakemark_staging"
 
 #: What a write id in a ``.pending`` record may look like (it names a staging folder).
 _WRITE_ID = re.compile(r"^[0-9A-Za-z_-]{1,64}$")
@@ -73,37 +75,19 @@ def staging_folder(write_id: str) -> str:
     return f"{STAGING_DIR}/{write_id}"
 
 
-def _record_name(token: IdempotencyToken) -> str:
-    return f"{quote(token.app_id, safe='')}-{token.version}"
+def commit_record(store: FolderStore, token: IdempotencyToken,
+                  log: CommitLog | None = None) -> dict[str, Any] | None:
+    """The commit record of ``token``'s app id at its version or a higher one (None: none),
+    from ``log`` (default: the folder's own ``_lakemark_commits/``)."""
+    return (log or FolderLog(store)).committed(token)
 
 
-def commit_record(store: FolderStore, token: IdempotencyToken) -> dict[str, Any] | None:
-    """The commit record of ``token``'s app id at its version or a higher one (None: none)."""
-    prefix = quote(token.app_id, safe="")
-    best: tuple[int, str] | None = None
-    for name in store.names(COMMITS, start=f"{prefix}-"):
-        if not name.endswith(".json") or name.startswith("."):
-            continue
-        app, _, version = name[:-len(".json")].rpartition("-")
-        if app != prefix or not version.isdigit() or int(version) < token.version:
-            continue
-        if best is None or int(version) > best[0]:
-            best = (int(version), name)
-    if best is None:
-        return None
-    text = store.read_text(f"{COMMITS}/{best[1]}")
-    if text is None:
-        return None
-    try:
-        return dict(json.loads(text))
-    except ValueError as exc:
-        raise SinkError(f"commit record {store.root}/{COMMITS}/{best[1]} is not valid JSON; "
-                        "remove it only if that run's files are removed too") from exc
-
-
-def committed_files(target: str) -> list[str]:
+def committed_files(target: str, state: str | None = None) -> list[str]:
     """The data files of the folder ``target`` (local path or ``s3://`` URI) that belong to a
-    committed run: present now *and* named by a commit record under ``_lakemark_commits/``.
+    committed run: present now *and* named by a commit record — in the state store ``state``
+    (a state URL; default ``LAKEMARK_STATE``, then ``~/.lakemark/state.db``, as jobs resolve
+    it) or under the folder's ``_lakemark_commits/`` (old layout, or
+    ``LAKEMARK_FOLDER_COMMITS=folder``).
 
     Files of a run still being published (or of one that died while publishing) are left out,
     and so are files written without a commit record (writes outside a job, or with bookmarks
@@ -111,24 +95,39 @@ def committed_files(target: str) -> list[str]:
     records are read, so a file deleted by an ``overwrite`` after it was listed can still be
     named; the files come back as absolute paths or ``s3://`` URIs, sorted.
     """
+    from ..state import open_store, resolve_state_url
+
     resolved = resolve_target(target)
     store = store_for(resolved)
     present = {rel for rel in store.files("") if not is_hidden(rel)}
     named: set[str] = set()
-    for name in store.names(COMMITS):
-        if name.startswith(".") or not name.endswith(".json"):
-            continue
-        text = store.read_text(f"{COMMITS}/{name}")
-        if text is None:
-            continue
-        try:
-            files = json.loads(text).get("files") or ()
-        except (ValueError, AttributeError) as exc:
-            raise SinkError(f"commit record {store.root}/{COMMITS}/{name} is not valid "
-                            "JSON") from exc
+    url = resolve_state_url(state)
+    records = FolderLog(store).records()
+    if state is not None or _store_exists(url):
+        opened = open_store(url, read_only=True)
+        try:  # the store's records and the folder's old ones
+            records = StateLog(opened, store).records()  # type: ignore[arg-type]
+        finally:
+            opened.close()
+    for record in records:
+        files = record.get("files") or ()
+        if not isinstance(files, list):
+            raise SinkError(f"a commit record of {store.root} lists no files")
         named.update(str(rel) for rel in files)
     root = store.root.rstrip("/")
     return sorted(f"{root}/{rel}" for rel in present & named)
+
+
+def _store_exists(url: str) -> bool:
+    """Whether a state URL resolved by default may hold records: an SQLite file that does not
+    exist holds none (and is not created just to be read)."""
+    import os
+
+    prefix = "sqlite:///"
+    if not url.startswith(prefix):
+        return True
+    path = url[len(prefix):]
+    return path == ":memory:" or os.path.exists(os.path.expanduser(path))
 
 
 @dataclass(frozen=True)
@@ -139,31 +138,34 @@ class Published:
     bytes: int
 
 
-def _roll_back(store: FolderStore, token: IdempotencyToken) -> None:
+def _roll_back(store: FolderStore, log: CommitLog, token: IdempotencyToken) -> None:
     """Undo a write of ``token`` that died before its commit record: its staging files and the
-    files it had already published are removed, then its ``.pending`` record. If the commit
-    record exists after all (the writer died between writing it and removing ``.pending``),
-    only the leftovers go: the published files are committed output."""
-    name = _record_name(token)
-    pending = f"{COMMITS}/{name}.pending"
-    text = store.read_text(pending)
-    if text is None:
-        return
-    try:
-        info = json.loads(text)
-    except ValueError:
-        info = {}
-    if not isinstance(info, dict):
-        info = {}
-    staging = str(info.get("staging") or "")
-    if _WRITE_ID.match(staging):
-        store.remove_tree(staging_folder(staging))
-    files = info.get("files")
-    if store.read_text(f"{COMMITS}/{name}.json") is None and isinstance(files, list):
-        # Only plain data paths under the target: a damaged record never deletes records,
-        # staging of other writes or anything outside the target.
-        store.delete([str(rel) for rel in files if _data_path(str(rel))])
-    store.delete([pending])
+    files it had already published are removed, then its pending record (in ``log`` and, behind
+    the state store, in the folder's old records). If the commit record exists after all (the
+    writer died between writing it and removing ``.pending``, folder layout), only the
+    leftovers go: the published files are committed output."""
+    for each in logs_of(log):
+        found = each.pending(token)
+        if found is None:
+            continue
+        info, committed = found
+        staging = str(info.get("staging") or "")
+        # the folder's records name a staging folder inside the target; the store's, one
+        # beside it (inside when the target has no parent)
+        if isinstance(each, FolderLog):
+            home: FolderStore = each.store
+        elif isinstance(each, StateLog):
+            home = sibling_staged(each.legacy.store) or each.legacy.store
+        else:
+            home = store
+        if _WRITE_ID.match(staging):
+            home.remove_tree(staging_folder(staging))
+        files = info.get("files")
+        if not committed and isinstance(files, list):
+            # Only plain data paths under the target: a damaged record never deletes records,
+            # staging of other writes or anything outside the target.
+            store.delete([str(rel) for rel in files if _data_path(str(rel))])
+        each.drop(token, None)
 
 
 def _data_path(rel: str) -> bool:
@@ -173,9 +175,10 @@ def _data_path(rel: str) -> bool:
         part not in ("", ".", "..") for part in parts)
 
 
-def clear_trace(store: FolderStore, token: IdempotencyToken) -> None:
-    """Remove a dead write's ``.pending`` trace of ``token`` (see :func:`_roll_back`)."""
-    _roll_back(store, token)
+def clear_trace(store: FolderStore, token: IdempotencyToken,
+                log: CommitLog | None = None) -> None:
+    """Remove a dead write's pending trace of ``token`` (see :func:`_roll_back`)."""
+    _roll_back(store, log or FolderLog(store), token)
 
 
 #: ``write(write_id)`` writes the run's files into ``staging_folder(write_id)`` and returns the
@@ -184,22 +187,22 @@ Writer = Callable[[str], "Sequence[str] | None"]
 
 
 def staged_publish(store: FolderStore, token: IdempotencyToken | None, extra: dict[str, Any],
-                   write: Writer) -> Published:
+                   write: Writer, log: CommitLog | None = None) -> Published:
     """Run ``write`` into a fresh staging folder, publish the files it names (default: every
-    visible file there) into the target and (with a token) write the commit record. The staging
-    folder is removed whatever happens; a failure before publishing leaves nothing visible, a
-    failure while publishing removes what was already published."""
+    visible file there) into the target and (with a token) write the commit record in ``log``
+    (default: the folder's own ``_lakemark_commits/``). The staging folder is removed whatever
+    happens; a failure before publishing leaves nothing visible, a failure while publishing
+    removes what was already published."""
     write_id = uuid.uuid4().hex
     staging = staging_folder(write_id)
-    pending: str | None = None
+    records = log or FolderLog(store)
     published = False
     chosen: list[str] = []
     done: list[str] = []
     size = 0
     if token is not None:
-        pending = f"{COMMITS}/{_record_name(token)}.pending"
-        _roll_back(store, token)
-        store.write_text(pending, json.dumps({"staging": write_id, "files": []}))
+        _roll_back(store, records, token)
+        records.begin(token, write_id, [])
     try:
         wanted = write(write_id)
         fault_point("mid-write")
@@ -217,36 +220,52 @@ def staged_publish(store: FolderStore, token: IdempotencyToken | None, extra: di
         taken = [rel for rel in chosen if store.exists(rel)]
         if taken:  # every writer's names carry a fresh id per write; never overwrite a file
             raise SinkError(f"{store.root}/{taken[0]} already exists; refusing to overwrite it")
-        if pending is not None:
-            store.write_text(pending, json.dumps({"staging": write_id, "files": chosen}))
+        if token is not None:
+            records.begin(token, write_id, chosen)
         for rel in chosen:
             done.append(rel)  # before the call: a copy may land even if its answer is lost
             store.publish(f"{staging}/{rel}", rel, staged[rel])
             size += staged[rel]
-        if token is not None and pending is not None:
-            store.write_text(f"{COMMITS}/{_record_name(token)}.json", json.dumps({
+        if token is not None:
+            records.commit(token, write_id, {
                 "app_id": token.app_id, "version": token.version, "files": chosen,
                 "committed_at": time.time(), **extra,
-            }, indent=1, sort_keys=True))
+            })
             published = True
             try:
-                store.delete([pending])
-            except SinkError as exc:  # committed all the same; the next write clears it
-                log.warning("could not remove %s/%s: %s", store.root, pending, exc)
-        elif pending is None:
+                records.drop(token, write_id)
+            except (SinkError, StateError) as exc:  # committed all the same; next write clears
+                log_.warning("could not remove the pending record %s: %s",
+                             records.where(token), exc)
+        else:
             published = True
     except BaseException:
-        if pending is not None and not published:
+        if done and not published:
             try:
-                _roll_back(store, token)  # type: ignore[arg-type]
-            except SinkError as exc:  # the next write of the token retries the cleanup
-                log.warning("could not undo the failed write to %s: %s", store.root, exc)
-        elif pending is None and done and not published:
+                _undo(store, records, token, write_id, done)
+            except (SinkError, StateError) as exc:  # the next write of the token retries it
+                log_.warning("could not undo the failed write to %s: %s", store.root, exc)
+        elif token is not None and not published:
             try:
-                store.delete(done)
-            except SinkError as exc:
-                log.warning("could not undo the failed write to %s: %s", store.root, exc)
+                records.drop(token, write_id)
+            except (SinkError, StateError) as exc:
+                log_.warning("could not undo the failed write to %s: %s", store.root, exc)
         raise
     finally:
         store.remove_tree(staging)
     return Published(chosen, size)
+
+
+def _undo(store: FolderStore, records: CommitLog, token: IdempotencyToken | None,
+          write_id: str, done: list[str]) -> None:
+    """Remove the files a failed write ``write_id`` published, and its pending record —
+    unless its commit record landed after all (an answer lost after the commit): then the
+    files are committed output and stay."""
+    if token is not None:
+        record = records.committed(token)
+        if record is not None and int(record.get("version", -1)) == token.version \
+                and set(done) <= set(record.get("files") or ()):
+            return
+    store.delete(done)
+    if token is not None:
+        records.drop(token, write_id)

@@ -14,6 +14,7 @@ from ._iceberg_merge import check_iceberg_merge, merge_iceberg
 from ._merge import merge_delta, merge_spec
 from ._location import (check_folder_location, check_new_table_location, check_target,
                         open_delta, resolve_target)
+from ._commit_log import FolderCommitStore, StoreRecords
 from ._model import FORMATS, MODES, IdempotencyToken, WriteResult
 
 if TYPE_CHECKING:
@@ -147,6 +148,7 @@ def write_target(
     options: Mapping[str, str] | None = None,
     commit_info: Mapping[str, str] | None = None,
     commit_token: IdempotencyToken | None = None,
+    commit_records: StoreRecords | None = None,
     partition_filters: list[tuple[str, str, Any]] | None = None,
     iceberg_catalog: CatalogChoice = None,
     merge_keys: Sequence[str] | None = None,
@@ -178,7 +180,9 @@ def write_target(
     ``commit_token`` is a job's automatic per-run token for a *folder* target (local or S3):
     the run's files are staged and published with a commit record named after it, and a write
     whose token already has a commit record is skipped (see :mod:`lakemark.sinks._publish`). It
-    is ignored for Delta (use ``token``).
+    is ignored for Delta (use ``token``). ``commit_records`` keeps those records in a state
+    store (the job's; the output prefix then holds only data files); without it they are kept
+    under the folder's ``_lakemark_commits/``.
 
     ``partition_filters`` (Delta, ``overwrite``): replace only the partitions they select, in
     deltalake's ``(column, op, value)`` form (``format("delta")``'s ``replaceWhere``).
@@ -226,7 +230,8 @@ def write_target(
                            overwrite_schema=overwrite_schema, removes=removes,
                            replace_partitioning=replace_partitioning)
     return write_files(spark, df, resolved, format=fmt, mode=save_mode, partition_by=columns,
-                       options=opts, commit_token=commit_token, commit_info=commit_info)
+                       options=opts, commit_token=commit_token, commit_info=commit_info,
+                       commit_records=commit_records)
 
 
 def check_write(
@@ -282,12 +287,16 @@ def folder_token_supported(target: str, format: str) -> bool:
     return True
 
 
-def folder_commit_run_id(target: str, token: IdempotencyToken, key: str) -> str | None:
-    """``commit_info[key]`` of the commit record of ``token`` in a folder target (local or S3);
-    None if that exact version has no commit record."""
+def folder_commit_run_id(target: str, token: IdempotencyToken, key: str,
+                         state: FolderCommitStore | None = None) -> str | None:
+    """``commit_info[key]`` of the commit record of ``token`` in a folder target (local or S3),
+    looked up in ``state`` (with the folder's old records) or in the folder only; None if that
+    exact version has no commit record."""
     from ._publish import commit_record, store_for
 
-    record = commit_record(store_for(resolve_target(target)), token)
+    store = store_for(resolve_target(target))
+    record = commit_record(store, token,
+                           StoreRecords(state).log(store) if state is not None else None)
     if record is None or int(record.get("version", -1)) != token.version:
         return None
     value = record.get(key)

@@ -32,6 +32,7 @@ from ..planning.retention import RetentionPolicy
 from ._retention import PRUNE_EVERY, PruneReport, _epoch, auto_policy, prune_job
 from ._quarantine import QuarantineRecords
 from ._timings import TimingRecords
+from ._folder_commits import FolderCommitRecords
 from ._schemas import PendingSchema, SchemaRecords
 from .base import Bookmark, RunInputs, RunRecord
 
@@ -39,7 +40,7 @@ log = logging.getLogger("lakemark.state")
 
 __all__ = ["SCHEMA_VERSION", "LockedReads", "OlderSchema", "SqlStore", "new_run_id"]
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 
 
 class OlderSchema(StateError):
@@ -56,6 +57,7 @@ _MIGRATIONS: dict[int, tuple[str, ...]] = {
     3: (),  # tracked source schemas: the source_schemas table (state/_schemas.py)
     4: (),  # set-aside input files: the quarantine table (state/_quarantine.py)
     5: (),  # stage timings of runs: the run_timings table (state/_timings.py)
+    6: (),  # commit records of folder sinks: the folder_commits table (state/_folder_commits.py)
 }
 
 #: How the error of a run whose lease was taken over starts.
@@ -161,7 +163,7 @@ def _pid_alive(pid: int) -> bool:
     return True
 
 
-class SqlStore(SchemaRecords, QuarantineRecords, TimingRecords):
+class SqlStore(SchemaRecords, QuarantineRecords, TimingRecords, FolderCommitRecords):
     """A :class:`~lakemark.state.base.StateStore` over the shared tables (see the module doc)."""
 
     url: str

@@ -32,6 +32,7 @@ from ..errors import ConfigError, EnvironmentProblem, StateError
 from ..redaction import redact
 from ._ddl import ddl
 from ._faults import postgres_fault
+from ._folder_commits import FOLDER_COMMITS_POSTGRES
 from ._schemas import SCHEMA_TABLE_POSTGRES
 from ._sql import SCHEMA_VERSION, LockedReads, OlderSchema, SqlStore
 
@@ -169,7 +170,8 @@ class PostgresStore(SqlStore):
         with self._tx() as db:
             db.execute(pgsql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(
                 pgsql.Identifier(self.schema)))
-            self._create_tables(db, ddl("postgresql") + SCHEMA_TABLE_POSTGRES)
+            self._create_tables(db, ddl("postgresql") + SCHEMA_TABLE_POSTGRES
+                               + FOLDER_COMMITS_POSTGRES)
         # Plain statements outside a transaction (tests, reads) see the store's tables too.
         self._db.execute(pgsql.SQL("SET search_path TO {}").format(pgsql.Identifier(self.schema)))
 

@@ -21,6 +21,7 @@ from ..errors import ConfigError, StateError
 from ..redaction import redact
 from ._ddl import ddl
 from ._faults import filesystem_problem, sqlite_fault, sqlite_not_a_database
+from ._folder_commits import FOLDER_COMMITS_SQLITE
 from ._schemas import SCHEMA_TABLE_SQLITE
 from ._sql import SCHEMA_VERSION, LockedReads, OlderSchema, SqlStore, new_run_id  # noqa: F401 - re-exported
 
@@ -243,7 +244,8 @@ class SQLiteStore(SqlStore):
 
     def _migrate(self) -> None:
         with self._tx() as db:
-            self._create_tables(db, ddl("sqlite") + SCHEMA_TABLE_SQLITE)
+            self._create_tables(db, ddl("sqlite") + SCHEMA_TABLE_SQLITE
+                               + FOLDER_COMMITS_SQLITE)
 
     @property
     def _where(self) -> str:

@@ -1,0 +1,137 @@
+"""Commit records of folder sinks in the SQL state stores: the ``folder_commits`` table.
+
+A job's write to a Parquet/JSON/CSV/ORC folder (local or S3) is exactly-once through a record
+per ``(target, app id, version)`` (:mod:`lakemark.sinks._publish`). Kept here, the output
+prefix holds only data files. One row per write of a token:
+
+* ``pending`` — written before the data, then updated with the files about to be published
+  and the write's staging id; the trace a retry rolls back;
+* ``committed`` — the same row, moved from ``pending`` by a compare-and-set on its status and
+  staging id in one transaction, after every file is in place. Its presence means "this run's
+  output is published".
+
+Writes of a run are fenced like every other state change of the run (the lease generation is
+checked in the same transaction), so a run whose lease was taken over cannot commit a folder
+write. ``target`` is the folder's canonical root (an absolute path or ``s3://bucket/prefix``,
+no trailing ``/``). SQL is parameterised (``?`` placeholders). The table is created with the
+others (``CREATE TABLE IF NOT EXISTS``); schema version 6 records that it exists.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from ..errors import CommitConflict
+
+__all__ = ["FOLDER_COMMITS_SQLITE", "FOLDER_COMMITS_POSTGRES", "FolderCommitRecords"]
+
+FOLDER_COMMITS_SQLITE = """;
+CREATE TABLE IF NOT EXISTS folder_commits (
+    target TEXT NOT NULL,
+    app_id TEXT NOT NULL,
+    version INTEGER NOT NULL,
+    status TEXT NOT NULL,
+    staging TEXT NOT NULL,
+    body_json TEXT NOT NULL,
+    updated_at TEXT NOT NULL,
+    PRIMARY KEY (target, app_id, version)
+);
+"""
+
+FOLDER_COMMITS_POSTGRES = FOLDER_COMMITS_SQLITE.replace("INTEGER", "BIGINT")
+
+
+class FolderCommitRecords:
+    """The ``folder_commits`` operations of :class:`~lakemark.state._sql.SqlStore` (a mixin:
+    it uses the store's ``_q`` reads, ``_tx`` transactions, ``_fenced`` and ``_stamp``)."""
+
+    _q: Any
+    _tx: Any  # provided by SqlStore
+    _fenced: Any
+    _stamp: Any
+
+    def folder_commit(self, target: str, app_id: str, version: int) -> dict[str, Any] | None:
+        """The committed record of ``app_id`` on ``target`` at ``version`` or a higher one
+        (the highest), or None."""
+        row = self._q.execute(
+            "SELECT body_json FROM folder_commits WHERE target = ? AND app_id = ? "
+            "AND version >= ? AND status = 'committed' ORDER BY version DESC LIMIT 1",
+            (target, app_id, version)).fetchone()
+        return None if row is None else dict(json.loads(row[0]))
+
+    def folder_pending(self, target: str, app_id: str, version: int) -> dict[str, Any] | None:
+        """The ``pending`` record of exactly that write (a dead write's trace), or None."""
+        row = self._q.execute(
+            "SELECT body_json FROM folder_commits WHERE target = ? AND app_id = ? "
+            "AND version = ? AND status = 'pending'", (target, app_id, version)).fetchone()
+        return None if row is None else dict(json.loads(row[0]))
+
+    def folder_commits(self, target: str) -> list[dict[str, Any]]:
+        """Every committed record of ``target``, by app id and version."""
+        rows = self._q.execute(
+            "SELECT body_json FROM folder_commits WHERE target = ? AND status = 'committed' "
+            "ORDER BY app_id, version", (target,)).fetchall()
+        return [dict(json.loads(r[0])) for r in rows]
+
+    def set_folder_pending(self, target: str, app_id: str, version: int, staging: str,
+                           body: Mapping[str, Any], *, run_id: str | None = None) -> None:
+        """Write (or update) the ``pending`` record of a write whose staging id is ``staging``.
+        CommitConflict if that version is already committed, or if another write (another
+        staging id) holds the pending record; LeaseLost/LeaseError when ``run_id`` no longer
+        holds its job's lease."""
+        with self._tx() as db:
+            if run_id is not None:
+                self._fenced(db, run_id, "folder commit record")
+            row = db.execute(
+                "SELECT status, staging FROM folder_commits WHERE target = ? AND app_id = ? "
+                "AND version = ?", (target, app_id, version)).fetchone()
+            if row is not None and (row[0] != "pending" or row[1] != staging):
+                raise CommitConflict(
+                    f"folder {target}: the write of {app_id!r} at version {version} is "
+                    f"already {'committed' if row[0] == 'committed' else 'being written'} "
+                    "by another attempt")
+            text = json.dumps(dict(body), sort_keys=True)
+            if row is None:
+                db.execute(
+                    "INSERT INTO folder_commits (target, app_id, version, status, staging, "
+                    "body_json, updated_at) VALUES (?, ?, ?, 'pending', ?, ?, ?)",
+                    (target, app_id, version, staging, text, self._stamp()))
+            else:
+                db.execute(
+                    "UPDATE folder_commits SET body_json = ?, updated_at = ? WHERE target = ? "
+                    "AND app_id = ? AND version = ? AND status = 'pending' AND staging = ?",
+                    (text, self._stamp(), target, app_id, version, staging))
+
+    def commit_folder(self, target: str, app_id: str, version: int, staging: str,
+                      body: Mapping[str, Any], *, run_id: str | None = None) -> None:
+        """Move the write's record from ``pending`` to ``committed`` with ``body``: a
+        compare-and-set on status and staging id (CommitConflict on a miss: the pending
+        record was rolled back or taken by another attempt), fenced by ``run_id``."""
+        with self._tx() as db:
+            if run_id is not None:
+                self._fenced(db, run_id, "folder commit")
+            moved = db.execute(
+                "UPDATE folder_commits SET status = 'committed', body_json = ?, updated_at = ? "
+                "WHERE target = ? AND app_id = ? AND version = ? AND status = 'pending' "
+                "AND staging = ?",
+                (json.dumps(dict(body), sort_keys=True), self._stamp(), target, app_id,
+                 version, staging)).rowcount
+            if moved != 1:
+                raise CommitConflict(
+                    f"folder {target}: the pending record of {app_id!r} at version {version} "
+                    "changed during the write; nothing was committed")
+
+    def drop_folder_pending(self, target: str, app_id: str, version: int,
+                            staging: str | None = None) -> None:
+        """Remove the ``pending`` record of a write (of that staging id only, if given); a
+        committed record is never removed."""
+        query = ("DELETE FROM folder_commits WHERE target = ? AND app_id = ? AND version = ? "
+                 "AND status = 'pending'")
+        params: tuple[Any, ...] = (target, app_id, version)
+        if staging is not None:
+            query += " AND staging = ?"
+            params += (staging,)
+        with self._tx() as db:
+            db.execute(query, params)
