@@ -10,7 +10,7 @@ The layers are DESIGN.md's (and docs/architecture.md's):
     3  state, catalog                    bookmark stores; data catalogs
     4  sources, sinks, spark, spark_io,  plan -> DataFrame; DataFrame -> table; session setup;
        tables,                           plain Spark I/O on s3:// without S3A
-       _jvm_stderr, _class_cache,        (_recorded: builder calls of pyspark's readers and
+       _jvm_stderr, _class_cache(_build), (_recorded: builder calls of pyspark's readers and
        _recorded                          writers, kept for lakemark's terminal calls)
     5  job, _heartbeat, _tracked_read,   the run lifecycle (job.py: class Job; its parts:
        _job_files, _job_replay,          file sources, retries/pinning, sinks, the lease,
@@ -42,7 +42,7 @@ LAYERS = {
     "storage": 2,
     "state": 3, "catalog": 3,
     "sources": 4, "sinks": 4, "spark": 4, "spark_io": 4, "tables": 4, "_jvm_stderr": 4,
-    "_class_cache": 4, "_recorded": 4,
+    "_class_cache": 4, "_class_cache_build": 4, "_recorded": 4,
     "job": 5, "_heartbeat": 5, "_tracked_read": 5, "_cleanup": 5, "_job_keys": 5,
     "_job_files": 5, "_job_replay": 5, "_job_sinks": 5, "_job_lease": 5, "_job_jdbc": 5,
     "_exact_read": 5, "_quarantine": 5, "_quarantine_ingest": 5,
