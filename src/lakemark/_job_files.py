@@ -31,7 +31,7 @@ from ._quarantine import ReadArgs, add_retries, remember_read, screen
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
-    from ._cleanup import CleanSpec
+    from .run.cleanup import CleanSpec
     from .job import Job
 
     from .sources._schema_track import SchemaTracking

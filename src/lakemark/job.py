@@ -25,11 +25,11 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from ._job_files import plan_source, read_plan
-from ._job_lease import fail_after_commit_error, start_heartbeat, stop_heartbeat
+from .run.lease import fail_after_commit_error, start_heartbeat, stop_heartbeat
 from ._job_replay import pinned_inputs, replay_case_of
 from ._job_sinks import write_frame
 from ._job_keys import GENERATION_KEY, RUN_ID_KEY, UNTRACKED  # noqa: F401 - re-exported
-from ._heartbeat import Heartbeat, default_interval, held_runs
+from .run.heartbeat import Heartbeat, default_interval, held_runs
 from ._stage_timings import StageClock, save_timings
 from ._quarantine import (BadFilePolicy, QuarantinedFile, ReadArgs, pin_after_failure,
                           retried_paths)
@@ -44,7 +44,7 @@ from .planning import (
     ListingOptions,
     check_modified_policy,
 )
-from ._cleanup import clean_after_commit, record_intents
+from .run.cleanup import clean_after_commit, record_intents
 from ._fault import fault_point
 from .state import (BOOKMARK_OPTIONS, Bookmark, RunInputs, RunRecord, StateStore, open_store,
                     resolve_state_url)
@@ -53,7 +53,7 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
     from .sinks import IdempotencyToken, WriteResult
-    from ._cleanup import CleanSpec
+    from .run.cleanup import CleanSpec
     from .sources._schema_track import SchemaTracking
 
 __all__ = ["Job", "JobEvent", "DEFAULT_LEASE_TIMEOUT_S", "add_job_observer"]
@@ -184,7 +184,7 @@ class Job:
         self.set_aside: dict[str, list[QuarantinedFile]] = {}
         self._retrying: dict[str, set[str]] = {}
         self._reads: dict[str, ReadArgs] = {}
-        #: What the clean-up after this run's commit did (one record per entry; _cleanup.py).
+        #: What the clean-up after this run's commit did (one record per entry; run/cleanup.py).
         self.cleanups: list[dict[str, Any]] = []
         #: When each stage of the run ended (_stage_timings.py); recorded when the run ends.
         self._stages = StageClock()
@@ -286,7 +286,7 @@ class Job:
                 from ._tracked_read import record_observed_counts
 
                 record_observed_counts(self)
-            record_intents(self, record)  # _cleanup.py: the clean-up the commit makes count
+            record_intents(self, record)  # run/cleanup.py: the clean-up the commit makes count
             self._stop_heartbeat(check=True)
             bookmark = self.store.commit_run(
                 record.run_id, self._pending, update_bookmark=self._updates_bookmark(record),
@@ -349,11 +349,11 @@ class Job:
         self._close()
         return bookmark
 
-    # -- clean-up of processed files (_cleanup.py) -------------------------------------------
+    # -- clean-up of processed files (run/cleanup.py) ----------------------------------------
     def _clean_spec(self, path: str | Sequence[str], ctx: str | None, mode: str | None,
                     archive_to: str | None, retention: str | float | None,
                     ) -> CleanSpec | None:
-        from ._cleanup import clean_spec
+        from .run.cleanup import clean_spec
 
         return clean_spec(mode, archive_to, [path] if isinstance(path, str) else list(path),
                           ctx=ctx, bookmark_option=self.bookmark_option, retention=retention)
@@ -758,7 +758,7 @@ class Job:
 
     # -- lease: background heartbeat, fencing, failed commits ---------------------------------
     def _start_heartbeat(self, run_id: str) -> None:
-        """Keep the lease of the run alive from a daemon thread (lakemark._heartbeat)."""
+        """Keep the lease of the run alive from a daemon thread (lakemark.run.heartbeat)."""
         start_heartbeat(self, run_id)
 
     def _stop_heartbeat(self, *, check: bool) -> None:

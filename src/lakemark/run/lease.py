@@ -6,12 +6,12 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING
 
-from ._heartbeat import Heartbeat
-from .errors import LakemarkError, LeaseLost
-from .state import RunRecord
+from .heartbeat import Heartbeat
+from ..errors import LakemarkError, LeaseLost
+from ..state import RunRecord
 
 if TYPE_CHECKING:
-    from .job import Job
+    from ..job import Job
 
 __all__ = ["start_heartbeat", "stop_heartbeat", "fail_after_commit_error"]
 
@@ -19,7 +19,7 @@ log = logging.getLogger("lakemark")
 
 
 def start_heartbeat(job: Job, run_id: str) -> None:
-    """Keep the lease of the run alive from a daemon thread (lakemark._heartbeat)."""
+    """Keep the lease of the run alive from a daemon thread (lakemark.run.heartbeat)."""
     job._heartbeat = Heartbeat(job.store, run_id, job._heartbeat_interval_s, owner=job)
     job._heartbeat.start()
 

@@ -20,16 +20,16 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from ._fault import fault_point
-from .errors import ConfigError
-from .planning.cleanup import (OUTCOMES, CleanEntry, archive_destination, check_clean_options,
+from .._fault import fault_point
+from ..errors import ConfigError
+from ..planning.cleanup import (OUTCOMES, CleanEntry, archive_destination, check_clean_options,
                                decide, parse_retention, plan_cleanup)
-from .planning.files import FileEntry
+from ..planning.files import FileEntry
 
 if TYPE_CHECKING:
-    from .job import Job
-    from .state import RunRecord, StateStore
-    from .storage._clean import FileOps
+    from ..job import Job
+    from ..state import RunRecord, StateStore
+    from ..storage._clean import FileOps
 
 __all__ = ["CLEAN_PREFIX", "CleanSpec", "LISTED_MAX", "clean_after_commit", "clean_spec",
            "intent", "record_intents", "run_cleanups", "summary"]
@@ -60,7 +60,7 @@ def clean_spec(mode: str | None, archive_to: str | None, paths: Sequence[str], *
     ConfigError, before anything is planned, for an unknown mode, a missing or misplaced
     archive folder (inside a source, or overlapping one), a source with no ctx, or a run that
     leaves its bookmark paused (its files are still to be processed)."""
-    from .storage import parse_uri
+    from ..storage import parse_uri
 
     mode = (mode or "off").strip().lower()
     archive = parse_uri(archive_to).root if archive_to else None
@@ -125,7 +125,7 @@ def run_cleanups(store: StateStore, job_name: str, *, by_run: str,
     """Carry out every open clean-up entry of ``job_name`` whose run committed, oldest first,
     and record each outcome on its run; returns those records. ``by_run``: the run whose
     commit this follows (recorded as who finished an earlier run's entry)."""
-    from .storage._clean import FileOps
+    from ..storage._clean import FileOps
 
     ops = ops or FileOps()
     opened = store.open_entries(job_name, CLEAN_PREFIX)
