@@ -45,6 +45,7 @@ from .planning import (
     check_modified_policy,
 )
 from .run.cleanup import clean_after_commit, record_intents
+from .run.context import RunContext
 from ._fault import fault_point
 from .state import (BOOKMARK_OPTIONS, Bookmark, RunInputs, RunRecord, StateStore, open_store,
                     resolve_state_url)
@@ -286,7 +287,9 @@ class Job:
                 from ._tracked_read import record_observed_counts
 
                 record_observed_counts(self)
-            record_intents(self, record)  # run/cleanup.py: the clean-up the commit makes count
+            # run/cleanup.py: the clean-up the commit makes count
+            record_intents(self._run_context(), self._clean, self._roots, self.plans,
+                           self.set_aside)
             self._stop_heartbeat(check=True)
             bookmark = self.store.commit_run(
                 record.run_id, self._pending, update_bookmark=self._updates_bookmark(record),
@@ -299,7 +302,8 @@ class Job:
         self._emit("committed", None, {"version": bookmark.version, "run": bookmark.run})
         save_timings(self.store, record.run_id, self._stages)
         fault_point("after-job-commit")
-        clean_after_commit(self, record)  # never raises: a failed clean-up waits for a later run
+        # never raises: a failed clean-up waits for a later run
+        self.cleanups = clean_after_commit(self._run_context())
         self._close()
         return bookmark
 
@@ -757,21 +761,32 @@ class Job:
             observer(event)
 
     # -- lease: background heartbeat, fencing, failed commits ---------------------------------
+    def _run_context(self) -> RunContext:
+        """What the run's collaborators (lakemark/run/) see of this job's started run."""
+        return RunContext(self.name, self.run_id, self.store, self._emit, lambda: self.spark)
+
     def _start_heartbeat(self, run_id: str) -> None:
         """Keep the lease of the run alive from a daemon thread (lakemark.run.heartbeat)."""
-        start_heartbeat(self, run_id)
+        self._heartbeat = start_heartbeat(self._run_context(), self._heartbeat_interval_s,
+                                          owner=self)
 
     def _stop_heartbeat(self, *, check: bool) -> None:
         """Stop the heartbeat; with ``check``, raise if a beat found the lease taken over (a
         stale holder must not commit)."""
-        stop_heartbeat(self, check=check)
+        heartbeat, self._heartbeat = self._heartbeat, None
+        stop_heartbeat(heartbeat, check=check)
 
     def _fail_after_commit_error(self, record: RunRecord, exc: BaseException) -> None:
         """A commit that raised (a busy store, a conflict, an error inside it) ends the run as
         a failed attempt and releases its lease, so this process is not locked out of the job;
         if even that cannot be recorded, the lease ages out (no more heartbeats) or this
         process's next run of the job takes it over (``held`` in begin_run)."""
-        fail_after_commit_error(self, record, exc)
+        message, now = fail_after_commit_error(
+            self._run_context(), exc, update_bookmark=self._updates_bookmark(record))
+        if now is not None:
+            self._record = now
+        self._emit("failed", None, {"error": message})
+        self._close()
 
     def _close(self) -> None:
         self._stop_heartbeat(check=False)
