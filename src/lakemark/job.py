@@ -30,7 +30,7 @@ from ._job_replay import pinned_inputs, replay_case_of
 from ._job_sinks import write_frame
 from ._job_keys import GENERATION_KEY, RUN_ID_KEY, UNTRACKED  # noqa: F401 - re-exported
 from .run.heartbeat import Heartbeat, default_interval, held_runs
-from ._stage_timings import StageClock, save_timings
+from .run.stage_timings import StageClock, save_timings
 from ._quarantine import (BadFilePolicy, QuarantinedFile, ReadArgs, pin_after_failure,
                           retried_paths)
 from .errors import ConfigError, LeaseLost, SourceError, StateError
@@ -163,9 +163,9 @@ class Job:
         self._record: RunRecord | None = None
         self._bookmark: Bookmark | None = None
         self._pending: dict[str, dict[str, Any]] = {}
-        self._pending_schemas: dict[str, Any] = {}  # ctx -> PendingSchema (_tracked_read)
-        self._schema_counts: dict[str, Any] = {}  # ctx -> (Observation, record) (_tracked_read)
-        #: Called when the run ends, however: frees what reads keep for the run (_tracked_read).
+        self._pending_schemas: dict[str, Any] = {}  # ctx -> PendingSchema (run/tracked_read)
+        self._schema_counts: dict[str, Any] = {}  # ctx -> (Observation, record) (ditto)
+        #: Called when the run ends, however: frees what reads keep for the run (run/tracked_read).
         self._at_run_end: list[Callable[[], None]] = []
         self._ctxs_read: set[str] = set()
         self._untracked = 0
@@ -187,7 +187,7 @@ class Job:
         self._reads: dict[str, ReadArgs] = {}
         #: What the clean-up after this run's commit did (one record per entry; run/cleanup.py).
         self.cleanups: list[dict[str, Any]] = []
-        #: When each stage of the run ended (_stage_timings.py); recorded when the run ends.
+        #: When each stage of the run ended (run/stage_timings.py); recorded when the run ends.
         self._stages = StageClock()
         # Observers of every job (runtime lineage subscribes here; see add_job_observer).
         self._observers = [observer for factory in _OBSERVER_FACTORIES
@@ -284,9 +284,9 @@ class Job:
         fault_point("before-job-commit")
         try:
             if self._schema_counts:
-                from ._tracked_read import record_observed_counts
+                from .run.tracked_read import record_observed_counts
 
-                record_observed_counts(self)
+                record_observed_counts(self._run_context(), self._schema_counts)
             # run/cleanup.py: the clean-up the commit makes count
             record_intents(self._run_context(), self._clean, self._roots, self.plans,
                            self.set_aside)
@@ -763,7 +763,8 @@ class Job:
     # -- lease: background heartbeat, fencing, failed commits ---------------------------------
     def _run_context(self) -> RunContext:
         """What the run's collaborators (lakemark/run/) see of this job's started run."""
-        return RunContext(self.name, self.run_id, self.store, self._emit, lambda: self.spark)
+        return RunContext(self.name, self.run_id, self.store, self._emit, lambda: self.spark,
+                          self._at_run_end.append)
 
     def _start_heartbeat(self, run_id: str) -> None:
         """Keep the lease of the run alive from a daemon thread (lakemark.run.heartbeat)."""

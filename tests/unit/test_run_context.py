@@ -39,7 +39,8 @@ def started(tmp_path: Path) -> tuple[RunContext, list[tuple[str, Any]], SQLiteSt
         raise AssertionError("a collaborator started Spark")
 
     run = RunContext("orders", record.run_id, store,
-                     lambda stage, ctx, detail: events.append((stage, dict(detail))), no_spark)
+                     lambda stage, ctx, detail: events.append((stage, dict(detail))), no_spark,
+                     lambda release: None)
     return run, events, store
 
 
