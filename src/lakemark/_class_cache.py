@@ -7,11 +7,12 @@ archive instead (``-XX:SharedArchiveFile``); measured here it cuts a cold sessio
 its first read and write by about a third (bench/startup.py).
 
 How it works: the first Spark start that finds no archive starts a background builder (its own
-process, low priority, one at a time per archive) that runs a small read/write workload under
-``-XX:ArchiveClassesAtExit`` and moves the archive into place when the JVM has written it;
-runs from then on start with it. The archive's name is a digest of the ``java`` binary and of
-PySpark's jars, so a different Java or Spark builds its own; the JVM itself also checks that
-the class path matches and silently runs without the archive when it does not.
+process, low priority, one at a time per archive; :mod:`._class_cache_build`) that runs a small
+read/write workload under ``-XX:ArchiveClassesAtExit`` and moves the archive into place when
+the JVM has written it; runs from then on start with it. The archive's name is a digest of the
+``java`` binary and of PySpark's jars, so a different Java or Spark builds its own; the JVM
+itself also checks that the class path matches and silently runs without the archive when it
+does not.
 
 ``LAKEMARK_CLASS_CACHE=off`` turns this off; ``LAKEMARK_CLASS_CACHE=DIR`` keeps archives in DIR
 instead of ``~/.lakemark/class-cache``.
@@ -21,14 +22,12 @@ from __future__ import annotations
 
 import hashlib
 import os
-import shutil
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
-__all__ = ["java_options", "archive_path", "build", "ENV"]
+__all__ = ["java_options", "archive_path", "ENV"]
 
 ENV = "LAKEMARK_CLASS_CACHE"
 
@@ -104,72 +103,9 @@ def _start_builder(path: Path) -> None:
     env[ENV] = "off"  # the builder's own JVM neither uses nor builds an archive
     try:
         subprocess.Popen(
-            [sys.executable, "-m", "lakemark._class_cache", str(path)],
+            [sys.executable, "-m", "lakemark._class_cache_build", str(path)],
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
             start_new_session=True, env=env, preexec_fn=lambda: os.nice(10),
         )
     except OSError:
         lock.unlink(missing_ok=True)
-
-
-def build(path: Path) -> bool:
-    """Run a small read/write workload with ``-XX:ArchiveClassesAtExit`` and move the archive
-    to ``path``; True if it is there. Removes the builder's lock whatever happens."""
-    lock = path.with_suffix(".lock")
-    work = Path(tempfile.mkdtemp(prefix="lakemark-class-cache-"))
-    partial = path.with_name(f"{path.stem}.{os.getpid()}.partial")
-    try:
-        _workload(work, partial)
-        if partial.is_file() and partial.stat().st_size > 0:
-            os.replace(partial, path)
-        return path.is_file()
-    finally:
-        partial.unlink(missing_ok=True)
-        lock.unlink(missing_ok=True)
-        shutil.rmtree(work, ignore_errors=True)
-
-
-def _workload(work: Path, partial: Path) -> None:
-    from pyspark.core.context import SparkContext
-    from pyspark.sql import SparkSession
-
-    from .spark import spark_settings
-
-    # Submit arguments left in the environment (by `lakemark run`) would override the options
-    # below and the JVM would write no archive.
-    os.environ.pop("PYSPARK_SUBMIT_ARGS", None)
-    master, settings = spark_settings("local[1]", {})
-    settings["spark.driver.extraJavaOptions"] = (
-        settings.get("spark.driver.extraJavaOptions", "")
-        + f" -XX:ArchiveClassesAtExit={partial} -Xlog:cds=off -Xlog:cds+dynamic=off")
-    builder = SparkSession.builder.appName("lakemark-class-cache").master(master)
-    for key, value in settings.items():
-        builder = builder.config(key, value)
-    spark = builder.getOrCreate()
-    gateway = SparkContext._gateway
-    source = work / "in"
-    source.mkdir()
-    (source / "a.json").write_text('{"id": 1, "name": "a", "at": "2024-01-01T00:00:00Z"}\n')
-    (source / "b.csv").write_text("id,name\n1,a\n")
-    from .planning import FileEntry
-    from .sinks import write_target
-    from .sources import read_files
-
-    path = source / "a.json"
-    entries = [FileEntry(int(path.stat().st_mtime * 1000), str(path), path.stat().st_size)]
-    df = read_files(spark, entries, root=str(source), format="json")
-    write_target(spark, df, str(work / "delta"), format="delta")
-    write_target(spark, df, str(work / "parquet"), format="parquet")
-    spark.read.option("header", "true").csv(str(source / "b.csv")).collect()
-    spark.stop()
-    proc = getattr(gateway, "proc", None)
-    if gateway is not None:
-        gateway.shutdown()
-    if proc is not None:  # the JVM writes the archive as it exits
-        if proc.stdin is not None:
-            proc.stdin.close()
-        proc.wait(timeout=600)
-
-
-if __name__ == "__main__":
-    sys.exit(0 if build(Path(sys.argv[1])) else 1)

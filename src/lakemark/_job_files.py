@@ -31,7 +31,7 @@ from ._quarantine import ReadArgs, add_retries, remember_read, screen
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
-    from ._cleanup import CleanSpec
+    from .run.cleanup import CleanSpec
     from .job import Job
 
     from .sources._schema_track import SchemaTracking
@@ -171,11 +171,17 @@ def read_plan(job: Job, roots: Sequence[str], plan: FilePlan, *, format: str,
         remember_read(job, key, ReadArgs(plan.files, planned, base_path or roots[0], format,
                                          dict(options or {}), mode))
     if tracking is not None:  # the tracked schema decides before the run counts as read
-        from ._tracked_read import read_with_tracking
+        from .run.tracked_read import read_with_tracking
 
-        tracked = read_with_tracking(job, ctx, plan.files, roots=roots, base_path=base_path,
-                                     format=format, options=options, schema=schema,
-                                     mode=mode, tracking=tracking)
+        read = read_with_tracking(job._run_context(), ctx, plan.files, roots=roots,
+                                  base_path=base_path, format=format, options=options,
+                                  schema=schema, mode=mode, tracking=tracking)
+        source = str(ctx)  # read_with_tracking refused a source without one
+        if read.pending is not None and job.tracking:
+            job._pending_schemas[source] = read.pending
+        if read.observation is not None:
+            job._schema_counts[source] = (read.observation, read.record)
+        tracked = read.frame
         job._read_started = True
         fault_point("mid-read")
         if not plan.files:

@@ -209,7 +209,7 @@ class IngestOptions:
         return writer
 
     def _check_clean(self) -> None:
-        from ._cleanup import clean_spec
+        from .run.cleanup import clean_spec
 
         try:
             clean_spec(self.clean_source, self.archive_to, [self.source], ctx=SOURCE_CTX,
@@ -326,7 +326,7 @@ def _hints(opts: IngestOptions, store: StateStore) -> str | None:
 def clean_report(entries: list[dict[str, Any]], run_id: str) -> dict[str, Any]:
     """The ``clean_up`` of ``--json``: the counts over every entry this run carried out (its
     own and earlier runs' pending ones), then each entry."""
-    from ._cleanup import summary
+    from .run.cleanup import summary
 
     return {"counts": summary(entries),
             "pending": sum(1 for e in entries if e.get("status") != "done"),

@@ -25,12 +25,12 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from ._job_files import plan_source, read_plan
-from ._job_lease import fail_after_commit_error, start_heartbeat, stop_heartbeat
+from .run.lease import fail_after_commit_error, start_heartbeat, stop_heartbeat
 from ._job_replay import pinned_inputs, replay_case_of
 from ._job_sinks import write_frame
 from ._job_keys import GENERATION_KEY, RUN_ID_KEY, UNTRACKED  # noqa: F401 - re-exported
-from ._heartbeat import Heartbeat, default_interval, held_runs
-from ._stage_timings import StageClock, save_timings
+from .run.heartbeat import Heartbeat, default_interval, held_runs
+from .run.stage_timings import StageClock, save_timings
 from ._quarantine import (BadFilePolicy, QuarantinedFile, ReadArgs, pin_after_failure,
                           retried_paths)
 from .errors import ConfigError, LeaseLost, SourceError, StateError
@@ -44,7 +44,8 @@ from .planning import (
     ListingOptions,
     check_modified_policy,
 )
-from ._cleanup import clean_after_commit, record_intents
+from .run.cleanup import clean_after_commit, record_intents
+from .run.context import RunContext
 from ._fault import fault_point
 from .state import (BOOKMARK_OPTIONS, Bookmark, RunInputs, RunRecord, StateStore, open_store,
                     resolve_state_url)
@@ -53,7 +54,7 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
     from .sinks import IdempotencyToken, WriteResult
-    from ._cleanup import CleanSpec
+    from .run.cleanup import CleanSpec
     from .sources._schema_track import SchemaTracking
 
 __all__ = ["Job", "JobEvent", "DEFAULT_LEASE_TIMEOUT_S", "add_job_observer"]
@@ -162,9 +163,9 @@ class Job:
         self._record: RunRecord | None = None
         self._bookmark: Bookmark | None = None
         self._pending: dict[str, dict[str, Any]] = {}
-        self._pending_schemas: dict[str, Any] = {}  # ctx -> PendingSchema (_tracked_read)
-        self._schema_counts: dict[str, Any] = {}  # ctx -> (Observation, record) (_tracked_read)
-        #: Called when the run ends, however: frees what reads keep for the run (_tracked_read).
+        self._pending_schemas: dict[str, Any] = {}  # ctx -> PendingSchema (run/tracked_read)
+        self._schema_counts: dict[str, Any] = {}  # ctx -> (Observation, record) (ditto)
+        #: Called when the run ends, however: frees what reads keep for the run (run/tracked_read).
         self._at_run_end: list[Callable[[], None]] = []
         self._ctxs_read: set[str] = set()
         self._untracked = 0
@@ -184,9 +185,9 @@ class Job:
         self.set_aside: dict[str, list[QuarantinedFile]] = {}
         self._retrying: dict[str, set[str]] = {}
         self._reads: dict[str, ReadArgs] = {}
-        #: What the clean-up after this run's commit did (one record per entry; _cleanup.py).
+        #: What the clean-up after this run's commit did (one record per entry; run/cleanup.py).
         self.cleanups: list[dict[str, Any]] = []
-        #: When each stage of the run ended (_stage_timings.py); recorded when the run ends.
+        #: When each stage of the run ended (run/stage_timings.py); recorded when the run ends.
         self._stages = StageClock()
         # Observers of every job (runtime lineage subscribes here; see add_job_observer).
         self._observers = [observer for factory in _OBSERVER_FACTORIES
@@ -283,10 +284,12 @@ class Job:
         fault_point("before-job-commit")
         try:
             if self._schema_counts:
-                from ._tracked_read import record_observed_counts
+                from .run.tracked_read import record_observed_counts
 
-                record_observed_counts(self)
-            record_intents(self, record)  # _cleanup.py: the clean-up the commit makes count
+                record_observed_counts(self._run_context(), self._schema_counts)
+            # run/cleanup.py: the clean-up the commit makes count
+            record_intents(self._run_context(), self._clean, self._roots, self.plans,
+                           self.set_aside)
             self._stop_heartbeat(check=True)
             bookmark = self.store.commit_run(
                 record.run_id, self._pending, update_bookmark=self._updates_bookmark(record),
@@ -299,7 +302,8 @@ class Job:
         self._emit("committed", None, {"version": bookmark.version, "run": bookmark.run})
         save_timings(self.store, record.run_id, self._stages)
         fault_point("after-job-commit")
-        clean_after_commit(self, record)  # never raises: a failed clean-up waits for a later run
+        # never raises: a failed clean-up waits for a later run
+        self.cleanups = clean_after_commit(self._run_context())
         self._close()
         return bookmark
 
@@ -349,11 +353,11 @@ class Job:
         self._close()
         return bookmark
 
-    # -- clean-up of processed files (_cleanup.py) -------------------------------------------
+    # -- clean-up of processed files (run/cleanup.py) ----------------------------------------
     def _clean_spec(self, path: str | Sequence[str], ctx: str | None, mode: str | None,
                     archive_to: str | None, retention: str | float | None,
                     ) -> CleanSpec | None:
-        from ._cleanup import clean_spec
+        from .run.cleanup import clean_spec
 
         return clean_spec(mode, archive_to, [path] if isinstance(path, str) else list(path),
                           ctx=ctx, bookmark_option=self.bookmark_option, retention=retention)
@@ -757,21 +761,33 @@ class Job:
             observer(event)
 
     # -- lease: background heartbeat, fencing, failed commits ---------------------------------
+    def _run_context(self) -> RunContext:
+        """What the run's collaborators (lakemark/run/) see of this job's started run."""
+        return RunContext(self.name, self.run_id, self.store, self._emit, lambda: self.spark,
+                          self._at_run_end.append)
+
     def _start_heartbeat(self, run_id: str) -> None:
-        """Keep the lease of the run alive from a daemon thread (lakemark._heartbeat)."""
-        start_heartbeat(self, run_id)
+        """Keep the lease of the run alive from a daemon thread (lakemark.run.heartbeat)."""
+        self._heartbeat = start_heartbeat(self._run_context(), self._heartbeat_interval_s,
+                                          owner=self)
 
     def _stop_heartbeat(self, *, check: bool) -> None:
         """Stop the heartbeat; with ``check``, raise if a beat found the lease taken over (a
         stale holder must not commit)."""
-        stop_heartbeat(self, check=check)
+        heartbeat, self._heartbeat = self._heartbeat, None
+        stop_heartbeat(heartbeat, check=check)
 
     def _fail_after_commit_error(self, record: RunRecord, exc: BaseException) -> None:
         """A commit that raised (a busy store, a conflict, an error inside it) ends the run as
         a failed attempt and releases its lease, so this process is not locked out of the job;
         if even that cannot be recorded, the lease ages out (no more heartbeats) or this
         process's next run of the job takes it over (``held`` in begin_run)."""
-        fail_after_commit_error(self, record, exc)
+        message, now = fail_after_commit_error(
+            self._run_context(), exc, update_bookmark=self._updates_bookmark(record))
+        if now is not None:
+            self._record = now
+        self._emit("failed", None, {"error": message})
+        self._close()
 
     def _close(self) -> None:
         self._stop_heartbeat(check=False)

@@ -119,7 +119,7 @@ def test_a_class_data_archive_is_built_and_runs_start_with_it(tmp_path: Path) ->
         del os.environ[_class_cache.ENV]
     assert path is not None
     path.parent.mkdir(parents=True)
-    built = subprocess.run([sys.executable, "-m", "lakemark._class_cache", str(path)],
+    built = subprocess.run([sys.executable, "-m", "lakemark._class_cache_build", str(path)],
                            capture_output=True, text=True, timeout=900,
                            env=dict(env, LAKEMARK_CLASS_CACHE="off"))
     assert built.returncode == 0, built.stderr

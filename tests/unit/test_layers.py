@@ -10,14 +10,13 @@ The layers are DESIGN.md's (and docs/architecture.md's):
     3  state, catalog                    bookmark stores; data catalogs
     4  sources, sinks, spark, spark_io,  plan -> DataFrame; DataFrame -> table; session setup;
        tables,                           plain Spark I/O on s3:// without S3A
-       _jvm_stderr, _class_cache,        (_recorded: builder calls of pyspark's readers and
+       _jvm_stderr, _class_cache(_build), (_recorded: builder calls of pyspark's readers and
        _recorded                          writers, kept for lakemark's terminal calls)
-    5  job, _heartbeat, _tracked_read,   the run lifecycle (job.py: class Job; its parts:
-       _job_files, _job_replay,          file sources, retries/pinning, sinks, the lease,
-       _job_sinks, _job_jdbc, _job_lease,  shared record keys; _exact_read: each file read as
-       _job_keys, _exact_read,            planned, earlier takes; set-aside input files)
-       _quarantine, _quarantine_ingest,
-       _stage_timings                     (_stage_timings: how long each stage of a run took)
+    5  job, run,                         the run lifecycle (job.py: class Job; run/: the lease,
+       _job_files, _job_replay,          its heartbeat, clean-up, tracked-schema reads, stage
+       _job_sinks, _job_jdbc,            timings; other parts: file sources, retries/pinning,
+       _job_keys, _exact_read,           sinks, shared record keys; _exact_read: each file
+       _quarantine, _quarantine_ingest   read as planned, earlier takes; set-aside input files)
     6  glue, events, lineage, ingest,    Glue facade; S3 events; lineage; file ingestion;
        console                           the operator's console (queries, web pages)
     7  cli                               parses, calls, prints
@@ -42,11 +41,10 @@ LAYERS = {
     "storage": 2,
     "state": 3, "catalog": 3,
     "sources": 4, "sinks": 4, "spark": 4, "spark_io": 4, "tables": 4, "_jvm_stderr": 4,
-    "_class_cache": 4, "_recorded": 4,
-    "job": 5, "_heartbeat": 5, "_tracked_read": 5, "_cleanup": 5, "_job_keys": 5,
-    "_job_files": 5, "_job_replay": 5, "_job_sinks": 5, "_job_lease": 5, "_job_jdbc": 5,
+    "_class_cache": 4, "_class_cache_build": 4, "_recorded": 4,
+    "job": 5, "run": 5, "_job_keys": 5,
+    "_job_files": 5, "_job_replay": 5, "_job_sinks": 5, "_job_jdbc": 5,
     "_exact_read": 5, "_quarantine": 5, "_quarantine_ingest": 5,
-    "_stage_timings": 5,
     "glue": 6, "events": 6, "lineage": 6, "ingest": 6, "console": 6,
     "cli": 7,
     "__init__": 8, "__main__": 8,

@@ -1,4 +1,4 @@
-"""Stage timings of a run (lakemark._stage_timings, state/_timings.py): the stage clock driven
+"""Stage timings of a run (lakemark.run.stage_timings, state/_timings.py): the stage clock driven
 by a fake clock, the run_timings table on SQLite and PostgreSQL (and its upgrade path), what a
 Job records, and where they show (`runs show`, the console's run API and page)."""
 
@@ -17,7 +17,7 @@ from pgtest import store_of
 from starlette.testclient import TestClient
 
 from lakemark import Job
-from lakemark._stage_timings import StageClock
+from lakemark.run.stage_timings import StageClock
 from lakemark.cli import cli
 from lakemark.console import StateQueries
 from lakemark.console.app import create_app
@@ -158,7 +158,7 @@ def test_pruning_a_run_deletes_its_timings(tmp_path: Path) -> None:
 
 def test_a_store_that_cannot_take_the_timings_costs_only_them(
         tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
-    from lakemark._stage_timings import save_timings
+    from lakemark.run.stage_timings import save_timings
 
     store = open_store(f"sqlite:///{tmp_path}/state.db")
     r = store.begin_run("j", "enable", host=socket.gethostname(), pid=1, lease_timeout_s=60)

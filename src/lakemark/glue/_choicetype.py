@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from ._df_types import glue_type_name
+from ._type_names import glue_type_name
 
 if TYPE_CHECKING:
     from pyspark.sql import Column

@@ -12,6 +12,7 @@ import re
 from typing import TYPE_CHECKING
 
 from ..errors import UnsupportedError
+from ._type_names import glue_type_name
 
 if TYPE_CHECKING:
     from pyspark.sql import Column
@@ -76,25 +77,6 @@ def parse_glue_type(name: str) -> DataType | None:
     known = ", ".join(sorted(set(simple) | GENERIC_KINDS))
     raise UnsupportedError(f"Glue type {name!r} is not supported (known: {known}, "
                            "decimal(p,s), and array<…>/struct<…>/map<…,…>)")
-
-
-def glue_type_name(dtype: DataType) -> str:
-    """Glue's name for a Spark type (``int``, ``long``, ``string``, ``struct`` …)."""
-    from pyspark.sql import types as T
-
-    names: list[tuple[type, str]] = [
-        (T.StringType, "string"), (T.IntegerType, "int"), (T.LongType, "long"),
-        (T.ShortType, "short"), (T.ByteType, "byte"), (T.FloatType, "float"),
-        (T.DoubleType, "double"), (T.BooleanType, "boolean"), (T.DecimalType, "decimal"),
-        (T.DateType, "date"), (T.TimestampType, "timestamp"),
-        (T.TimestampNTZType, "timestamp"), (T.BinaryType, "binary"),
-        (T.StructType, "struct"), (T.ArrayType, "array"), (T.MapType, "map"),
-        (T.NullType, "null"),
-    ]
-    for cls, text in names:
-        if isinstance(dtype, cls):
-            return text
-    return dtype.simpleString()
 
 
 def cast_to(col: Column, source: DataType, target: DataType | None) -> Column:

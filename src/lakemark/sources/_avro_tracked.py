@@ -54,7 +54,7 @@ if TYPE_CHECKING:
     from ..planning.files import FileEntry
     from ..planning.schema import Field
     from ._options import ReadRequest
-    from ._schema_track import SchemaTracking, TrackedRead
+    from ._schema_decision import SchemaTracking, TrackedRead
 
 __all__ = ["FileFields", "FilePlan", "read_headers", "fits", "merge_fields", "plan_files",
            "read_tracked_avro", "typed_frame", "value_text"]
@@ -369,7 +369,7 @@ def read_tracked_avro(spark: SparkSession, request: ReadRequest, files: Sequence
     from ..planning.schema import Field, new_columns
     from ..planning.schema_nested import additions, with_fields
     from ._errors import guard
-    from ._schema_track import TrackedRead, _decided, _struct
+    from ._schema_decision import TrackedRead, _decided, _struct
 
     headers = read_headers(files)
     from ._partitions import _partition_keys, layout_of

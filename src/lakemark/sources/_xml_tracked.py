@@ -66,7 +66,7 @@ if TYPE_CHECKING:
     from ..planning.files import FileEntry
     from ..planning.schema import Field
     from ._options import ReadRequest
-    from ._schema_track import SchemaTracking, TrackedRead
+    from ._schema_decision import SchemaTracking, TrackedRead
 
 __all__ = ["XmlRows", "KeyScan", "parse_record", "scan", "typed_frame", "read_tracked_xml"]
 
@@ -465,7 +465,7 @@ def read_tracked_xml(spark: SparkSession, request: ReadRequest, files: Sequence[
     from ._json_tracked import files_named
     from ._read import read_files
     from ..planning.schema_nested import path_text
-    from ._schema_track import (TrackedRead, _decided, _fields, _later_columns, _struct,
+    from ._schema_decision import (TrackedRead, _decided, _fields, _later_columns, _struct,
                                 _with_inside)
 
     options = dict(request.options)

@@ -1,7 +1,7 @@
 """Stage timings of runs in the SQL state stores: the ``run_timings`` table.
 
 One row per run that recorded them: ``{"plan": s, "read": s, "write": s, "commit": s}`` as JSON
-(:mod:`lakemark._stage_timings`). Written once, when the run has ended (its commit's own
+(:mod:`lakemark.run.stage_timings`). Written once, when the run has ended (its commit's own
 duration is only known then); a run that ended before lakemark recorded timings has no row.
 The table is created with the others (``CREATE TABLE IF NOT EXISTS``), so a store written by
 an older lakemark gains it when opened. SQL is parameterised (``?`` placeholders).

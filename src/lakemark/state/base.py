@@ -247,7 +247,7 @@ class StateStore(Protocol):
 
     def record_timings(self, run_id: str, timings: Mapping[str, float]) -> None:
         """Record the stage timings (seconds per stage) of a run that has ended
-        (:mod:`lakemark._stage_timings`); UnknownRunError if no such run."""
+        (:mod:`lakemark.run.stage_timings`); UnknownRunError if no such run."""
         ...
 
     def run_timings(self, run_id: str) -> dict[str, float]:

@@ -18,115 +18,20 @@ import logging
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from ..errors import ConfigError, SinkError, UnsupportedError
-from ._delta_sql import frame_alias, quote, to_sql
+from ..errors import ConfigError, SinkError
+from ._delta_names import NamesMissing, resolve_path, table_location, unsupported
+from ._delta_sql import quote, to_sql
 
 if TYPE_CHECKING:
     from deltalake import DeltaTable as RsTable
     from pyspark.sql import Column, DataFrame, SparkSession
 
-    from ..sinks._location import Target
     from ._delta_builders import DeltaOptimizeBuilder, DeltaTableBuilder
     from ._delta_merge_api import DeltaMergeBuilder
 
 __all__ = ["DeltaTable", "NamesMissing", "unsupported", "resolve_path", "table_location"]
 
 log = logging.getLogger("lakemark.tables")
-
-#: Tables created by name in this process (``DeltaTable.create(spark).tableName(n)``) whose
-#: location no catalog records: ``forName`` finds them here.
-_NAMED: dict[str, str] = {}
-
-
-def unsupported(method: str, hint: str = "") -> UnsupportedError:
-    """The error of a ``delta.tables`` method lakemark does not implement."""
-    return UnsupportedError(
-        f"{method} is not supported by lakemark's delta.tables (no Delta jars); "
-        + (hint + "; " if hint else "")
-        + "see docs/upserts.md for what is, or install delta-spark with its jars")
-
-
-def resolve_path(path: str) -> Target:
-    """The write target of a table path (``s3a://`` read as ``s3://``, ``--bucket-map``
-    applied)."""
-    from ..sinks._location import resolve_target
-    from ..storage import mapped_path
-
-    if not isinstance(path, str) or not path.strip():
-        raise ConfigError(f"a Delta table path must be a non-empty string, got {path!r}")
-    if path.lower().startswith(("s3a://", "s3n://")):
-        path = "s3://" + path.partition("://")[2]
-    return resolve_target(mapped_path(path) or path)
-
-
-def _split_name(name: str) -> tuple[str, str]:
-    parts = [p.strip("`") for p in name.strip().split(".")]
-    if parts and parts[0].lower() == "spark_catalog":
-        parts = parts[1:]
-    if len(parts) == 1:
-        return "default", parts[0]
-    if len(parts) == 2:
-        return parts[0], parts[1]
-    raise ConfigError(f"table name {name!r}: expected [database.]table")
-
-
-def _warehouse_path(spark: SparkSession, name: str) -> str:
-    """Where Spark would put a managed table called ``name``."""
-    database, table = _split_name(name)
-    root = str(spark.conf.get("spark.sql.warehouse.dir", "spark-warehouse"))
-    if root.startswith("file:"):
-        root = root[len("file:"):]
-        root = "/" + root.lstrip("/") if root.startswith("/") else root
-    folder = table if database == "default" else f"{database}.db/{table}"
-    return f"{root.rstrip('/')}/{folder}"
-
-
-def table_location(spark: SparkSession, name: str, *, must_exist: bool = True) -> str | None:
-    """The location of the table ``name``: ``delta.`path```; a table this process created by
-    name; the lakemark catalog (``--catalog`` / ``LAKEMARK_CATALOG``); Spark's session catalog;
-    else Spark's warehouse folder. None (or ConfigError when ``must_exist``) if none holds it."""
-    text = name.strip()
-    if text.lower().startswith("delta.`") and text.endswith("`"):
-        return text[len("delta.`"):-1]
-    database, table = _split_name(text)
-    key = f"{database}.{table}".lower()
-    if key in _NAMED:
-        return _NAMED[key]
-    from ..catalog import open_catalog, resolve_catalog_spec
-
-    if resolve_catalog_spec() is not None:
-        try:
-            entry = open_catalog().get_table(database, table)
-            if entry.location:
-                return entry.location
-        except ConfigError:
-            pass
-    try:
-        if spark.catalog.tableExists(f"{database}.{table}"):
-            for row in spark.sql(f"DESCRIBE TABLE EXTENDED {quote(database)}.{quote(table)}"
-                                 ).collect():
-                if row[0] == "Location" and row[1]:
-                    return str(row[1])
-    except Exception as exc:  # a catalog that cannot answer: fall back to the warehouse
-        log.debug("Spark catalog lookup of %s failed: %s", name, exc)
-    path = _warehouse_path(spark, text)
-    from ..sinks._location import open_delta
-
-    if open_delta(resolve_path(path)) is not None or not must_exist:
-        return path
-    raise ConfigError(f"DeltaTable.forName: table {name!r} was not found (not in the lakemark "
-                      "catalog, Spark's catalog or the warehouse folder "
-                      f"{path}); use DeltaTable.forPath for a table known by its path")
-
-
-class NamesMissing(type):
-    """Class-level lookups of Delta methods lakemark lacks fail naming them."""
-
-    def __getattr__(cls, name: str) -> Any:
-        if name.startswith("_"):
-            raise AttributeError(name)
-        raise unsupported(f"{cls.__name__}.{name}")
-
 
 class DeltaTable(metaclass=NamesMissing):
     """A Delta table (``delta.tables.DeltaTable``); see the module docstring."""
@@ -323,7 +228,7 @@ class DeltaTable(metaclass=NamesMissing):
         """A builder that creates a table (fails if one exists)."""
         from ._delta_builders import DeltaTableBuilder
 
-        return DeltaTableBuilder(_session(sparkSession), "create")
+        return DeltaTableBuilder(_session(sparkSession), "create", cls.forPath)
 
     @classmethod
     def createIfNotExists(cls, sparkSession: SparkSession | None = None  # noqa: N802, N803
@@ -331,7 +236,7 @@ class DeltaTable(metaclass=NamesMissing):
         """A builder that creates a table unless one exists (then nothing changes)."""
         from ._delta_builders import DeltaTableBuilder
 
-        return DeltaTableBuilder(_session(sparkSession), "createIfNotExists")
+        return DeltaTableBuilder(_session(sparkSession), "createIfNotExists", cls.forPath)
 
     @classmethod
     def createOrReplace(cls, sparkSession: SparkSession | None = None  # noqa: N802, N803
@@ -339,14 +244,14 @@ class DeltaTable(metaclass=NamesMissing):
         """A builder that creates a table or replaces an existing one's schema and data."""
         from ._delta_builders import DeltaTableBuilder
 
-        return DeltaTableBuilder(_session(sparkSession), "createOrReplace")
+        return DeltaTableBuilder(_session(sparkSession), "createOrReplace", cls.forPath)
 
     @classmethod
     def replace(cls, sparkSession: SparkSession | None = None) -> DeltaTableBuilder:  # noqa: N803
         """A builder that replaces an existing table (fails if there is none)."""
         from ._delta_builders import DeltaTableBuilder
 
-        return DeltaTableBuilder(_session(sparkSession), "replace")
+        return DeltaTableBuilder(_session(sparkSession), "replace", cls.forPath)
 
     # -- what lakemark does not implement ---------------------------------------------------
     @classmethod
@@ -397,22 +302,3 @@ def _session(spark: SparkSession | None) -> SparkSession:
     if active is None:
         raise ConfigError("DeltaTable.create*: no active Spark session; pass one")
     return active
-
-
-def remember_name(name: str, location: str) -> None:
-    """Record that the table ``name`` was created at ``location`` in this process."""
-    database, table = _split_name(name)
-    _NAMED[f"{database}.{table}".lower()] = location
-
-
-def frame_for_merge(table: DeltaTable, source: DataFrame) -> tuple[DataFrame, str, str]:
-    """The frame merge expressions resolve against (the table's schema aliased as the target,
-    crossed with the source), with the target's and the source's alias."""
-    target_alias = table._alias or "target"
-    source_alias = frame_alias(source) or "source"
-    if target_alias == source_alias:
-        raise ConfigError(f"DeltaTable.merge: the table and the source have the same alias "
-                          f"{target_alias!r}; alias them differently")
-    frame = table._empty_frame(target_alias).crossJoin(
-        source.limit(0).alias(source_alias))
-    return frame, target_alias, source_alias

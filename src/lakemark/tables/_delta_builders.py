@@ -15,11 +15,11 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError, SinkError
-from ._delta_api import NamesMissing, remember_name, resolve_path, table_location, unsupported
+from ._delta_names import NamesMissing, remember_name, resolve_path, table_location, unsupported
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -137,9 +137,13 @@ class DeltaTableBuilder(metaclass=NamesMissing):
             raise AttributeError(name)
         raise unsupported(f"DeltaTableBuilder.{name}")
 
-    def __init__(self, spark: SparkSession, mode: str) -> None:
+    def __init__(self, spark: SparkSession, mode: str,
+                 open_table: Callable[[SparkSession, str], DeltaTable]) -> None:
+        """``open_table``: ``DeltaTable.forPath``, passed in by ``DeltaTable.create*`` (this
+        module sits below ``_delta_api`` and does not import it back)."""
         self._spark = spark
         self._mode = mode
+        self._open_table = open_table
         self._name: str | None = None
         self._location: str | None = None
         self._comment: str | None = None
@@ -209,8 +213,6 @@ class DeltaTableBuilder(metaclass=NamesMissing):
 
         from ..sinks._location import open_delta
         from ..sinks._schema import arrow_schema
-        from ._delta_api import DeltaTable
-
         method = f"DeltaTable.{self._mode}"
         if self._location is None and self._name is None:
             raise ConfigError(f"{method}: give tableName(...) or location(...)")
@@ -255,4 +257,4 @@ class DeltaTableBuilder(metaclass=NamesMissing):
                                 target=target.root) from exc
         if self._name is not None:
             remember_name(self._name, path)
-        return DeltaTable.forPath(self._spark, path)
+        return self._open_table(self._spark, path)

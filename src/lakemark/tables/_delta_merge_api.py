@@ -20,8 +20,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError, SinkError
-from ._delta_api import NamesMissing, unsupported
-from ._delta_sql import quote, to_sql
+from ._delta_names import NamesMissing, unsupported
+from ._delta_sql import frame_alias, quote, to_sql
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
@@ -154,10 +154,8 @@ class DeltaMergeBuilder(metaclass=NamesMissing):
     def execute(self) -> DataFrame:
         """Run the merge (one commit); a DataFrame of Delta's merge metrics
         (num_affected_rows, num_updated_rows, num_deleted_rows, num_inserted_rows)."""
-        from ._delta_api import frame_for_merge
-
         self._check_order()
-        frame, target_alias, source_alias = frame_for_merge(self._table, self._source)
+        frame, target_alias, source_alias = _frame_for_merge(self._table, self._source)
         self._check_all_columns(target_alias, source_alias)
         on = to_sql(self._condition, frame, "DeltaTable.merge condition")
         steps = []
@@ -224,3 +222,16 @@ def _apply(merger: Any, clause: _Clause, when: str | None,
     if clause.action == "update":
         return merger.when_not_matched_by_source_update(values, predicate=when)
     return merger.when_not_matched_by_source_delete(predicate=when)
+
+
+def _frame_for_merge(table: DeltaTable, source: DataFrame) -> tuple[DataFrame, str, str]:
+    """The frame merge expressions resolve against (the table's schema aliased as the target,
+    crossed with the source), with the target's and the source's alias."""
+    target_alias = table._alias or "target"
+    source_alias = frame_alias(source) or "source"
+    if target_alias == source_alias:
+        raise ConfigError(f"DeltaTable.merge: the table and the source have the same alias "
+                          f"{target_alias!r}; alias them differently")
+    frame = table._empty_frame(target_alias).crossJoin(
+        source.limit(0).alias(source_alias))
+    return frame, target_alias, source_alias

@@ -19,8 +19,8 @@ import logging
 import threading
 import weakref
 
-from .errors import LeaseError
-from .state import StateStore
+from ..errors import LeaseError
+from ..state import StateStore
 
 __all__ = ["Heartbeat", "MAX_INTERVAL_S", "default_interval", "held_runs"]
 

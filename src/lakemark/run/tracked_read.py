@@ -15,26 +15,26 @@ before anything is written: the run fails, the bookmark keeps its files.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from .errors import ConfigError, SchemaEvolutionError
+from ..errors import ConfigError, SchemaEvolutionError
 
 if TYPE_CHECKING:
-    from pyspark.sql import DataFrame
 
-    from .job import Job
-    from .planning.files import FileEntry
-    from .sources._schema_track import SchemaTracking
+    from ..planning.files import FileEntry
+    from ..sources._schema_track import SchemaTracking, TrackedRead
+    from .context import RunContext
 
 __all__ = ["read_with_tracking", "record_observed_counts"]
 
 
-def read_with_tracking(job: Job, ctx: str | None, files: Sequence[FileEntry], *,
+def read_with_tracking(run: RunContext, ctx: str | None, files: Sequence[FileEntry], *,
                        roots: Sequence[str],
                        base_path: str | None, format: str, options: Mapping[str, str] | None,
-                       schema: object, mode: str, tracking: SchemaTracking) -> DataFrame:
-    """A DataFrame of ``files`` read against the tracked schema of source ``ctx``."""
-    from .sources._schema_track import read_tracked
+                       schema: object, mode: str, tracking: SchemaTracking) -> TrackedRead:
+    """``files`` read against the tracked schema of source ``ctx``, its outcome recorded in
+    the run's manifest; the caller keeps its schema change and counts for the commit."""
+    from ..sources._schema_track import read_tracked
 
     if ctx is None:
         raise ConfigError("schema tracking (schema_evolution) needs a transformation_ctx: the "
@@ -44,30 +44,27 @@ def read_with_tracking(job: Job, ctx: str | None, files: Sequence[FileEntry], *,
                           "source's schema comes from its first run")
     if len(roots) != 1 and base_path is None:
         raise ConfigError("schema tracking reads one root: give base_path for several paths")
-    read = read_tracked(job.spark, job.store, job.name, ctx, files,
+    read = read_tracked(run.spark(), run.store, run.job_name, ctx, files,
                         root=base_path or roots[0], format=format, options=options, mode=mode,
                         tracking=tracking)
     if read.release is not None:  # S3 records kept for the run (sources/_fetched.py)
-        job._at_run_end.append(read.release)  # noqa: SLF001 - the job calls it when it ends
-    job.store.record_plan(job.run_id, f"schema:{ctx}",
+        run.at_run_end(read.release)
+    run.store.record_plan(run.run_id, f"schema:{ctx}",
                           {**read.record, **({"error": read.error} if read.error else {})}, [])
     if read.error is not None:
-        raise SchemaEvolutionError(f"source {ctx!r} of job {job.name!r}: {read.error}; nothing "
-                                   "was written and the bookmark keeps these files")
-    if read.pending is not None and job.tracking:
-        job._pending_schemas[ctx] = read.pending  # noqa: SLF001 - the job commits it
-    if read.observation is not None:
-        job._schema_counts[ctx] = (read.observation, read.record)  # noqa: SLF001
-    return read.frame
+        raise SchemaEvolutionError(f"source {ctx!r} of job {run.job_name!r}: {read.error}; "
+                                   "nothing was written and the bookmark keeps these files")
+    return read
 
 
-def record_observed_counts(job: Job) -> None:
+def record_observed_counts(run: RunContext, pending: dict[str, tuple[Any, dict[str, Any]]]
+                           ) -> None:
     """Before the run commits: add to each tracked source's manifest entry the counts its
-    frame gathered while it was written (rescued values per column, corrupt records)."""
-    from .sources._schema_track import add_observed
+    frame gathered while it was written (rescued values per column, corrupt records);
+    ``pending`` (ctx -> observation, manifest record) is emptied as they are recorded."""
+    from ..sources._schema_track import add_observed
 
-    pending = job._schema_counts  # noqa: SLF001 - the job's own bookkeeping
     for ctx, (observation, record) in list(pending.items()):
         if add_observed(record, observation):
-            job.store.record_plan(job.run_id, f"schema:{ctx}", record, [])
+            run.store.record_plan(run.run_id, f"schema:{ctx}", record, [])
         del pending[ctx]

@@ -20,16 +20,18 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from ._fault import fault_point
-from .errors import ConfigError
-from .planning.cleanup import (OUTCOMES, CleanEntry, archive_destination, check_clean_options,
+from .._fault import fault_point
+from ..errors import ConfigError
+from ..planning.cleanup import (OUTCOMES, CleanEntry, archive_destination, check_clean_options,
                                decide, parse_retention, plan_cleanup)
-from .planning.files import FileEntry
+from ..planning.files import FileEntry
 
 if TYPE_CHECKING:
-    from .job import Job
-    from .state import RunRecord, StateStore
-    from .storage._clean import FileOps
+    from .._quarantine import QuarantinedFile
+    from ..planning.files import FilePlan
+    from ..state import StateStore
+    from ..storage._clean import FileOps
+    from .context import RunContext
 
 __all__ = ["CLEAN_PREFIX", "CleanSpec", "LISTED_MAX", "clean_after_commit", "clean_spec",
            "intent", "record_intents", "run_cleanups", "summary"]
@@ -60,7 +62,7 @@ def clean_spec(mode: str | None, archive_to: str | None, paths: Sequence[str], *
     ConfigError, before anything is planned, for an unknown mode, a missing or misplaced
     archive folder (inside a source, or overlapping one), a source with no ctx, or a run that
     leaves its bookmark paused (its files are still to be processed)."""
-    from .storage import parse_uri
+    from ..storage import parse_uri
 
     mode = (mode or "off").strip().lower()
     archive = parse_uri(archive_to).root if archive_to else None
@@ -92,32 +94,35 @@ def intent(spec: CleanSpec, ctx: str, roots: Sequence[str], files: Sequence[File
             "not_before_ms": now_ms + int(spec.retention_s * 1000)}
 
 
-def record_intents(job: Job, record: RunRecord) -> None:
-    """Record, just before ``job`` commits, the clean-up of each of its sources that asked for
-    one and took files: the commit makes these intents count (never a run that did not).
-    Files the run set aside (_quarantine.py) stay where they are, for a retry."""
-    for ctx, spec in job._clean.items():
-        aside = {q.entry.path for q in job.set_aside.get(ctx, [])}
-        files = tuple(f for f in job.plans[ctx].files if f.path not in aside)
+def record_intents(run: RunContext, specs: Mapping[str, CleanSpec],
+                   roots: Mapping[str, Sequence[str]], plans: Mapping[str, FilePlan],
+                   set_aside: Mapping[str, Sequence[QuarantinedFile]]) -> None:
+    """Record, just before the run commits, the clean-up of each of its sources that asked for
+    one (``specs``, by ctx) and took files (``plans``): the commit makes these intents count
+    (never a run that did not). Files the run set aside (``set_aside``, _quarantine.py) stay
+    where they are, for a retry."""
+    for ctx, spec in specs.items():
+        aside = {q.entry.path for q in set_aside.get(ctx, [])}
+        files = tuple(f for f in plans[ctx].files if f.path not in aside)
         if files:
-            job.store.record_plan(record.run_id, CLEAN_PREFIX + ctx,
-                                  intent(spec, ctx, job._roots[ctx], files), files)
+            run.store.record_plan(run.run_id, CLEAN_PREFIX + ctx,
+                                  intent(spec, ctx, roots[ctx], files), files)
 
 
-def clean_after_commit(job: Job, record: RunRecord) -> None:
-    """After ``job``'s commit: clean its files and finish any clean-up an earlier run left
-    pending (``job.cleanups`` gets the records). A failure is logged and left pending for the
-    next run, never raised: the run's data is committed."""
+def clean_after_commit(run: RunContext) -> list[dict[str, Any]]:
+    """After the run's commit: clean its files and finish any clean-up an earlier run left
+    pending; the records of what was done (``Job.cleanups``). A failure is logged and left
+    pending for the next run, never raised: the run's data is committed."""
     try:
-        job.cleanups = run_cleanups(job.store, job.name, by_run=record.run_id)
+        cleanups = run_cleanups(run.store, run.job_name, by_run=run.run_id)
     except Exception as exc:  # noqa: BLE001 - the commit stands; the next run retries
         log.warning("run %s: clean-up of processed files failed (%s); the next run retries it",
-                    record.run_id, exc)
-        job.cleanups = [{"run_id": record.run_id, "status": "pending",
-                         "error": f"{type(exc).__name__}: {exc}"}]
-        return
-    if job.cleanups:
-        job._emit("cleaned", None, summary(job.cleanups))
+                    run.run_id, exc)
+        return [{"run_id": run.run_id, "status": "pending",
+                 "error": f"{type(exc).__name__}: {exc}"}]
+    if cleanups:
+        run.emit("cleaned", None, summary(cleanups))
+    return cleanups
 
 
 def run_cleanups(store: StateStore, job_name: str, *, by_run: str,
@@ -125,7 +130,7 @@ def run_cleanups(store: StateStore, job_name: str, *, by_run: str,
     """Carry out every open clean-up entry of ``job_name`` whose run committed, oldest first,
     and record each outcome on its run; returns those records. ``by_run``: the run whose
     commit this follows (recorded as who finished an earlier run's entry)."""
-    from .storage._clean import FileOps
+    from ..storage._clean import FileOps
 
     ops = ops or FileOps()
     opened = store.open_entries(job_name, CLEAN_PREFIX)
