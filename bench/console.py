@@ -1,7 +1,8 @@
 """Scenario 17: the operator's console over a big store (issue 35).
 
     python bench/console.py [--jobs 1000] [--runs-per-job 100] [--big-run-files 100000]
-                            [--repeat 5] [--store sqlite|postgres] [--pg-url URL] [--out FILE]
+                            [--repeat 5] [--store sqlite|postgres] [--pg-url URL]
+                            [--out FILE]
 
 Generates an SQLite state store with ``--jobs`` jobs of ``--runs-per-job`` runs each (1,000 ×
 100 = 100,000 runs; every 20th run FAILED; each run with a source plan, a sink plan with its
