@@ -9,7 +9,8 @@ Generates an SQLite state store with ``--jobs`` jobs of ``--runs-per-job`` runs 
 rows, two input files and a bookmark version) plus one run that took ``--big-run-files``
 files; every 10th run set a file aside, every 25th changed the tracked schema. The tables are
 created by lakemark's own store (SQLite, or a throw-away schema of PostgreSQL with ``--store
-postgres``: the real DDL and indexes); the rows are then inserted in bulk, shaped as the store writes them — driving
+postgres``: the real DDL and indexes); the rows are then inserted in bulk, shaped as the store
+writes them — driving
 100,000 runs through ``begin_run``/``commit_run`` would measure the commit path
 (bench/state_retention.py does that), not the console.
 
