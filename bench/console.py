@@ -1,14 +1,16 @@
 """Scenario 17: the operator's console over a big store (issue 35).
 
     python bench/console.py [--jobs 1000] [--runs-per-job 100] [--big-run-files 100000]
-                            [--repeat 5] [--store sqlite|postgres] [--pg-url URL] [--out FILE]
+                            [--repeat 5] [--store sqlite|postgres] [--pg-url URL]
+                            [--out FILE]
 
 Generates an SQLite state store with ``--jobs`` jobs of ``--runs-per-job`` runs each (1,000 ×
 100 = 100,000 runs; every 20th run FAILED; each run with a source plan, a sink plan with its
 rows, two input files and a bookmark version) plus one run that took ``--big-run-files``
 files; every 10th run set a file aside, every 25th changed the tracked schema. The tables are
 created by lakemark's own store (SQLite, or a throw-away schema of PostgreSQL with ``--store
-postgres``: the real DDL and indexes); the rows are then inserted in bulk, shaped as the store writes them — driving
+postgres``: the real DDL and indexes); the rows are then inserted in bulk, shaped as the store
+writes them — driving
 100,000 runs through ``begin_run``/``commit_run`` would measure the commit path
 (bench/state_retention.py does that), not the console.
 

@@ -59,6 +59,9 @@ def assert_only_lakemark_lines(stderr: str) -> None:
 def lakemark(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
     env = dict(os.environ)
     env.pop("LAKEMARK_SPARK_MASTER", None)
+    # progress lines are lakemark's own (tests/spark/test_run_progress.py); off here, so a run
+    # slower than their interval on a loaded machine does not print one
+    env["LAKEMARK_PROGRESS_INTERVAL"] = "0"
     return subprocess.run([sys.executable, "-m", "lakemark", *args], capture_output=True,
                           text=True, timeout=600, cwd=cwd, env=env)
 

@@ -133,23 +133,23 @@ class StateQueries:
         # One grouped pass over runs' (job_name, status, seq) index for the last run and the
         # last success of each job, then those runs by key: joining runs back on a
         # correlated MAX(seq) makes PostgreSQL hash the whole runs table twice.
-        last: dict[str, tuple[Any, Any]] = {
+        latest: dict[str, tuple[Any, Any]] = {
             str(name): (seq, ok_seq) for name, seq, ok_seq in self._rows(
                 "SELECT job_name, MAX(seq), MAX(CASE WHEN status = 'SUCCEEDED' THEN seq END) "
                 "FROM runs GROUP BY job_name")}
         bookmarks = {str(name): (version, updated) for name, version, updated in self._rows(
             "SELECT job_name, version, updated_at FROM jobs")}
         by_seq: dict[Any, tuple[Any, ...]] = {}
-        seqs = sorted({s for pair in last.values() for s in pair if s is not None})
+        seqs = sorted({s for pair in latest.values() for s in pair if s is not None})
         for chunk in _chunks(seqs):
             marks = ",".join("?" * len(chunk))
             for seq, *row in self._rows("SELECT seq, run_id, status, started_at, ended_at "
                                         f"FROM runs WHERE seq IN ({marks})", chunk):
                 by_seq[seq] = tuple(row)
         rows = []
-        for name in sorted(set(last) | set(bookmarks)):
+        for name in sorted(set(latest) | set(bookmarks)):
             version, updated = bookmarks.get(name, (None, None))
-            seq, ok_seq = last.get(name, (None, None))
+            seq, ok_seq = latest.get(name, (None, None))
             run_id, status, started, ended = by_seq.get(seq, (None, None, None, None))
             ok_id, _, _, ok_ended = by_seq.get(ok_seq, (None, None, None, None))
             rows.append((name, version, updated, run_id, status, started, ended, ok_id,
