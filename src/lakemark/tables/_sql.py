@@ -56,7 +56,7 @@ def _iceberg_catalogs(spark: SparkSession, sql: str) -> list[str]:
 
 
 def _delta_names() -> list[str]:
-    from ._delta_api import _NAMED
+    from ._delta_names import _NAMED
 
     return list(_NAMED)
 
@@ -230,7 +230,7 @@ def _insert(spark: SparkSession, plan: DeltaInsert) -> DataFrame:
 def _create_as(spark: SparkSession, plan: CreateAs) -> DataFrame:
     from ..planning.delta_history import record
     from ..sinks._location import open_delta
-    from ._delta_api import remember_name, resolve_path, table_location
+    from ._delta_names import remember_name, resolve_path, table_location
     from ._delta_save import save_delta
 
     shown = f"delta.`{plan.name}`" if plan.by_path else plan.name
