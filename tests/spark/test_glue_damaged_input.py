@@ -168,3 +168,39 @@ def test_a_started_catalog_job_sets_the_damaged_file_aside_and_commits_the_rest(
                             capture_output=True, text=True, timeout=120)
     assert [Path(f["path"]).name for f in json.loads(listed.stdout)["files"]] == [
         "part-1.parquet"]
+
+
+def test_lakemark_run_on_bad_file_fail_makes_a_started_glue_job_strict(tmp_path: Path) -> None:
+    """`lakemark run --on-bad-file fail` gives the script's jobs the strict policy: the run
+    fails naming the file, sets nothing aside and writes nothing; without it the same script
+    sets the file aside and commits the rest."""
+    src = tmp_path / "landing"
+    src.mkdir()
+    (src / "part-0.parquet").write_bytes(_parquet(ROWS[:3]))
+    whole = _parquet(ROWS)
+    (src / "part-1.parquet").write_bytes(whole[: len(whole) // 2])
+    script = NO_JOB.replace(
+        "from awsglue.context import GlueContext\n",
+        "from awsglue.context import GlueContext\nfrom awsglue.job import Job\n").replace(
+        'orders = glueContext', 'job = Job(glueContext)\njob.init(args["JOB_NAME"], args)\n'
+        'orders = glueContext') + "job.commit()\n"
+    path = tmp_path / "job.py"
+    path.write_text(script)
+    state = f"sqlite:///{tmp_path / 's.db'}"
+
+    def run(*options: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "lakemark", "run", "--state", state, *options, str(path),
+             "--JOB_NAME", "orders", "--job-bookmark-option", "job-bookmark-enable",
+             "--source", str(src), "--fmt", "parquet", "--target", str(tmp_path / "out")],
+            capture_output=True, text=True, timeout=600, cwd=tmp_path,
+            env=dict(os.environ, PYSPARK_PYTHON=sys.executable))
+
+    strict = run("--on-bad-file", "fail")
+    assert strict.returncode == 1, strict.stderr
+    last = strict.stderr.strip().splitlines()[-1]
+    assert last.startswith("error: ") and "part-1.parquet" in last and "fail" in last
+    assert not (tmp_path / "out").exists()
+    relaxed = run()
+    assert relaxed.returncode == 3, relaxed.stderr
+    assert _ids(tmp_path / "out") == [0, 1, 2]

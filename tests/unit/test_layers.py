@@ -16,7 +16,8 @@ The layers are DESIGN.md's (and docs/architecture.md's):
        _job_files, _job_replay,          file sources, retries/pinning, sinks, the lease,
        _job_sinks, _job_jdbc, _job_lease,  shared record keys; _exact_read: each file read as
        _job_keys, _exact_read,            planned, earlier takes; set-aside input files)
-       _quarantine, _quarantine_ingest,
+       _quarantine, _quarantine_ingest,   (_verify_reads: damage found before the first sink)
+       _verify_reads,
        _stage_timings                     (_stage_timings: how long each stage of a run took)
     6  glue, events, lineage, ingest,    Glue facade; S3 events; lineage; file ingestion;
        console                           the operator's console (queries, web pages)
@@ -45,7 +46,7 @@ LAYERS = {
     "_class_cache": 4, "_recorded": 4,
     "job": 5, "_heartbeat": 5, "_tracked_read": 5, "_cleanup": 5, "_job_keys": 5,
     "_job_files": 5, "_job_replay": 5, "_job_sinks": 5, "_job_lease": 5, "_job_jdbc": 5,
-    "_exact_read": 5, "_quarantine": 5, "_quarantine_ingest": 5,
+    "_exact_read": 5, "_quarantine": 5, "_quarantine_ingest": 5, "_verify_reads": 5,
     "_stage_timings": 5,
     "glue": 6, "events": 6, "lineage": 6, "ingest": 6, "console": 6,
     "cli": 7,
