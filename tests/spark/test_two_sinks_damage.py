@@ -5,16 +5,14 @@ first sink committed and its retry, and a later take of the fixed file."""
 
 from __future__ import annotations
 
-import io
 import json
 import os
 import subprocess
 import sys
 from pathlib import Path
 
-import pyarrow as pa
-import pyarrow.parquet as pq
 import pytest
+from damaged_pages import orders_parquet as _parquet
 from deltalake import DeltaTable
 
 from lakemark._fault import FAULT_ENV
@@ -33,20 +31,6 @@ with Job("orders") as job:
         job.write(orders.select("id"), keys, format="delta", ctx="order_keys")
         job.write(orders, full, format="delta", ctx="orders")
 """
-
-
-def _parquet(ids: range, *, bad_page: bool = False) -> bytes:
-    """Snappy Parquet of ``ids``; ``bad_page``: its ``payload`` page overwritten in the middle
-    (footer and ``id`` intact, so the cheap checks and a read of ``id`` alone pass)."""
-    table = pa.Table.from_pylist([{"id": i, "payload": f"order {i} " + "x" * 200} for i in ids])
-    out = io.BytesIO()
-    pq.write_table(table, out, compression="snappy", use_dictionary=False)
-    data = bytearray(out.getvalue())
-    if bad_page:
-        chunk = pq.ParquetFile(io.BytesIO(bytes(data))).metadata.row_group(0).column(1)
-        middle = chunk.data_page_offset + chunk.total_compressed_size // 2
-        data[middle:middle + 64] = b"\xff" * 64
-    return bytes(data)
 
 
 class Orders:
