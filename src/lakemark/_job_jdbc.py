@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 from ._fault import fault_point
 from ._job_replay import check_skipped_write
 from ._job_sinks import claim_sink
+from ._verify_reads import check_before_first_sink
 from .state.manifest import SinkManifest, SinkToken
 
 if TYPE_CHECKING:
@@ -56,6 +57,7 @@ def write_jdbc_frame(job: Job, df: DataFrame, target: JdbcTarget,
              if job.tracking and jdbc_dialect(target.url) else None)
     job.store.heartbeat(record.run_id)
     job._read_started = True
+    check_before_first_sink(job)  # every sink of the run sees the same files (_verify_reads)
     entry = SinkManifest(
         ctx=ctx, target=target.display, format="jdbc", mode="append", partition_by=[],
         token=SinkToken(token.app_id, token.version) if token else None,

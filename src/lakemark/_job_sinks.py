@@ -16,6 +16,7 @@ from .errors import ConfigError
 from ._fault import fault_point
 from ._commit_gate import commit_gate
 from ._exact_read import check_reads
+from ._verify_reads import check_before_first_sink
 from .state.manifest import SinkManifest, SinkToken
 
 from ._job_replay import check_skipped_write
@@ -92,6 +93,7 @@ def write_frame(
     job._read_started = True
     if mode == "append" and job._empty_reads.get(id(df)) is df:
         return nothing_to_write(job, key, ctx, target, format, partition_by, used, df)
+    check_before_first_sink(job)  # every sink of the run sees the same files (_verify_reads)
     written = df  # the frame as given (observers trace its columns), before the split
     from .sinks._rejected import split_corrupt_records, target_columns
 

@@ -39,8 +39,9 @@ if TYPE_CHECKING:
     from .job import Job
     from .planning.files import FilePlan
 
-__all__ = ["BadFilePolicy", "QuarantinedFile", "QuarantineExceeded", "ReadArgs", "add_retries",
-           "find_bad_file", "is_read_failure", "pin_after_failure", "pin_failure",
+__all__ = ["POLICY_ENV", "BadFilePolicy", "QuarantinedFile", "QuarantineExceeded", "ReadArgs",
+           "add_retries", "find_bad_file", "is_read_failure", "pin_after_failure", "pin_failure",
+           "policy_from_env",
            "pin_read_failure", "record_pinned", "remember_read", "retried_paths", "screen"]
 
 log = logging.getLogger("lakemark")
@@ -140,6 +141,23 @@ class BadFilePolicy:
                 f"source {ctx!r}: {len(set_aside)} of {planned} planned files cannot be read, "
                 f"more than max_bad_files {shown} (first: {first.entry.path}: {first.reason}); "
                 "nothing was written and the bookmark keeps the run's files")
+
+
+#: Environment variables that give a job made without ``bad_files`` its policy (``lakemark
+#: run --on-bad-file/--max-bad-files/--max-record-bytes`` sets them for the script's jobs).
+POLICY_ENV = ("LAKEMARK_ON_BAD_FILE", "LAKEMARK_MAX_BAD_FILES", "LAKEMARK_MAX_RECORD_BYTES")
+
+
+def policy_from_env(env: Mapping[str, str]) -> BadFilePolicy:
+    """The policy :data:`POLICY_ENV` in ``env`` gives (the default policy when none is set);
+    ConfigError naming the variable for a bad value."""
+    on, most, size = (env.get(name) or None for name in POLICY_ENV)
+    if on is None and most is None and size is None:
+        return BadFilePolicy()
+    try:
+        return BadFilePolicy.parse(on or "quarantine", most, size)
+    except ConfigError as exc:
+        raise ConfigError(f"{exc} (from ${'/$'.join(POLICY_ENV)})") from None
 
 
 def _policy(job: Job) -> BadFilePolicy:

@@ -29,7 +29,9 @@ def write_setting_aside(job: Job, ctx: str, sink_key: str, read: Callable[[], Da
                         write: Callable[[DataFrame], T]) -> T:
     """``write(read())``; while that fails on a file of source ``ctx`` that can be pinned, set
     the file aside and do it again without it. Other failures (and a policy that says fail)
-    are raised."""
+    are raised. The full read before a run's first sink (``_verify_reads``) is not needed:
+    this one sink's write is that read, and a failure of it commits nothing."""
+    job._reads_checked = True  # noqa: SLF001
     while True:
         try:
             return write(read())

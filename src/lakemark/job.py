@@ -32,7 +32,7 @@ from ._job_keys import GENERATION_KEY, RUN_ID_KEY, UNTRACKED  # noqa: F401 - re-
 from .run.heartbeat import Heartbeat, default_interval, held_runs
 from .run.stage_timings import StageClock, save_timings
 from ._quarantine import (BadFilePolicy, QuarantinedFile, ReadArgs, pin_after_failure,
-                          retried_paths)
+                          policy_from_env, retried_paths)
 from .errors import ConfigError, LeaseLost, SourceError, StateError
 from .planning import (
     DEFAULT_FULL_LISTING_EVERY,
@@ -112,6 +112,8 @@ class Job:
     that cannot be read — by default they are set aside (quarantined) and the run goes on
     with the others; ``BadFilePolicy("fail")`` fails the run naming the file, and
     ``max_bad_files`` fails a run that sets aside too many (docs/bookmarks.md, "Quarantine").
+    Without it, ``$LAKEMARK_ON_BAD_FILE``/``_MAX_BAD_FILES``/``_MAX_RECORD_BYTES`` give it
+    (``lakemark run``'s options set them for a script's jobs, Glue's included).
     """
 
     def __init__(
@@ -181,10 +183,11 @@ class Job:
         self._clean: dict[str, CleanSpec] = {}  # ctx -> clean-up after the commit
         #: Input files that cannot be read (_quarantine.py): the policy, what this run set
         #: aside per source, the set-aside files it takes again, and how each source was read.
-        self.bad_files = bad_files or BadFilePolicy()
+        self.bad_files = bad_files or policy_from_env(os.environ)  # lakemark run's options
         self.set_aside: dict[str, list[QuarantinedFile]] = {}
         self._retrying: dict[str, set[str]] = {}
         self._reads: dict[str, ReadArgs] = {}
+        self._reads_checked = False  # _verify_reads: damage looked for before the first sink
         #: What the clean-up after this run's commit did (one record per entry; run/cleanup.py).
         self.cleanups: list[dict[str, Any]] = []
         #: When each stage of the run ended (run/stage_timings.py); recorded when the run ends.

@@ -16,7 +16,8 @@ The layers are DESIGN.md's (and docs/architecture.md's):
        _job_files, _job_replay,          its heartbeat, clean-up, tracked-schema reads, stage
        _job_sinks, _job_jdbc,            timings; other parts: file sources, retries/pinning,
        _job_keys, _exact_read,           sinks, shared record keys; _exact_read: each file
-       _quarantine, _quarantine_ingest   read as planned, earlier takes; set-aside input files)
+       _quarantine, _quarantine_ingest,  read as planned, earlier takes; set-aside input files;
+       _verify_reads                     _verify_reads: damage found before the first sink)
     6  glue, events, lineage, ingest,    Glue facade; S3 events; lineage; file ingestion;
        console                           the operator's console (queries, web pages)
     7  cli                               parses, calls, prints
@@ -44,7 +45,7 @@ LAYERS = {
     "_class_cache": 4, "_class_cache_build": 4, "_recorded": 4,
     "job": 5, "run": 5, "_job_keys": 5,
     "_job_files": 5, "_job_replay": 5, "_job_sinks": 5, "_job_jdbc": 5,
-    "_exact_read": 5, "_quarantine": 5, "_quarantine_ingest": 5,
+    "_exact_read": 5, "_quarantine": 5, "_quarantine_ingest": 5, "_verify_reads": 5,
     "glue": 6, "events": 6, "lineage": 6, "ingest": 6, "console": 6,
     "cli": 7,
     "__init__": 8, "__main__": 8,

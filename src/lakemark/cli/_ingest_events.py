@@ -10,6 +10,8 @@ from typing import Any
 import click
 from rich.table import Table
 
+from .._quarantine import ON_BAD_FILE, BadFilePolicy
+from ..errors import ConfigError
 from ..job import Job
 from ._common import json_option, open_state, parse_key_values, state_option, verbose_option
 from ._output import console, handle_errors, human_bytes, print_json, setup_logging, print_table
@@ -130,6 +132,19 @@ def _sqs_client() -> Any:
 @click.option("--option", "reader_options", multiple=True, metavar="KEY=VALUE",
               help="A Spark reader option (repeatable).")
 @click.option("--master", metavar="URL", help="Spark master [env LAKEMARK_SPARK_MASTER; local[*]].")
+@click.option("--on-bad-file", type=click.Choice(ON_BAD_FILE), default="quarantine",
+              show_default=True,
+              help="An object that cannot be read (damaged, truncated, wrong format, "
+              "unreadable, a record over --max-record-bytes): quarantine sets it aside and the "
+              "run commits the other objects and the checkpoint past it (exit status 3; "
+              "`lakemark quarantine list|retry JOB`), fail fails the run naming it.")
+@click.option("--max-bad-files", metavar="N|P%",
+              help="Fail the run (nothing written, the checkpoint stays) when it would set "
+              "aside more than N objects, or more than P% of its planned objects. Default: no "
+              "limit.")
+@click.option("--max-record-bytes", metavar="SIZE",
+              help="json, csv, text, xml: an object holding a record larger than SIZE is set "
+              "aside instead of exhausting memory, e.g. 64MiB, 1g. [default: 64MiB]")
 @state_option
 @json_option
 @verbose_option
@@ -139,15 +154,22 @@ def s3_incremental(target: str, events_table: str, job_name: str, fmt: str,
                    ignore_prefixes: tuple[str, ...], max_files: int | None,
                    max_bytes: int | None, check_exists: bool, backfill_prefix: str | None,
                    from_version: int | None, reader_options: tuple[str, ...],
-                   master: str | None, state_url: str | None, as_json: bool,
+                   master: str | None, on_bad_file: str, max_bad_files: str | None,
+                   max_record_bytes: str | None, state_url: str | None, as_json: bool,
                    verbose: bool) -> None:
     """Stage 2: ingest into TARGET the objects the events table says were created since the
-    last run — each exactly once, in event order, bounded by --max-files/--max-bytes."""
+    last run — each exactly once, in event order, bounded by --max-files/--max-bytes.
+
+    Exit status: 0 committed; 3 committed, but some objects could not be read and were set
+    aside (`lakemark quarantine list JOB`); 1 failed; 2 bad command line.
+    """
     setup_logging(verbose)
+    from .._quarantine_ingest import write_setting_aside
     from ..events import IncrementalOptions, ObjectFilter
     from ..events.incremental import plan_event_source, read_planned_objects
     from ..sinks import check_write
     from ..sources import check_read_options
+    from ._ingest import QUARANTINE_EXIT
 
     options = IncrementalOptions(
         ObjectFilter(key_prefix, key_suffix, key_regex, tuple(ignore_prefixes)),
@@ -156,8 +178,12 @@ def s3_incremental(target: str, events_table: str, job_name: str, fmt: str,
     reader = parse_key_values(reader_options, "--option")
     check_read_options(fmt, "PERMISSIVE", reader)
     check_write(target, format=target_format)
+    try:
+        policy = BadFilePolicy.parse(on_bad_file, max_bad_files, max_record_bytes)
+    except ConfigError as exc:
+        raise click.UsageError(str(exc)) from exc
     store = open_state(state_url)
-    with Job(job_name, state=store) as job:
+    with Job(job_name, state=store, bad_files=policy) as job:
         plan = plan_event_source(job, events_table, format=fmt, ctx="events", options=options)
         files = list(plan.files)
         result = None
@@ -165,8 +191,15 @@ def s3_incremental(target: str, events_table: str, job_name: str, fmt: str,
             from ..spark import get_spark
 
             get_spark(master, verbose=verbose)
-            df = read_planned_objects(job, plan, format=fmt, read_options=reader)
-            result = job.write(df, target, format=target_format, ctx="target")
+            # An object that breaks the read while writing is set aside and the read and
+            # write are done again without it, before anything commits.
+            result = write_setting_aside(
+                job, "events", "sink:target",
+                lambda: read_planned_objects(job, plan, format=fmt, read_options=reader,
+                                             ctx="events"),
+                lambda df: job.write(df, target, format=target_format, ctx="target"))
+    set_aside = list(job.set_aside.get("events", []))
+    new = [q for q in set_aside if not q.earlier]
     record = store.get_run(job.run_id)
     total_bytes = sum(f.size for f in files)
     out: dict[str, Any] = {"run_id": record.run_id, "job_name": job_name, "run": record.run,
@@ -175,10 +208,12 @@ def s3_incremental(target: str, events_table: str, job_name: str, fmt: str,
            "skipped": bool(result and result.skipped),
            "backfilled": plan.backfilled, "skipped_stale": plan.skipped_stale,
            "target": target, "target_format": target_format,
-           "bookmark_version": store.get_bookmark(job_name).version}
+           "bookmark_version": store.get_bookmark(job_name).version,
+           "quarantined_files": len(new), "quarantined": [q.to_json() for q in set_aside]}
     store.close()
     if as_json:
         print_json(out)
+        _exit_if_set_aside(job_name, len(new), QUARANTINE_EXIT)
         return
     table = Table(title=f"lakemark ingest s3-incremental — job {job_name}", show_header=False)
     table.add_column(style="bold")
@@ -189,4 +224,17 @@ def s3_incremental(target: str, events_table: str, job_name: str, fmt: str,
         " (write skipped: an earlier attempt of this run committed it)" if out["skipped"]
         else ""))
     table.add_row("target", f"{target} ({target_format})")
+    if set_aside:
+        table.add_row("set aside", "\n".join(
+            f"{q.entry.path}: {q.reason}" + (" (set aside earlier)" if q.earlier else "")
+            for q in set_aside))
     print_table(table)
+    _exit_if_set_aside(job_name, len(new), QUARANTINE_EXIT)
+
+
+def _exit_if_set_aside(job_name: str, count: int, status: int) -> None:
+    """Exit ``status`` (committed, objects set aside) with a last line saying so on stderr."""
+    if count:
+        click.echo(f"warning: committed, but {count} object(s) could not be read and were set "
+                   f"aside; see `lakemark quarantine list {job_name}`", err=True)
+        raise SystemExit(status)

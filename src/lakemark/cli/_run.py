@@ -14,6 +14,7 @@ from pathlib import Path
 
 import click
 
+from .._quarantine import ON_BAD_FILE, POLICY_ENV, BadFilePolicy
 from ..errors import ConfigError
 from ..state import resolve_state_url
 from ._common import parse_key_values, state_option, verbose_option
@@ -44,6 +45,16 @@ from ._progress import ProgressLines, interval_from, spark_tasks
               help="Serve an S3 bucket (or a prefix of one) from a local folder: the script's "
               "reads, writes, catalog table locations and purge_s3_path under it use DIR, "
               "bookmarks keep the s3:// names (repeatable).")
+@click.option("--on-bad-file", type=click.Choice(ON_BAD_FILE),
+              help="For the script's jobs (Python and Glue) made without a policy: a source "
+              "file that cannot be read is set aside (quarantine, the default; exit status 3) "
+              "or fails the run naming it (fail). See docs/bookmarks.md.")
+@click.option("--max-bad-files", metavar="N|P%",
+              help="For the script's jobs: fail a run that would set aside more than N files, "
+              "or more than P% of a source's planned files.")
+@click.option("--max-record-bytes", metavar="SIZE",
+              help="For the script's jobs: json, csv, text, xml files holding a record larger "
+              "than SIZE are set aside, e.g. 64MiB (the default).")
 @state_option
 @verbose_option
 @handle_errors
@@ -56,6 +67,9 @@ def run(
     catalog: str | None,
     bucket_maps: tuple[str, ...],
     progress_interval: float | None,
+    on_bad_file: str | None,
+    max_bad_files: str | None,
+    max_record_bytes: str | None,
     state_url: str | None,
     verbose: bool,
 ) -> None:
@@ -83,6 +97,7 @@ def run(
         interval = interval_from(progress_interval)
     except ValueError as exc:
         raise click.UsageError(str(exc)) from exc
+    policy = _policy_env(on_bad_file, max_bad_files, max_record_bytes)  # bad: before Spark
     from ..storage import BUCKET_MAP_ENV, parse_bucket_map
 
     mapping = parse_bucket_map(bucket_maps, "--bucket-map")  # malformed: fails before Spark
@@ -101,6 +116,7 @@ def run(
         env["LAKEMARK_CATALOG"] = catalog
     if mapping:
         env[BUCKET_MAP_ENV] = json.dumps(mapping)
+    env.update(policy)
     from ..glue import shim_path
     from ..spark import spark_settings
 
@@ -171,6 +187,21 @@ def run(
         unfollow()  # an in-process caller's later Jobs are not this script's
         progress.unfollow()
     _exit_if_set_aside(set_aside)
+
+
+def _policy_env(on_bad_file: str | None, max_bad_files: str | None,
+                max_record_bytes: str | None) -> dict[str, str]:
+    """The environment that gives the script's jobs the bad-file policy of these options
+    (``_quarantine.POLICY_ENV``); UsageError naming a bad option."""
+    if on_bad_file is None and max_bad_files is None and max_record_bytes is None:
+        return {}
+    try:
+        BadFilePolicy.parse(on_bad_file or "quarantine", max_bad_files, max_record_bytes)
+    except ConfigError as exc:
+        raise click.UsageError(str(exc)) from exc
+    values = (on_bad_file, max_bad_files, max_record_bytes)
+    return {name: value for name, value in zip(POLICY_ENV, values, strict=True)
+            if value is not None}
 
 
 def _follow_set_aside() -> tuple[dict[str, set[str]], Callable[[], None]]:

@@ -15,6 +15,12 @@ the last event taken (``[commit version, event time, key, record_id]``). A run:
 5. takes them in (commit version, event time, key) order up to ``max_files`` / ``max_bytes``;
 6. records the objects in the run's manifest and reads them with lakemark's file reader.
 
+An object that cannot be read (truncated, wrong format, unreadable, a record over the size
+limit) is set aside by the job's :class:`~lakemark.BadFilePolicy` as a file source's is
+(:mod:`lakemark._quarantine`): the checkpoint still moves past it, so the events after it are
+taken; ``lakemark quarantine retry`` marks it and the next run adds it to its plan (as it is
+in the bucket then) and takes it once.
+
 Steps 2 and 5 (and the checkpoint) are pure: :mod:`lakemark.planning.events`.
 
 A retry of a run whose failed attempt committed its sink replays that attempt's objects exactly
@@ -29,6 +35,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from .._quarantine import ReadArgs, remember_read, screen
 from ..errors import ConfigError, SourceError
 from ..planning import FileEntry
 from ..planning.events import (
@@ -47,6 +54,8 @@ from .table import EventsTable
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
+
+    from ..job import Job
 
 
 __all__ = ["EventObjectPlan", "IncrementalOptions", "plan_event_objects", "plan_event_source",
@@ -166,7 +175,7 @@ def read_event_objects(job: SourceHost, events_table: str, *, format: str, ctx: 
     plan = plan_event_source(job, events_table, format=format, ctx=ctx, options=options,
                              s3_client=s3_client)
     return read_planned_objects(job, plan, format=format, read_options=read_options,
-                                schema=schema, mode=mode)
+                                schema=schema, mode=mode, ctx=ctx)
 
 
 def plan_event_source(job: SourceHost, events_table: str, *, format: str, ctx: str = "events",
@@ -192,6 +201,7 @@ def plan_event_source(job: SourceHost, events_table: str, *, format: str, ctx: s
                                int(extra.get("skipped_stale") or 0))
     else:
         plan = plan_event_objects(table, job.state_of(ctx), opts, s3_client)
+    plan = _with_retries(job, ctx, plan, s3_client)
     job.track_source(ctx, SourceManifest(
         kind=STATE_KIND, source=table.uri, format=format, planned_files=len(plan.files),
         planned_bytes=sum(f.size for f in plan.files), pending_files=plan.pending,
@@ -209,16 +219,61 @@ def plan_event_source(job: SourceHost, events_table: str, *, format: str, ctx: s
     return plan
 
 
+def _with_retries(job: SourceHost, ctx: str, plan: EventObjectPlan,
+                  client: Any) -> EventObjectPlan:
+    """``plan`` with the set-aside objects of ``ctx`` that ``lakemark quarantine retry``
+    marked, as they are in the bucket now (HEAD), added once; a marked object that is gone is
+    logged and stays marked. The checkpoint is unchanged: they are taken beside it."""
+    import logging
+    from dataclasses import replace
+
+    from ..storage import parse_uri, s3_client
+
+    wanted = {q.path for q in job.store.quarantined(job.name, ctx=ctx, statuses=("retry",))}
+    wanted -= {f.path for f in plan.files}
+    if not wanted:
+        return plan
+    client = client or s3_client()
+    extra: list[FileEntry] = []
+    for path in sorted(wanted):
+        where = parse_uri(path)
+        try:
+            head = client.head_object(Bucket=where.bucket, Key=where.key)
+        except Exception as exc:
+            code = str(getattr(exc, "response", {}).get("Error", {}).get("Code", ""))
+            if code not in ("404", "NoSuchKey", "NotFound"):
+                raise SourceError(f"cannot check set-aside object {path}: {exc}") from exc
+            logging.getLogger("lakemark").warning(
+                "set-aside object %s (source %r) is marked for retry but no longer exists",
+                path, ctx)
+            continue
+        extra.append(FileEntry(int(head["LastModified"].timestamp() * 1000), path,
+                               int(head["ContentLength"])))
+    return replace(plan, files=(*plan.files, *extra)) if extra else plan
+
+
 def read_planned_objects(job: SourceHost, plan: EventObjectPlan, *, format: str,
                          read_options: dict[str, str] | None = None, schema: Any = None,
-                         mode: str = "PERMISSIVE") -> DataFrame:
-    """A DataFrame of the objects of ``plan`` (from :func:`plan_event_source`)."""
+                         mode: str = "PERMISSIVE", ctx: str = "events") -> DataFrame:
+    """A DataFrame of the objects of ``plan`` (from :func:`plan_event_source` for ``ctx``),
+    without the ones set aside by the job's bad-file policy (:mod:`lakemark._quarantine`):
+    earlier, or now by the cheap checks; a failure Spark meets later can be pinned on an
+    object (``_quarantine_ingest.write_setting_aside``)."""
+    from typing import cast
+
     from ..sources import read_files
 
     buckets = _buckets(plan)
     root = f"s3://{buckets[0]}" if len(buckets) == 1 else "s3://"
-    return read_files(job.spark, _sorted(plan.files), root=root, format=format,
-                      options=read_options, schema=schema, mode=mode)
+    run = cast("Job", job)  # the job's set-aside bookkeeping lives on the Job
+    files = tuple(screen(run, ctx, _sorted(plan.files), format=format, options=read_options))
+    remember_read(run, ctx, ReadArgs(files, len(plan.files), root, format,
+                                     dict(read_options or {}), mode))
+    frame = read_files(job.spark, list(files), root=root, format=format,
+                       options=read_options, schema=schema, mode=mode)
+    if plan.files and not files:  # every object set aside: the sink writes nothing
+        run._empty_reads[id(frame)] = frame  # noqa: SLF001 - as Job's own file reads do
+    return frame
 
 
 def _buckets(plan: EventObjectPlan) -> list[str]:

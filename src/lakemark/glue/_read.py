@@ -3,6 +3,12 @@
 With a started job, a source with a ``transformation_ctx`` goes through the job's bookmark; one
 without a ctx is read whole (Glue does the same) and lakemark warns once. Without a job (the
 script never called ``Job.init``) nothing is tracked.
+
+Files that cannot be read: a started job sets them aside by its bad-file policy
+(:mod:`lakemark._quarantine`). Without a job there is no run to record a set-aside file in, so
+the same cheap checks run before Spark and the first such file fails the read in one line
+that names it and its reason (:func:`_refuse_unreadable`); damage only a full read meets fails
+in one line too (the frame's read errors are converted, ``sources._errors``).
 """
 
 from __future__ import annotations
@@ -11,7 +17,7 @@ import logging
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from ..errors import ConfigError, UnsupportedError
+from ..errors import ConfigError, ReadError, UnsupportedError
 from ..planning.schema import EVOLUTION_OFF
 from ._formats import read_format, s3_source_options
 from ._partition_types import declared_partition_types, retyped_schema, with_partition_ddl
@@ -143,12 +149,16 @@ def _read_json_records(glue_ctx: GlueContext, paths: list[str], spark_options: d
             return job.read_planned(ctx, format="json", options=spark_options, schema=schema,
                                     mode=mode, base_path=base, schema_evolution=EVOLUTION_OFF)
     else:
+        checked: list[bool] = []
+
         def read(schema: Any) -> DataFrame:
             if job is not None:  # untracked inside a job: recorded once, read again below
                 return job.read_files(paths, format="json", ctx=None, options=spark_options,
                                       schema=schema, mode=mode, **planner)
-            return _read_untracked(glue_ctx, paths, "json", spark_options, planner, schema,
-                                   mode)
+            frame = _read_untracked(glue_ctx, paths, "json", spark_options, planner, schema,
+                                    mode, check=not checked)
+            checked.append(True)  # the files are checked once, not at every read of them
+            return frame
         from ..storage import list_files
 
         files = [f.path for p in paths
@@ -156,7 +166,8 @@ def _read_json_records(glue_ctx: GlueContext, paths: list[str], spark_options: d
     first = read(None)
     if job is not None and ctx is None:
         def read(schema: Any) -> DataFrame:
-            return _read_untracked(glue_ctx, paths, "json", spark_options, planner, schema, mode)
+            return _read_untracked(glue_ctx, paths, "json", spark_options, planner, schema, mode,
+                                   check=False)  # the job's read checked them
     retyped = retyped_schema(first.schema, partition_types) if partition_types else None
     if retyped is not None:
         first = read(retyped)
@@ -175,7 +186,10 @@ def _partition_names(files: list[str], columns: list[str]) -> list[str]:
 
 def _read_untracked(glue_ctx: GlueContext, paths: list[str], fmt: str,
                     spark_options: dict[str, str],
-                    planner: dict[str, Any], schema: Any, mode: str) -> DataFrame:
+                    planner: dict[str, Any], schema: Any, mode: str, *,
+                    check: bool = True) -> DataFrame:
+    """Every file under ``paths``, outside any job; ``check``: refuse an unreadable one first
+    (:func:`_refuse_unreadable`)."""
     from ..planning import plan_everything
     from ..sources import check_read_options, read_files
     from ..storage import list_files
@@ -185,6 +199,9 @@ def _read_untracked(glue_ctx: GlueContext, paths: list[str], fmt: str,
     base = planner.get("base_path")
     listings = [list_files(p, recurse=planner["recurse"], exclusions=planner["exclusions"])
                 for p in paths]
+    if check:
+        _refuse_unreadable([f for listing in listings for f in listing.files], fmt,
+                           spark_options)
     if base is not None:
         files = plan_everything([f for listing in listings for f in listing.files]).files
         return read_files(glue_ctx.spark_session, files, root=base, format=fmt,
@@ -323,6 +340,11 @@ def read_catalog(
         df = _read_file_source(glue_ctx, paths, fmt, spark_options, source.planner_kwargs(), ctx,
                                schema, source.fail_fast, json_records=records and fmt == "json",
                                tracking=tracking, records=records, partition_types=declared)
+    if not df.columns and table.columns:
+        # A run that took no file of a self-describing format (Parquet, ORC, …; every file
+        # taken before, or set aside) has no columns to read: the catalog's are the frame's,
+        # so a mapping and a sink after it see the table's columns and write nothing.
+        return _empty_frame(glue_ctx, table)
     return _typed_text(df, [k.name for k in table.partition_keys]) if typed else df
 
 
@@ -382,3 +404,23 @@ def _catalog_schema(table: CatalogTable, fmt: str, options: dict[str, str],
 def _empty_frame(glue_ctx: GlueContext, table: CatalogTable) -> DataFrame:
     ddl = table.spark_ddl(include_partition_keys=True)
     return glue_ctx.spark_session.createDataFrame([], ddl)
+
+
+def _refuse_unreadable(files: list[Any], fmt: str, spark_options: Mapping[str, str]) -> None:
+    """Without a started job nothing can be set aside (there is no run to record it in): the
+    first file the quarantine checks refuse (``sources._inspect``: links, truncation, wrong
+    format, a record over 64 MiB) fails the read in one line, with the same reason a started
+    job would set it aside for, before Spark meets it. A zero-byte file is left to Spark, which
+    reads it as no rows (nothing is lost), as it did before these checks."""
+    from ..sources._inspect import inspect_files
+
+    bad = [b for b in inspect_files(files, format=fmt, options=spark_options)
+           if not (b.entry.size == 0 and b.reason.startswith("empty file"))]
+    if bad:
+        first = bad[0]
+        more = f" (and {len(bad) - 1} more)" if len(bad) > 1 else ""
+        raise ReadError(
+            f"cannot read {fmt} file {first.entry.path}: {first.reason}{more}. No job is "
+            "started (Job.init was not called), so nothing can be set aside; start the job "
+            "and give the source a transformation_ctx to set such files aside and go on with "
+            "the others (docs/glue.md)")
