@@ -42,7 +42,8 @@ if TYPE_CHECKING:
 __all__ = ["POLICY_ENV", "BadFilePolicy", "QuarantinedFile", "QuarantineExceeded", "ReadArgs",
            "add_retries", "find_bad_file", "is_read_failure", "pin_after_failure", "pin_failure",
            "policy_from_env",
-           "pin_read_failure", "record_pinned", "remember_read", "retried_paths", "screen"]
+           "pin_read_failure", "read_screened", "record_pinned", "remember_read",
+           "retried_paths", "screen"]
 
 log = logging.getLogger("lakemark")
 
@@ -300,6 +301,24 @@ class ReadArgs:
 def remember_read(job: Job, ctx: str, args: ReadArgs) -> None:
     """Keep how source ``ctx`` was read, for pinning a failure later in the run."""
     job._reads[ctx] = args  # noqa: SLF001 - the job's own bookkeeping
+
+
+def read_screened(job: Job, ctx: str, files: Sequence[FileEntry], *, root: str, format: str,
+                  options: Mapping[str, str] | None, schema: Any, mode: str) -> Any:
+    """A DataFrame of ``files`` of source ``ctx`` without the ones set aside (:func:`screen`),
+    the read remembered for pinning a later failure; when every file was set aside the frame
+    is marked empty, so a sink of it writes nothing. For sources above the run lifecycle (the
+    S3-events source), which hand the job over without reaching into it."""
+    from .sources import read_files
+
+    kept = screen(job, ctx, files, format=format, options=options)
+    remember_read(job, ctx, ReadArgs(tuple(kept), len(files), root, format,
+                                     dict(options or {}), mode))
+    frame = read_files(job.spark, list(kept), root=root, format=format, options=options,
+                       schema=schema, mode=mode)
+    if files and not kept:
+        job._empty_reads[id(frame)] = frame  # noqa: SLF001 - as Job's own file reads do
+    return frame
 
 
 def _probe(job: Job, args: ReadArgs) -> Callable[[Sequence[FileEntry]], bool]:

@@ -35,7 +35,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from .._quarantine import ReadArgs, remember_read, screen
+from .._quarantine import read_screened
 from ..errors import ConfigError, SourceError
 from ..planning import FileEntry
 from ..planning.events import (
@@ -54,8 +54,6 @@ from .table import EventsTable
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
-
-    from ..job import Job
 
 
 __all__ = ["EventObjectPlan", "IncrementalOptions", "plan_event_objects", "plan_event_source",
@@ -259,21 +257,10 @@ def read_planned_objects(job: SourceHost, plan: EventObjectPlan, *, format: str,
     without the ones set aside by the job's bad-file policy (:mod:`lakemark._quarantine`):
     earlier, or now by the cheap checks; a failure Spark meets later can be pinned on an
     object (``_quarantine_ingest.write_setting_aside``)."""
-    from typing import cast
-
-    from ..sources import read_files
-
     buckets = _buckets(plan)
     root = f"s3://{buckets[0]}" if len(buckets) == 1 else "s3://"
-    run = cast("Job", job)  # the job's set-aside bookkeeping lives on the Job
-    files = tuple(screen(run, ctx, _sorted(plan.files), format=format, options=read_options))
-    remember_read(run, ctx, ReadArgs(files, len(plan.files), root, format,
-                                     dict(read_options or {}), mode))
-    frame = read_files(job.spark, list(files), root=root, format=format,
-                       options=read_options, schema=schema, mode=mode)
-    if plan.files and not files:  # every object set aside: the sink writes nothing
-        run._empty_reads[id(frame)] = frame  # noqa: SLF001 - as Job's own file reads do
-    return frame
+    return read_screened(job, ctx, _sorted(plan.files), root=root,  # type: ignore[arg-type]
+                         format=format, options=read_options, schema=schema, mode=mode)
 
 
 def _buckets(plan: EventObjectPlan) -> list[str]:
