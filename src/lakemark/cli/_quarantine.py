@@ -10,7 +10,7 @@ import click
 from rich import box
 from rich.table import Table
 
-from ..state import QuarantineEntry, StateStore, open_store, resolve_state_url
+from ..state import QuarantineEntry, StateStore
 from ..state._quarantine import QUARANTINE_STATUSES
 from ._common import json_option, open_state, state_option
 from ._jobs import known_job
@@ -36,7 +36,7 @@ def list_quarantine(job_name: str, show_all: bool, state_url: str | None,
                     as_json: bool) -> None:
     """The files JOB set aside, with the reason, size, mtime, the run that set each aside and
     its status (open: skipped by later runs; retry: the next run takes it)."""
-    store = open_store(resolve_state_url(state_url), read_only=True)
+    store = open_state(state_url, read_only=True)
     known_job(store, job_name)  # a mistyped job name is an error, not "no set-aside files"
     statuses = QUARANTINE_STATUSES if show_all else ("open", "retry")
     entries = store.quarantined(job_name, statuses=statuses)

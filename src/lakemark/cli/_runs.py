@@ -13,8 +13,8 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from ..state import StateStore, open_store, resolve_state_url
-from ._common import json_option, state_option
+from ..state import StateStore
+from ._common import json_option, open_state, state_option
 from ._files_report import FILE_NOTE_KEYS, file_notes
 from ._jobs import known_job
 from ._quarantine import print_run_quarantine, quarantine_of_run
@@ -33,7 +33,7 @@ def runs() -> None:
 @handle_errors
 def list_runs(job_name: str, state_url: str | None, as_json: bool) -> None:
     """Every attempt of JOB, oldest first."""
-    store = open_store(resolve_state_url(state_url), read_only=True)
+    store = open_state(state_url, read_only=True)
     known_job(store, job_name)
     records = store.list_runs(job_name)
     store.close()
@@ -164,7 +164,7 @@ def run_details(store: StateStore, run_id: str) -> dict[str, Any]:
 @handle_errors
 def show_run(run_id: str, state_url: str | None, as_json: bool) -> None:
     """One run: its status, stage timings and every file each source took, by name."""
-    store = open_store(resolve_state_url(state_url), read_only=True)
+    store = open_state(state_url, read_only=True)
     details = run_details(store, run_id)
     store.close()
     if as_json:
