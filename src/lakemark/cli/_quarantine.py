@@ -10,6 +10,7 @@ import click
 from rich import box
 from rich.table import Table
 
+from .._shown import shown
 from ..state import QuarantineEntry, StateStore
 from ..state._quarantine import QUARANTINE_STATUSES
 from ._common import json_option, open_state, state_option
@@ -51,9 +52,9 @@ def list_quarantine(job_name: str, show_all: bool, state_url: str | None,
     for name in ("ctx", "path", "size", "modified (UTC)", "status", "run", "reason"):
         table.add_column(name, overflow="fold")
     for e in entries:
-        table.add_row(e.ctx, e.path, str(e.size), fmt_ms(e.mtime),
+        table.add_row(e.ctx, shown(e.path), str(e.size), fmt_ms(e.mtime),
                       e.status + (f" by {e.retried_by}" if e.retried_by else ""), e.run_id,
-                      e.reason)
+                      shown(e.reason))
     print_table(table)
 
 
@@ -97,7 +98,8 @@ def quarantine_of_run(store: StateStore, job_name: str, run_id: str) -> dict[str
 def print_run_quarantine(details: Mapping[str, Any]) -> None:
     """The ``runs show`` lines of a run's set-aside and retried files."""
     for e in details.get("quarantined", ()):
-        console.print(f"set aside (ctx {e['ctx']}): {e['path']} ({e['size']} bytes, "
-                      f"{fmt_ms(e['mtime'])}): {e['reason']} [{e['status']}]", highlight=False)
+        console.print(f"set aside (ctx {e['ctx']}): {shown(e['path'])} ({e['size']} bytes, "
+                      f"{fmt_ms(e['mtime'])}): {shown(e['reason'])} [{e['status']}]",
+                      highlight=False)
     for e in details.get("retried", ()):
-        console.print(f"took again (ctx {e['ctx']}): {e['path']}", highlight=False)
+        console.print(f"took again (ctx {e['ctx']}): {shown(e['path'])}", highlight=False)
