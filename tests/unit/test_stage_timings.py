@@ -23,6 +23,7 @@ from lakemark.console import StateQueries
 from lakemark.console.app import create_app
 from lakemark.errors import UnknownRunError
 from lakemark.state import open_store
+from lakemark.state.sqlite import SCHEMA_VERSION
 
 
 class FakeClock:
@@ -95,7 +96,8 @@ def test_a_store_without_the_table_gains_it_when_opened(tmp_path: Path) -> None:
     assert reader.run_timings("jr_x") == {}
     reader.close()
     assert sqlite3.connect(path).execute(
-        "SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0] == "5"
+        "SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0] == str(
+            SCHEMA_VERSION)  # the current version (6 since quarantine_history)
 
 
 def test_a_job_records_its_stages_when_it_ends(tmp_path: Path) -> None:
