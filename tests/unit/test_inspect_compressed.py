@@ -1,0 +1,78 @@
+"""Compressed line files are scanned for records over the size limit, streaming: gzip, bz2,
+xz, zstd and zlib (.deflate) on real files; a file too small to hold such a record is not."""
+
+from __future__ import annotations
+
+import bz2
+import gzip
+import json
+import lzma
+import zlib
+from pathlib import Path
+
+import pytest
+
+from lakemark.planning.files import FileEntry
+from lakemark.sources._inspect import inspect_files
+from lakemark.sources._inspect_compressed import may_hold_over
+
+LIMIT = 100 * 1024
+BIG = (json.dumps({"id": 1, "blob": "x" * 300_000}) + "\n").encode()
+SMALL = b"".join(json.dumps({"id": i, "name": f"n{i}"}).encode() + b"\n" for i in range(5000))
+HEAD = SMALL[: SMALL.index(b"\n", 2000) + 1]  # whole lines
+
+
+def _pack(codec: str, data: bytes) -> bytes:
+    if codec == ".gz":
+        half = len(data) // 2  # two gzip members, as `cat a.gz b.gz` makes
+        return gzip.compress(data[:half]) + gzip.compress(data[half:])
+    if codec == ".bz2":
+        return bz2.compress(data)
+    if codec == ".xz":
+        return lzma.compress(data)
+    if codec == ".deflate":
+        return zlib.compress(data)
+    import zstandard
+
+    return zstandard.ZstdCompressor().compress(data)
+
+
+def _entry(path: Path) -> FileEntry:
+    return FileEntry(1000, str(path), path.stat().st_size)
+
+
+@pytest.mark.parametrize("codec", [".gz", ".bz2", ".xz", ".deflate", ".zst"])
+def test_a_record_over_the_limit_inside_a_compressed_file_is_found(tmp_path: Path,
+                                                                   codec: str) -> None:
+    big = tmp_path / f"big.json{codec}"
+    big.write_bytes(_pack(codec, HEAD + BIG + HEAD))
+    fine = tmp_path / f"fine.json{codec}"
+    fine.write_bytes(_pack(codec, SMALL))
+    assert big.stat().st_size < LIMIT and fine.stat().st_size < LIMIT
+    bad = inspect_files([_entry(big), _entry(fine)], format="json", max_record_bytes=LIMIT)
+    assert [b.entry.path for b in bad] == [str(big)]
+    assert (f"one record (decompressed) of {len(BIG) - 1} bytes is over the record size limit "
+            "of 102400 bytes") in bad[0].reason
+
+
+def test_multiline_json_counts_the_whole_decompressed_file(tmp_path: Path) -> None:
+    doc = tmp_path / "doc.json.gz"
+    doc.write_bytes(gzip.compress(json.dumps([{"id": i} for i in range(20_000)]).encode()))
+    [bad] = inspect_files([_entry(doc)], format="json", options={"multiLine": "true"},
+                          max_record_bytes=LIMIT)
+    assert "the whole file (decompressed)" in bad.reason
+
+
+def test_which_compressed_files_are_scanned() -> None:
+    # deflate expands at most 1032 times: 99 bytes of gzip cannot hold 102400 bytes
+    assert not may_hold_over("a.json.gz", 99, LIMIT)
+    assert may_hold_over("a.json.gz", 100, LIMIT)
+    assert may_hold_over("a.csv.bz2", 10, LIMIT)  # bz2: no useful bound
+    assert not may_hold_over("a.json.snappy", 10**9, LIMIT)  # Hadoop framing: not scanned
+
+
+def test_damaged_compressed_data_is_left_to_the_read(tmp_path: Path) -> None:
+    cut = tmp_path / "cut.json.gz"
+    packed = gzip.compress(SMALL + BIG)
+    cut.write_bytes(packed[: len(packed) // 2])
+    assert inspect_files([_entry(cut)], format="json", max_record_bytes=LIMIT) == []
