@@ -25,3 +25,30 @@ def test_a_record_over_the_limit_inside_a_gzip_file_is_set_aside(lake: Lake) -> 
     assert (out["files_taken"], out["files_set_aside"]) == (1, 1)
     assert lake.ids() == [0, 1, 2]
     assert "one record (decompressed) of 300" in lake.aside()["big.json.gz"]
+
+
+@pytest.mark.parametrize("fmt", ["csv", "json"])
+def test_a_file_with_bytes_that_are_not_utf8_is_set_aside_not_altered(
+        lake: Lake, fmt: str) -> None:  # noqa: F811
+    if fmt == "csv":
+        (lake.src / "a.csv").write_text("id,name\n1,café\n2,b\n")
+        (lake.src / "latin1.csv").write_bytes(b"id,name\n3,caf\xe9\n")
+    else:
+        write("json", lake.src / "a.json", 1, 2)
+        (lake.src / "latin1.json").write_bytes(b'{"id": 3, "name": "caf\xe9"}\n')
+    for f in lake.src.iterdir():
+        os.utime(f, (OLD, OLD))
+    extra = ("--option", "header=true") if fmt == "csv" else ()
+    out = lake.ingest(*extra, code=3, fmt=fmt)
+    assert (out["files_taken"], out["quarantined_files"]) == (1, 1)
+    assert [int(i) for i in lake.ids()] == [1, 2]  # a csv source keeps ids as text
+    assert "not UTF-8 at byte" in lake.aside()[f"latin1.{fmt}"]
+    # Read with its real encoding after a retry: taken once, the text as written.
+    lake.json("quarantine", "retry", "j")
+    again = lake.ingest(*extra, "--option", "encoding=ISO-8859-1", "--option", "lineSep=\n",
+                        fmt=fmt)
+    assert again["files"] == 1
+    from deltalake import DeltaTable
+
+    rows = DeltaTable(str(lake.target)).to_pyarrow_table().to_pylist()
+    assert {str(r["name"]) for r in rows if int(r["id"]) == 3} == {"café"}

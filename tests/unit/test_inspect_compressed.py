@@ -76,3 +76,19 @@ def test_damaged_compressed_data_is_left_to_the_read(tmp_path: Path) -> None:
     packed = gzip.compress(SMALL + BIG)
     cut.write_bytes(packed[: len(packed) // 2])
     assert inspect_files([_entry(cut)], format="json", max_record_bytes=LIMIT) == []
+
+
+@pytest.mark.parametrize("name", ["orders.csv", "orders.csv.gz"])
+def test_bytes_that_are_not_utf8_are_found_with_their_place(tmp_path: Path, name: str) -> None:
+    good = "id,name\n" + "".join(f"{i},café {i}\n" for i in range(100_000))  # > 1 MiB
+    data = good.encode() + b"7,caf\xe9 \xff\n"
+    path = tmp_path / name
+    path.write_bytes(gzip.compress(data) if name.endswith(".gz") else data)
+    [bad] = inspect_files([_entry(path)], format="csv", max_record_bytes=LIMIT)
+    assert f"not UTF-8 at byte {len(good.encode()) + 5} (line 100002)" in bad.reason
+    # Valid UTF-8 (a character cut by a chunk boundary included) and other encodings pass.
+    path.write_bytes(good.encode())
+    assert inspect_files([_entry(path)], format="csv", max_record_bytes=LIMIT) == []
+    path.write_bytes(data if not name.endswith(".gz") else gzip.compress(data))
+    assert inspect_files([_entry(path)], format="csv", options={"encoding": "ISO-8859-1"},
+                         max_record_bytes=LIMIT) == []

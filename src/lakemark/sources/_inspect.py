@@ -35,7 +35,8 @@ from typing import Any, BinaryIO
 
 from ..planning.files import FileEntry
 from ..storage import arrow_filesystem, mapped_path, parse_uri
-from ._inspect_compressed import DECOMPRESS_ERRORS, decompressed, may_hold_over
+from ._inspect_compressed import (DECOMPRESS_ERRORS, codec_of, decompressed, may_hold_over,
+                                  utf8_problem)
 
 __all__ = ["DEFAULT_MAX_RECORD_BYTES", "BadFile", "inspect_files", "inspect_file",
            "parse_size"]
@@ -155,6 +156,24 @@ def _format_problem(stream: Any, size: int, name: str, format: str, options: Map
         if size == 0:
             return f"empty file (a {_TITLE[format]} file has at least a header)"
         return _COLUMNAR[format](stream, size)
+    problem = _size_problem(stream, size, name, format, options, limit)
+    if problem is None and name.lower().endswith(_COMPRESSED) and codec_of(name) is None:
+        return None  # a codec Python cannot decompress: not decodable here
+    if problem is None and _checks_utf8(format, options):
+        stream.seek(0)
+        try:
+            raw = decompressed(name, stream) if codec_of(name) else stream
+            problem = utf8_problem(raw)
+        except DECOMPRESS_ERRORS:
+            return None  # damaged compressed data: the read fails on it and pins the file
+        except ImportError:
+            return None  # .zst without the zstandard package: not checked
+    return problem
+
+
+def _size_problem(stream: Any, size: int, name: str, format: str, options: Mapping[str, str],
+                  limit: int) -> str | None:
+    """A record over ``limit`` in line file ``name``, or None."""
     if name.lower().endswith(_COMPRESSED):
         if not may_hold_over(name, size, limit):
             return None
@@ -168,6 +187,15 @@ def _format_problem(stream: Any, size: int, name: str, format: str, options: Map
     if size <= limit:
         return None
     return _record_problem(stream, size, format, options, limit, "")
+
+
+_UTF8 = frozenset({"utf-8", "utf8", "utf_8"})
+
+
+def _checks_utf8(format: str, options: Mapping[str, str]) -> bool:
+    """Does Spark read ``format`` files with these options as UTF-8, replacing bad bytes?"""
+    encoding = (options.get("encoding") or options.get("charset") or "utf-8").strip().lower()
+    return format in ("csv", "json", "text") and encoding in _UTF8
 
 
 def _record_problem(stream: Any, size: int | None, format: str, options: Mapping[str, str],

@@ -21,6 +21,7 @@ pins it, as for any damage only a full read sees): the scan only judges record s
 from __future__ import annotations
 
 import bz2
+import codecs
 import gzip
 import lzma
 import zlib
@@ -28,7 +29,7 @@ from collections.abc import Callable
 from typing import Any, BinaryIO
 
 __all__ = ["DECOMPRESS_ERRORS", "DEFLATE_MAX_RATIO", "codec_of", "decompressed",
-           "may_hold_over"]
+           "may_hold_over", "utf8_problem"]
 
 #: Deflate's largest expansion (zlib's technical details: 1032:1).
 DEFLATE_MAX_RATIO = 1032
@@ -100,3 +101,34 @@ def decompressed(name: str, raw: BinaryIO) -> Any:
     if codec is None:
         raise ValueError(f"no decompressor for {name!r}")
     return _OPENERS[codec](raw)
+
+
+_CHUNK = 1024 * 1024
+
+
+def utf8_problem(stream: Any) -> str | None:
+    """Where ``stream`` (plain or :func:`decompressed`) first holds bytes that are not UTF-8,
+    as a reason; None when it is all UTF-8. Read in 1 MiB chunks with an incremental decoder
+    (a character split between two chunks is fine). A file starting with a UTF-16/32
+    byte-order mark is not UTF-8 by intent (Spark's JSON reader detects it): not judged."""
+    decoder = codecs.getincrementaldecoder("utf-8")("strict")
+    offset = lines = 0
+    first = True
+    while True:
+        chunk = stream.read(_CHUNK)
+        if first and chunk[:2] in (b"\xff\xfe", b"\xfe\xff"):
+            return None
+        first = False
+        pending = len(decoder.getstate()[0])  # bytes of a character cut by the last chunk
+        try:
+            decoder.decode(chunk, final=not chunk)
+        except UnicodeDecodeError as exc:  # exc.start counts from the pending bytes
+            at = offset - pending + exc.start
+            line = lines + chunk[:max(exc.start - pending, 0)].count(b"\n") + 1
+            return (f"bytes that are not UTF-8 at byte {at} (line {line}): Spark would "
+                    "replace them with U+FFFD and change the data; fix the file, or give its "
+                    "encoding (--option encoding=...)")
+        if not chunk:
+            return None
+        offset += len(chunk)
+        lines += chunk.count(b"\n")
