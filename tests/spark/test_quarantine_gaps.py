@@ -6,7 +6,6 @@ from __future__ import annotations
 import gzip
 import json
 import os
-from pathlib import Path
 
 import pytest
 from test_quarantine import OLD, Lake, lake, write  # noqa: F401 - the fixture
@@ -52,3 +51,30 @@ def test_a_file_with_bytes_that_are_not_utf8_is_set_aside_not_altered(
 
     rows = DeltaTable(str(lake.target)).to_pyarrow_table().to_pylist()
     assert {str(r["name"]) for r in rows if int(r["id"]) == 3} == {"café"}
+
+
+def _deep(depth: int) -> dict[str, object]:
+    value: dict[str, object] = {"leaf": 1}
+    for _ in range(depth - 1):
+        value = {"n": value}
+    return value
+
+
+def test_a_record_nested_deeper_than_parquet_allows_is_set_aside(lake: Lake) -> None:  # noqa: F811
+    write("json", lake.src / "a.json", 0, 3)
+    deep = lake.src / "deep.json"
+    deep.write_text(json.dumps({"id": 50, "name": "ok"}) + "\n"
+                    + json.dumps({"id": 99, "name": "deep", "tree": _deep(120)}) + "\n")
+    os.utime(deep, (OLD, OLD))
+    strict = lake.cli("ingest", "files", str(lake.src), str(lake.target), "--job", "j",
+                      "--state", lake.state, "--format", "json", "--on-bad-file", "fail")
+    assert strict.exit_code == 1, strict.output
+    errors = [line for line in strict.stderr.splitlines() if line.strip()]
+    assert len(errors) == 1 and errors[0].startswith("error:"), strict.stderr
+    assert "deep.json" in errors[0] and "deeper than the 100 levels" in errors[0]
+    assert not lake.target.exists()
+    out = lake.ingest(code=3)  # not stuck: the other file commits
+    assert (out["files_taken"], out["files_set_aside"]) == (1, 1)
+    assert lake.ids() == [0, 1, 2]
+    assert "121 levels deep (line 2)" in lake.aside()["deep.json"]
+    assert lake.ingest()["files"] == 0

@@ -92,3 +92,29 @@ def test_bytes_that_are_not_utf8_are_found_with_their_place(tmp_path: Path, name
     path.write_bytes(data if not name.endswith(".gz") else gzip.compress(data))
     assert inspect_files([_entry(path)], format="csv", options={"encoding": "ISO-8859-1"},
                          max_record_bytes=LIMIT) == []
+
+
+def _nested(depth: int) -> dict[str, object]:
+    value: dict[str, object] = {"leaf": "]]]}}} [[[ {{{"}  # brackets inside strings do not count
+    for _ in range(depth - 1):
+        value = {"n": value}
+    return value
+
+
+@pytest.mark.parametrize("name", ["events.json", "events.json.gz"])
+def test_a_json_record_nested_deeper_than_parquet_allows_is_found(tmp_path: Path,
+                                                                  name: str) -> None:
+    lines = [json.dumps({"id": 1, "tree": _nested(100)}),  # 101 levels with the outer record
+             json.dumps({"id": 2, "list": [[[1]]] * 200}),  # wide, not deep
+             json.dumps({"id": 3, "tree": _nested(99)})]
+    path = tmp_path / name
+    data = ("\n".join(lines) + "\n").encode()
+    path.write_bytes(gzip.compress(data) if name.endswith(".gz") else data)
+    [bad] = inspect_files([_entry(path)], format="json")
+    assert "a record nested 101 levels deep (line 1), deeper than the 100 levels" in bad.reason
+    path.write_bytes(("\n".join(lines[1:]) + "\n").encode())
+    assert inspect_files([_entry(path)], format="json") == []
+    doc = tmp_path / "doc.json"
+    doc.write_text(json.dumps([{"tree": _nested(100)}], indent=1))
+    [deep] = inspect_files([_entry(doc)], format="json", options={"multiLine": "true"})
+    assert "102 levels deep (the whole file is one record)" in deep.reason

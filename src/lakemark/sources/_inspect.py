@@ -9,13 +9,17 @@ read, each with a one-line reason:
 * Parquet, ORC, Avro: not empty, the format's magic bytes, and the metadata a reader needs
   first (Parquet's footer, ORC's postscript and footer — read with pyarrow; Avro's header and
   that the file ends with the header's sync marker, which a truncated file does not);
+* json: no record nested deeper than Parquet allows (:mod:`._inspect_depth`); json, csv and
+  text read as UTF-8: no bytes that are not UTF-8 (Spark would replace them);
 * json, csv, text, xml: no record over ``max_record_bytes`` (a line, for xml the span
   between two ``<rowTag`` starts, for ``multiLine`` json the whole file). Only files bigger
   than the limit are scanned; a compressed file (``.gz``, ``.bz2``, ``.xz``, ``.zst``,
   ``.deflate``) is scanned streaming when its codec's largest expansion of its size could
   pass the limit (:mod:`._inspect_compressed`).
 
-Only what a file's first bytes and its footer show is seen here; damage inside the data (a
+A local json, csv or text file is read once on the driver for the UTF-8 and nesting checks
+(streamed; S3 objects are not: lakemark's reader decodes them strictly instead). Otherwise
+only what a file's first bytes and its footer show is seen here; damage inside the data (a
 flipped byte in a Parquet page) surfaces when Spark reads, and the job pins it then. Local
 files are read on the driver; S3 objects with ranged reads of their head and tail (about
 three requests per Parquet, ORC or Avro object, in 8 threads; a line-format object is not
@@ -37,6 +41,7 @@ from ..planning.files import FileEntry
 from ..storage import arrow_filesystem, mapped_path, parse_uri
 from ._inspect_compressed import (DECOMPRESS_ERRORS, codec_of, decompressed, may_hold_over,
                                   utf8_problem)
+from ._inspect_depth import json_depth_problem
 
 __all__ = ["DEFAULT_MAX_RECORD_BYTES", "BadFile", "inspect_files", "inspect_file",
            "parse_size"]
@@ -160,15 +165,23 @@ def _format_problem(stream: Any, size: int, name: str, format: str, options: Map
     if problem is None and name.lower().endswith(_COMPRESSED) and codec_of(name) is None:
         return None  # a codec Python cannot decompress: not decodable here
     if problem is None and _checks_utf8(format, options):
-        stream.seek(0)
-        try:
-            raw = decompressed(name, stream) if codec_of(name) else stream
-            problem = utf8_problem(raw)
-        except DECOMPRESS_ERRORS:
-            return None  # damaged compressed data: the read fails on it and pins the file
-        except ImportError:
-            return None  # .zst without the zstandard package: not checked
+        problem = _text_problem(stream, name, utf8_problem)
+    if problem is None and format == "json":
+        multiline = options.get("multiline", "false").lower() == "true"
+        problem = _text_problem(stream, name,
+                                lambda raw: json_depth_problem(raw, multiline=multiline))
     return problem
+
+
+def _text_problem(stream: Any, name: str, check: Callable[[Any], str | None]) -> str | None:
+    """``check`` of the file's bytes from the start (decompressed when compressed)."""
+    stream.seek(0)
+    try:
+        return check(decompressed(name, stream) if codec_of(name) else stream)
+    except DECOMPRESS_ERRORS:
+        return None  # damaged compressed data: the read fails on it and pins the file
+    except ImportError:
+        return None  # .zst without the zstandard package: not checked
 
 
 def _size_problem(stream: Any, size: int, name: str, format: str, options: Mapping[str, str],
