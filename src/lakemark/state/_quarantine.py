@@ -129,14 +129,17 @@ class QuarantineRecords:
                            ctx: str | None = None) -> list[SetAside]:
         """Every time a run of the job set a file aside (of one run; of one ctx), oldest
         first by path: what ``runs show`` and ``quarantine list`` report of earlier runs."""
-        where, params = ["job_name = ?"], [job_name]
+        where, params = ["h.job_name = ?"], [job_name]
         for column, value in (("run_id", run_id), ("ctx", ctx)):
             if value is not None:
-                where.append(f"{column} = ?")
+                where.append(f"h.{column} = ?")
                 params.append(value)
+        columns = ", ".join(f"h.{c.strip()}" for c in _HISTORY.split(","))
+        # In the order of the runs (their seq): two runs may share a millisecond.
         rows = self._q.execute(
-            f"SELECT {_HISTORY} FROM quarantine_history WHERE {' AND '.join(where)} "
-            "ORDER BY ctx, path, set_aside_at, run_id", tuple(params)).fetchall()
+            f"SELECT {columns} FROM quarantine_history h LEFT JOIN runs r "
+            f"ON r.run_id = h.run_id WHERE {' AND '.join(where)} "
+            "ORDER BY h.ctx, h.path, r.seq, h.set_aside_at, h.run_id", tuple(params)).fetchall()
         return [SetAside(str(r[0]), str(r[1]), str(r[2]), int(r[3]), int(r[4]), str(r[5]),
                          str(r[6])) for r in rows]
 
