@@ -32,6 +32,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
+from ._shown import shown as shown_name
 from .errors import ChangedDuringRun, ConfigError, ReadError
 from .planning.files import FileEntry
 
@@ -128,7 +129,8 @@ class BadFilePolicy:
         first = set_aside[0]
         if self.on_bad_file == "fail":
             raise QuarantineExceeded(
-                f"source {ctx!r}: cannot read {first.entry.path}: {first.reason} (on_bad_file="
+                f"source {ctx!r}: cannot read {shown_name(first.entry.path)}: "
+                f"{shown_name(first.reason)} (on_bad_file="
                 "fail / --on-bad-file fail; nothing was written and the bookmark keeps the "
                 "run's files)")
         limit = self.max_bad_files
@@ -140,7 +142,8 @@ class BadFilePolicy:
             shown = f"{limit:.0%}" if isinstance(limit, float) else str(limit)
             raise QuarantineExceeded(
                 f"source {ctx!r}: {len(set_aside)} of {planned} planned files cannot be read, "
-                f"more than max_bad_files {shown} (first: {first.entry.path}: {first.reason}); "
+                f"more than max_bad_files {shown} (first: {shown_name(first.entry.path)}: "
+                f"{shown_name(first.reason)}); "
                 "nothing was written and the bookmark keeps the run's files")
 
 
@@ -194,7 +197,8 @@ def screen(job: Job, ctx: str, files: Sequence[FileEntry], *, format: str,
                                [(q.entry.path, q.entry.size, q.entry.mtime, q.reason)
                                 for q in found])
         for q in found:
-            log.warning("set aside %s (source %r): %s", q.entry.path, ctx, q.reason)
+            log.warning("set aside %s (source %r): %s", shown_name(q.entry.path), ctx,
+                        shown_name(q.reason))
     _note(job, ctx, earlier + found)
     gone = left_out | {q.entry.path for q in found}
     job._retrying[ctx] = {p for p in retrying if p in {f.path for f in files}} - gone  # noqa: SLF001
@@ -220,7 +224,7 @@ def record_pinned(job: Job, ctx: str, entry: FileEntry, reason: str, planned: in
     _policy(job).check(ctx, [*already, pinned], planned)
     job.store.quarantine_files(job.run_id, job.name, ctx,
                                [(entry.path, entry.size, entry.mtime, reason)])
-    log.warning("set aside %s (source %r): %s", entry.path, ctx, reason)
+    log.warning("set aside %s (source %r): %s", shown_name(entry.path), ctx, shown_name(reason))
     _note(job, ctx, [pinned])
     job._retrying.get(ctx, set()).discard(entry.path)  # noqa: SLF001
 
@@ -240,7 +244,7 @@ def add_retries(job: Job, ctx: str, listing: Sequence[FileEntry], plan: FilePlan
     listed = {f.path: f for f in listing if f.path in wanted}
     for path in sorted(wanted - set(listed) - have):
         log.warning("set-aside file %s (source %r) is marked for retry but no longer listed",
-                    path, ctx)
+                    shown_name(path), ctx)
     extra = [f for p, f in listed.items() if p not in have]
     if not extra:
         return plan

@@ -22,6 +22,7 @@ from ._quarantine import BadFilePolicy, QuarantinedFile
 from .errors import ChangedDuringRun, ConfigError
 from .job import Job, JobEvent
 from .planning import DEFAULT_MAX_BAND_MS, FileOptions
+from .planning.files import FileEntry
 from .planning.schema import EVOLUTION_OFF
 
 if TYPE_CHECKING:
@@ -260,6 +261,13 @@ class IngestResult:
         return [q for q in self.quarantined if not q.earlier]
 
     @property
+    def taken_files(self) -> list[FileEntry]:
+        """The planned files the run took: without those it set aside or left out as set
+        aside earlier (the summary counts them apart: "N taken, M set aside")."""
+        aside = {q.entry.path for q in self.quarantined}
+        return [f for f in self.plan.files if f.path not in aside]
+
+    @property
     def sink(self) -> Mapping[str, Any]:
         return self.inputs.get(f"sink:{TARGET_CTX}", {})
 
@@ -281,6 +289,8 @@ class IngestResult:
             "files": len(plan.files),
             "bytes": plan.total_bytes,
             "pending_files": plan.pending,
+            "files_taken": len(self.taken_files),
+            "files_set_aside": len(self.quarantined),
             "rows": write.rows if write else 0,
             "skipped": bool(write and write.skipped),
             "target": opts.target,

@@ -80,7 +80,7 @@ def test_state_urls_with_passwords_never_print_them(tmp_path: Path) -> None:
     by_option = lakemark("bookmark", "show", "j", "--state", url, cwd=tmp_path)
     by_env = lakemark("runs", "list", "j", env={"LAKEMARK_STATE": url}, cwd=tmp_path)
     for result in (by_option, by_env):
-        assert result.returncode == 1 and "unknown scheme" in result.stderr
+        assert result.returncode == 2 and "unknown scheme" in result.stderr
         assert "mysql://u:***@127.0.0.1/x" in result.stderr
         assert_no_leak("state URL error", result.stdout + result.stderr)
     runner = CliRunner()

@@ -138,6 +138,7 @@ class Generator:
         elif kind == "bad-encoding":
             data = (b"id,name\n%d,caf\xe9 \xff\xfe\n" if fmt == "csv" else
                     b'{"id": %d, "name": "caf\xe9 \xff\xfe"}\n') % self.ids(1)[0]
+            must = True  # never read with its bytes replaced (issue 31)
         elif kind in ("loop", "dangling"):
             link = self.src / f"bad-{kind}.{ext}"
             link.symlink_to(link if kind == "loop" else self.src / "missing")

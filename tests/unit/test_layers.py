@@ -3,8 +3,8 @@
 The layers are DESIGN.md's (and docs/architecture.md's):
 
     0  errors, _fault, redaction,        the error tree, the test-only fault hook, redaction,
-       _jdbc_drivers, _commit_gate       the JDBC driver jars on this machine; the pre-commit
-                                         check sinks run
+       _jdbc_drivers, _commit_gate,      the JDBC driver jars on this machine; the pre-commit
+       _shown                            check sinks run; file names escaped for human lines
     1  planning                          pure planners
     2  storage                           listing and file systems by URI scheme
     3  state, catalog                    bookmark stores; data catalogs
@@ -38,6 +38,7 @@ ROOT = Path(lakemark.__file__).parent
 
 LAYERS = {
     "errors": 0, "_fault": 0, "_commit_gate": 0, "redaction": 0, "resources": 0, "_jdbc_drivers": 0,
+    "_shown": 0,
     "planning": 1,
     "storage": 2,
     "state": 3, "catalog": 3,

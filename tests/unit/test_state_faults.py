@@ -235,11 +235,40 @@ def test_an_empty_state_url_is_refused(tmp_path: Path, command: list[str]) -> No
                       ([*command, "--state", "  "], home),
                       (command, {**home, "LAKEMARK_STATE": ""})):
         result = runner.invoke(cli, args, env=env)
-        assert result.exit_code == 1, result.output
-        text = error_line(result.output)
+        # A malformed --state is a usage error, exit status 2 like any option value that
+        # cannot be understood (was 1: issue 31).
+        assert result.exit_code == 2, result.output
+        text = usage_error_line(result.output)
         assert ("--state" in text if "--state" in args else "LAKEMARK_STATE" in text), text
         assert "empty" in text
     assert not (tmp_path / ".lakemark").exists()  # the default store was not used
+
+
+def usage_error_line(output: str) -> str:
+    """The one ``Error:`` line of click's usage error, without a traceback."""
+    assert "Traceback" not in output, output
+    lines = [line for line in output.splitlines() if line.startswith("Error:")]
+    assert len(lines) == 1, output
+    return lines[0]
+
+
+@pytest.mark.parametrize("command", [["bookmark", "show", "orders"], ["runs", "list", "orders"],
+                                     ["quarantine", "retry", "orders"], ["jobs", "list"],
+                                     ["state", "prune", "--all"]], ids=lambda c: " ".join(c))
+def test_a_malformed_state_url_exits_2_and_an_unreachable_store_exits_1(
+        tmp_path: Path, command: list[str]) -> None:
+    runner = CliRunner()
+    env = {"HOME": str(tmp_path)}
+    bad = runner.invoke(cli, [*command, "--state", "mysql://root@127.0.0.1/test", "--json"],
+                        env=env)
+    assert bad.exit_code == 2, bad.output
+    assert "unknown scheme 'mysql'" in usage_error_line(bad.stderr)
+    assert json.loads(bad.stdout)["kind"] == "UsageError"
+    # Well-formed, but nothing listens there: a reported error naming the store, exit 1.
+    gone = runner.invoke(cli, [*command, "--state", "postgresql://127.0.0.1:9/test"], env=env)
+    assert gone.exit_code == 1, gone.output
+    assert "127.0.0.1:9" in error_line(gone.output)
+    assert not (tmp_path / ".lakemark").exists()
 
 
 def test_an_empty_state_url_is_refused_by_the_library() -> None:

@@ -89,7 +89,8 @@ def cli() -> None:
 def main(argv: Sequence[str] | None = None) -> NoReturn:
     """Console-script entry point: run the command, then end the process at once.
 
-    Exit status: 0 on success, 1 on a reported error, 2 on a malformed command line. The
+    Exit status: 0 on success, 1 on a reported error, 2 on a malformed command line (a
+    malformed ``--state`` URL included; a store that cannot be opened is 1). The
     process ends with ``os._exit`` after flushing output and running ``atexit`` handlers:
     native threads of deltalake/Arrow still alive at interpreter teardown can otherwise abort
     a command that succeeded ("terminate called without an active exception", status 134).

@@ -10,7 +10,7 @@ from rich.table import Table
 
 from ..job import Job
 from ..planning import DEFAULT_MAX_BAND_MS
-from ..state import Bookmark, open_store, resolve_state_url
+from ..state import Bookmark
 from ._common import json_option, open_state, state_option
 from ._jobs import known_job
 from ._output import console, fmt_ms, handle_errors, print_json, print_table
@@ -68,7 +68,7 @@ def _print_bookmark(b: Bookmark) -> None:
 @handle_errors
 def show(job_name: str, state_url: str | None, as_json: bool) -> None:
     """Show JOB's bookmark: version, run, attempt, run ids and each ctx's state."""
-    store = open_store(resolve_state_url(state_url), read_only=True)
+    store = open_state(state_url, read_only=True)
     known_job(store, job_name)
     b = store.get_bookmark(job_name)
     store.close()
@@ -85,7 +85,7 @@ def show(job_name: str, state_url: str | None, as_json: bool) -> None:
 @handle_errors
 def history(job_name: str, state_url: str | None, as_json: bool) -> None:
     """Every version of JOB's bookmark, oldest first."""
-    store = open_store(resolve_state_url(state_url), read_only=True)
+    store = open_state(state_url, read_only=True)
     known_job(store, job_name)
     versions = store.history(job_name)
     store.close()

@@ -8,7 +8,7 @@ from typing import Any, TypeVar
 import click
 
 from ..errors import ConfigError
-from ..state import StateStore, open_store, resolve_state_url
+from ..state import StateStore, check_state_url, open_store, resolve_state_url
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -22,7 +22,7 @@ def state_option(func: F) -> F:
         default=None,
         help="Bookmark state store, e.g. sqlite:///path/state.db "
         "[env LAKEMARK_STATE; default sqlite:///~/.lakemark/state.db; an empty value is "
-        "refused].",
+        "refused; a malformed URL exits 2, a store that cannot be opened exits 1].",
     )(func)
 
 
@@ -36,9 +36,25 @@ def verbose_option(func: F) -> F:
     )(func)
 
 
-def open_state(state_url: str | None) -> StateStore:
-    """Open the state store now, so a bad URL or file fails before any work."""
-    return open_store(resolve_state_url(state_url))
+def state_url_of(state_url: str | None) -> str:
+    """The state URL a command uses (``--state``, then LAKEMARK_STATE, then the default).
+
+    A malformed one (empty, or a scheme no backend has) is a usage error, exit status 2, like
+    any other option value that cannot be understood; a well-formed URL whose store cannot be
+    opened (unreachable server, not a state database, read-only) is a reported error, exit 1.
+    """
+    try:
+        url = resolve_state_url(state_url)
+        check_state_url(url)
+    except ConfigError as exc:
+        raise click.UsageError(str(exc)) from None
+    return url
+
+
+def open_state(state_url: str | None, *, read_only: bool = False) -> StateStore:
+    """Open the state store now, so a bad URL or file fails before any work (see
+    :func:`state_url_of` for the exit status of each)."""
+    return open_store(state_url_of(state_url), read_only=read_only)
 
 
 def parse_key_values(pairs: tuple[str, ...], option: str) -> dict[str, str]:

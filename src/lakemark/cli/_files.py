@@ -9,8 +9,7 @@ from rich.table import Table
 
 from ..console import StateQueries
 from ..console.queries import MAX_LIMIT
-from ..state import open_store, resolve_state_url
-from ._common import json_option, state_option
+from ._common import json_option, open_state, state_option
 from ._output import console, handle_errors, print_json, print_table
 
 __all__ = ["files"]
@@ -35,7 +34,7 @@ def find(pattern: str, job_name: str | None, limit: int, offset: int, state_url:
     """Every run that took a file matching PATTERN: a part of a path (s3://b/in/a.json,
     2024/05/), or a glob over the whole path with * and ? (s3://b/in/*/a.json).
     Case-sensitive; by path, then oldest run first."""
-    store = open_store(resolve_state_url(state_url), read_only=True)
+    store = open_state(state_url, read_only=True)
     try:
         page = StateQueries(store).find_files(pattern, job_name=job_name, offset=offset,
                                               limit=limit)

@@ -6,6 +6,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from .._shown import shown
+
 __all__ = ["FILE_NOTE_KEYS", "ON_MODIFIED_HELP", "file_notes"]
 
 #: The file source manifest's entries these notes come from (``runs show --json`` has them).
@@ -22,7 +24,7 @@ ON_MODIFIED_HELP = (
 
 
 def _one(entry: Mapping[str, Any]) -> str:
-    path = entry.get("path")
+    path = shown(entry.get("path"))
     if entry.get("offset"):
         return (f"{path} — taken before (run {entry.get('run')}, {entry.get('run_id')}): "
                 f"appended tail from byte {entry.get('offset')}")
@@ -34,18 +36,18 @@ def file_notes(source: Mapping[str, Any], limit: int = 5) -> list[tuple[str, str
     rows: list[tuple[str, str]] = []
     taken = list(source.get("taken_before") or [])
     if taken:
-        shown = "\n".join(_one(e) for e in taken[:limit])
+        listed = "\n".join(_one(e) for e in taken[:limit])
         more = f"\n… and {len(taken) - limit} more" if len(taken) > limit else ""
-        rows.append((f"taken before ({len(taken)})", shown + more))
+        rows.append((f"taken before ({len(taken)})", listed + more))
     skipped = list(source.get("skipped_modified") or [])
     if skipped:
-        shown = "\n".join(str(e.get("path")) for e in skipped[:limit])
+        listed = "\n".join(shown(e.get("path")) for e in skipped[:limit])
         more = f"\n… and {len(skipped) - limit} more" if len(skipped) > limit else ""
-        rows.append((f"modified, skipped ({len(skipped)})", shown + more))
+        rows.append((f"modified, skipped ({len(skipped)})", listed + more))
     changed = list(source.get("changed_during_run") or [])
     if changed:
-        shown = "\n".join(f"{e.get('path')} — {e.get('when')}; the next run takes it whole"
+        listed = "\n".join(f"{shown(e.get('path'))} — {e.get('when')}; the next run takes it whole"
                           for e in changed[:limit])
         more = f"\n… and {len(changed) - limit} more" if len(changed) > limit else ""
-        rows.append((f"changed during the run, left out ({len(changed)})", shown + more))
+        rows.append((f"changed during the run, left out ({len(changed)})", listed + more))
     return rows

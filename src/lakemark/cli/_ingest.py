@@ -8,6 +8,7 @@ from typing import Any
 import click
 from rich.table import Table
 
+from .._shown import shown
 from .._quarantine import ON_BAD_FILE
 from ..job import JobEvent
 from ..planning import DEFAULT_MAX_BAND_MS
@@ -320,7 +321,7 @@ def ingest_files(
     table.add_column()
     table.add_row("run", f"{record.run_id} (run {record.run}, attempt {record.attempt})")
     table.add_row("status", record.status)
-    table.add_row("files taken", f"{len(plan.files)} ({human_bytes(plan.total_bytes)})")
+    table.add_row("files taken", _files_summary(done))
     if plan.pending:
         table.add_row("files waiting", f"{plan.pending} (bounded run: next runs take them)")
     for label, text in file_notes(out):
@@ -357,9 +358,18 @@ def _spark_conf(pairs: tuple[str, ...]) -> dict[str, str]:
     return out
 
 
+def _files_summary(done: Any) -> str:
+    """"N (size), M set aside": the planned files the run read and wrote, apart from the ones
+    it set aside (or left out, set aside earlier), which it did not take."""
+    taken, aside = done.taken_files, len(done.quarantined)
+    text = f"{len(taken)} ({human_bytes(sum(f.size for f in taken))})"
+    return text + (f", {aside} set aside" if aside else "")
+
+
 def _quarantine_summary(done: Any) -> str:
-    """A line per set-aside file: its path and reason."""
-    lines = [f"{q.entry.path}: {q.reason}" + (" (set aside earlier)" if q.earlier else "")
+    """A line per set-aside file: its path and reason (control characters escaped)."""
+    lines = [f"{shown(q.entry.path)}: {shown(q.reason)}"
+             + (" (set aside earlier)" if q.earlier else "")
              for q in done.quarantined[:10]]
     if len(done.quarantined) > 10:
         lines.append(f"… and {len(done.quarantined) - 10} more (lakemark quarantine list)")

@@ -14,8 +14,8 @@ from rich.table import Table
 from rich.text import Text
 
 from ..console import StateQueries
-from ..state import StateStore, open_store, resolve_state_url
-from ._common import json_option, state_option
+from ..state import StateStore
+from ._common import json_option, open_state, state_option
 from ._output import console, handle_errors, human_bytes, print_json, print_table
 
 __all__ = ["jobs", "known_job"]
@@ -54,7 +54,7 @@ def list_jobs(stale_after_h: float, state_url: str | None, as_json: bool) -> Non
     """Every job in the store, by name, with its last run (status, start, duration, files,
     bytes, rows when recorded), its input files set aside (`lakemark quarantine list JOB`),
     its bookmark version and whether it is stale."""
-    store = open_store(resolve_state_url(state_url), read_only=True)
+    store = open_state(state_url, read_only=True)
     try:
         rows = StateQueries(store, stale_after_s=stale_after_h * 3600).jobs()
     finally:

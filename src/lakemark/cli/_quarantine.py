@@ -10,7 +10,8 @@ import click
 from rich import box
 from rich.table import Table
 
-from ..state import QuarantineEntry, StateStore, open_store, resolve_state_url
+from .._shown import shown
+from ..state import QuarantineEntry, StateStore
 from ..state._quarantine import QUARANTINE_STATUSES
 from ._common import json_option, open_state, state_option
 from ._jobs import known_job
@@ -34,15 +35,25 @@ def quarantine() -> None:
 @handle_errors
 def list_quarantine(job_name: str, show_all: bool, state_url: str | None,
                     as_json: bool) -> None:
-    """The files JOB set aside, with the reason, size, mtime, the run that set each aside and
-    its status (open: skipped by later runs; retry: the next run takes it)."""
-    store = open_store(resolve_state_url(state_url), read_only=True)
+    """The files JOB set aside, with the reason, size, mtime, the run that set each aside (and
+    earlier runs that set it aside before) and its status (open: skipped by later runs;
+    retry: the next run takes it)."""
+    store = open_state(state_url, read_only=True)
     known_job(store, job_name)  # a mistyped job name is an error, not "no set-aside files"
     statuses = QUARANTINE_STATUSES if show_all else ("open", "retry")
     entries = store.quarantined(job_name, statuses=statuses)
+    earlier: dict[tuple[str, str], list[Any]] = {}
+    for h in store.quarantine_history(job_name):
+        earlier.setdefault((h.ctx, h.path), []).append(h)
     store.close()
+
+    def before(e: QuarantineEntry) -> list[Any]:
+        """The earlier runs that set this file aside (not the run the row names)."""
+        return [h for h in earlier.get((e.ctx, e.path), []) if h.run_id != e.run_id]
+
     if as_json:
-        print_json({"job_name": job_name, "files": [e.to_json() for e in entries]})
+        print_json({"job_name": job_name, "files": [
+            {**e.to_json(), "earlier": [h.to_json() for h in before(e)]} for e in entries]})
         return
     if not entries:
         console.print(f"No set-aside files for job {job_name}.")
@@ -51,9 +62,10 @@ def list_quarantine(job_name: str, show_all: bool, state_url: str | None,
     for name in ("ctx", "path", "size", "modified (UTC)", "status", "run", "reason"):
         table.add_column(name, overflow="fold")
     for e in entries:
-        table.add_row(e.ctx, e.path, str(e.size), fmt_ms(e.mtime),
-                      e.status + (f" by {e.retried_by}" if e.retried_by else ""), e.run_id,
-                      e.reason)
+        table.add_row(e.ctx, shown(e.path), str(e.size), fmt_ms(e.mtime),
+                      e.status + (f" by {e.retried_by}" if e.retried_by else ""),
+                      e.run_id + "".join(f"\n(before: {h.run_id})" for h in before(e)),
+                      shown(e.reason))
     print_table(table)
 
 
@@ -81,11 +93,14 @@ def retry(job_name: str, paths: tuple[str, ...], state_url: str | None, as_json:
 
 
 def quarantine_of_run(store: StateStore, job_name: str, run_id: str) -> dict[str, Any]:
-    """What ``runs show`` adds for ``run_id``: the files it set aside (``quarantined``) and
-    the set-aside files it took again (``retried``), when there are any."""
+    """What ``runs show`` adds for ``run_id``: the files it set aside (``quarantined``, with
+    this run's reason, size and mtime even when a later run set the file aside again: status
+    ``superseded``, ``superseded_by``) and the set-aside files it took again (``retried``)."""
     entries: list[QuarantineEntry] = store.quarantined(job_name, statuses=QUARANTINE_STATUSES)
+    now = {(e.ctx, e.path): e for e in entries}
     out: dict[str, Any] = {}
-    aside = [e.to_json() for e in entries if e.run_id == run_id]
+    aside = [_as_of_run(h.to_json(), now.get((h.ctx, h.path)), job_name, run_id)
+             for h in store.quarantine_history(job_name, run_id=run_id)]
     again = [e.to_json() for e in entries if e.retried_by == run_id]
     if aside:
         out["quarantined"] = aside
@@ -94,10 +109,22 @@ def quarantine_of_run(store: StateStore, job_name: str, run_id: str) -> dict[str
     return out
 
 
+def _as_of_run(event: dict[str, Any], now: QuarantineEntry | None, job_name: str,
+               run_id: str) -> dict[str, Any]:
+    """A history row of ``run_id`` in the shape of a quarantine entry, its status as now."""
+    out = {"job_name": job_name, **{k: v for k, v in event.items() if k != "set_aside_at"},
+           "updated_at": event["set_aside_at"]}
+    if now is not None and now.run_id == run_id:
+        return {**out, "status": now.status, "retried_by": now.retried_by}
+    return {**out, "status": "superseded", "retried_by": None,
+            "superseded_by": now.run_id if now is not None else None}
+
+
 def print_run_quarantine(details: Mapping[str, Any]) -> None:
     """The ``runs show`` lines of a run's set-aside and retried files."""
     for e in details.get("quarantined", ()):
-        console.print(f"set aside (ctx {e['ctx']}): {e['path']} ({e['size']} bytes, "
-                      f"{fmt_ms(e['mtime'])}): {e['reason']} [{e['status']}]", highlight=False)
+        console.print(f"set aside (ctx {e['ctx']}): {shown(e['path'])} ({e['size']} bytes, "
+                      f"{fmt_ms(e['mtime'])}): {shown(e['reason'])} [{e['status']}]",
+                      highlight=False)
     for e in details.get("retried", ()):
-        console.print(f"took again (ctx {e['ctx']}): {e['path']}", highlight=False)
+        console.print(f"took again (ctx {e['ctx']}): {shown(e['path'])}", highlight=False)

@@ -16,8 +16,7 @@ import click
 
 from .._quarantine import ON_BAD_FILE, POLICY_ENV, BadFilePolicy
 from ..errors import ConfigError
-from ..state import resolve_state_url
-from ._common import parse_key_values, state_option, verbose_option
+from ._common import parse_key_values, state_option, state_url_of, verbose_option
 from ._output import console, handle_errors, setup_logging
 from ._progress import ProgressLines, interval_from, spark_tasks
 
@@ -107,7 +106,7 @@ def run(
         open_catalog(catalog)
     env = dict(os.environ)
     if state_url is not None or "LAKEMARK_STATE" in env:  # an empty one fails here, not later
-        env["LAKEMARK_STATE"] = resolve_state_url(state_url, env)
+        env["LAKEMARK_STATE"] = state_url_of(state_url)
     if master:
         env["LAKEMARK_SPARK_MASTER"] = master
     if conf:

@@ -13,8 +13,9 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from ..state import StateStore, open_store, resolve_state_url
-from ._common import json_option, state_option
+from .._shown import shown
+from ..state import StateStore
+from ._common import json_option, open_state, state_option
 from ._files_report import FILE_NOTE_KEYS, file_notes
 from ._jobs import known_job
 from ._quarantine import print_run_quarantine, quarantine_of_run
@@ -33,7 +34,7 @@ def runs() -> None:
 @handle_errors
 def list_runs(job_name: str, state_url: str | None, as_json: bool) -> None:
     """Every attempt of JOB, oldest first."""
-    store = open_store(resolve_state_url(state_url), read_only=True)
+    store = open_state(state_url, read_only=True)
     known_job(store, job_name)
     records = store.list_runs(job_name)
     store.close()
@@ -164,7 +165,7 @@ def run_details(store: StateStore, run_id: str) -> dict[str, Any]:
 @handle_errors
 def show_run(run_id: str, state_url: str | None, as_json: bool) -> None:
     """One run: its status, stage timings and every file each source took, by name."""
-    store = open_store(resolve_state_url(state_url), read_only=True)
+    store = open_state(state_url, read_only=True)
     details = run_details(store, run_id)
     store.close()
     if as_json:
@@ -198,7 +199,7 @@ def show_run(run_id: str, state_url: str | None, as_json: bool) -> None:
         table.add_column("modified (UTC)")
         table.add_column("size", justify="right")
         for f in src["files"]:
-            table.add_row(f["path"], fmt_ms(f["mtime"]), str(f["size"]))
+            table.add_row(shown(f["path"]), fmt_ms(f["mtime"]), str(f["size"]))
         print_table(table)
         for label, text in file_notes(src, limit=1_000_000):
             console.print(f"{label}:\n  " + text.replace("\n", "\n  "), highlight=False)
@@ -221,11 +222,11 @@ def show_run(run_id: str, state_url: str | None, as_json: bool) -> None:
                       + f", {clean.get('files')} file(s)"
                       + "".join(f", {k} {v}" for k, v in counts.items()), highlight=False)
         for move in clean.get("moves") or ():
-            console.print(f"  moved {move['from']} → {move['to']}", highlight=False)
+            console.print(f"  moved {shown(move['from'])} → {shown(move['to'])}", highlight=False)
         for path in clean.get("deleted") or ():
-            console.print(f"  deleted {path}", highlight=False)
+            console.print(f"  deleted {shown(path)}", highlight=False)
         for path, why in {**(clean.get("kept") or {}), **(clean.get("errors") or {})}.items():
-            console.print(f"  kept {path}: {why}", highlight=False)
+            console.print(f"  kept {shown(path)}: {shown(why)}", highlight=False)
     print_run_quarantine(details)
     for ctx, sink in details["sinks"].items():
         console.print(

@@ -8,7 +8,7 @@ from typing import Any
 import click
 from rich.table import Table
 
-from ..state import SourceSchema, open_store, resolve_state_url
+from ..state import SourceSchema
 from ._common import json_option, open_state, state_option
 from ._jobs import known_job
 from ._output import console, handle_errors, print_json, print_table
@@ -66,7 +66,7 @@ def show(job_name: str, ctx: str | None, state_url: str | None, as_json: bool) -
     """Show the tracked schema of JOB's sources (or of CTX) with its history: which run added
     or changed which column, which run added which field inside a column (by path, e.g.
     address.zip, on a row of its own under the column), and resets."""
-    store = open_store(resolve_state_url(state_url), read_only=True)
+    store = open_state(state_url, read_only=True)
     known_job(store, job_name)
     history = store.source_schema_history(job_name, ctx)
     current = {c: store.get_source_schema(job_name, c)

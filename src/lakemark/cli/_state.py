@@ -6,8 +6,8 @@ import click
 from rich.table import Table
 
 from ..errors import ConfigError
-from ..state import RetentionPolicy, auto_policy, open_store, resolve_state_url
-from ._common import json_option, state_option
+from ..state import RetentionPolicy, auto_policy, open_store
+from ._common import json_option, state_option, state_url_of
 from ._output import console, handle_errors, print_json, print_table
 
 
@@ -46,7 +46,7 @@ def prune(job_name: str | None, all_jobs: bool, keep_days: float | None,
     base = auto_policy() or RetentionPolicy()
     policy = RetentionPolicy(base.keep_days if keep_days is None else keep_days,
                              base.keep_runs if keep_runs is None else keep_runs)
-    url = resolve_state_url(state_url)
+    url = state_url_of(state_url)
     open_store(url, read_only=True).close()  # a store that does not exist is not created
     store = open_store(url)
     try:

@@ -9,8 +9,8 @@ import click
 
 from ..errors import ConfigError, EnvironmentProblem
 from ..redaction import redact
-from ..state import open_store, resolve_state_url
-from ._common import state_option
+from ..state import open_store
+from ._common import state_option, state_url_of
 from ._output import console, handle_errors
 
 __all__ = ["TOKEN_ENV", "is_loopback", "ui"]
@@ -67,7 +67,7 @@ def ui(state_url: str | None, host: str, port: int, token: str | None,
         raise EnvironmentProblem(f"lakemark ui needs the ui extra ({exc.name} is missing): "
                                  "pip install 'lakemark[ui]'") from None
     lineage = LineageViews(lineage_folder, lineage_events)  # a wrong path fails before serving
-    url = resolve_state_url(state_url)
+    url = state_url_of(state_url)
     store = open_store(url, read_only=True)
     try:
         app = create_app(store, token=token, stale_after_s=stale_after_h * 3600,

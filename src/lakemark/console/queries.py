@@ -276,20 +276,25 @@ class StateQueries:
         return job_io(self._rows, job_name)
 
     def _run_quarantine(self, job_name: str, run_id: str) -> dict[str, list[dict[str, Any]]]:
-        """The files ``run_id`` set aside (``quarantined``, with their reason, as the
-        quarantine table holds them now) and the set-aside files it took again
-        (``retried``)."""
-        rows = self._rows(
-            "SELECT ctx, path, size, mtime, reason, run_id, status, retried_by, updated_at "
-            "FROM quarantine WHERE job_name = ? AND (run_id = ? OR retried_by = ?) "
-            "ORDER BY path, ctx", (job_name, run_id, run_id))
+        """The files ``run_id`` set aside (``quarantined``: with this run's reason, size and
+        mtime from ``quarantine_history``, and the file's status now — ``superseded`` when a
+        later run set it aside again) and the set-aside files it took again (``retried``)."""
         keys = ("ctx", "path", "size", "mtime", "reason", "run_id", "status", "retried_by",
                 "updated_at")
-        entries = [dict(zip(keys, r, strict=True)) for r in rows]
-        for e in entries:
+        aside = [dict(zip(keys, r, strict=True)) for r in self._rows(
+            "SELECT h.ctx, h.path, h.size, h.mtime, h.reason, h.run_id, "
+            "CASE WHEN q.run_id = h.run_id THEN q.status ELSE 'superseded' END, "
+            "CASE WHEN q.run_id = h.run_id THEN q.retried_by END, h.set_aside_at "
+            "FROM quarantine_history h LEFT JOIN quarantine q ON q.job_name = h.job_name "
+            "AND q.ctx = h.ctx AND q.path = h.path WHERE h.job_name = ? AND h.run_id = ? "
+            "ORDER BY h.path, h.ctx", (job_name, run_id))]
+        again = [dict(zip(keys, r, strict=True)) for r in self._rows(
+            "SELECT ctx, path, size, mtime, reason, run_id, status, retried_by, updated_at "
+            "FROM quarantine WHERE job_name = ? AND retried_by = ? ORDER BY path, ctx",
+            (job_name, run_id))]
+        for e in aside + again:
             e["reason"] = redact(str(e["reason"]))
-        return {"quarantined": [e for e in entries if e["run_id"] == run_id],
-                "retried": [e for e in entries if e["retried_by"] == run_id]}
+        return {"quarantined": aside, "retried": again}
 
     # -- tracked schemas ------------------------------------------------------------------
     def schema_history(self, job_name: str) -> list[dict[str, Any]]:

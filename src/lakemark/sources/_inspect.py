@@ -9,11 +9,17 @@ read, each with a one-line reason:
 * Parquet, ORC, Avro: not empty, the format's magic bytes, and the metadata a reader needs
   first (Parquet's footer, ORC's postscript and footer — read with pyarrow; Avro's header and
   that the file ends with the header's sync marker, which a truncated file does not);
+* json: no record nested deeper than Parquet allows (:mod:`._inspect_depth`); json, csv and
+  text read as UTF-8: no bytes that are not UTF-8 (Spark would replace them);
 * json, csv, text, xml: no record over ``max_record_bytes`` (a line, for xml the span
   between two ``<rowTag`` starts, for ``multiLine`` json the whole file). Only files bigger
-  than the limit are scanned; a compressed file (``.gz``, ``.bz2``…) is not.
+  than the limit are scanned; a compressed file (``.gz``, ``.bz2``, ``.xz``, ``.zst``,
+  ``.deflate``) is scanned streaming when its codec's largest expansion of its size could
+  pass the limit (:mod:`._inspect_compressed`).
 
-Only what a file's first bytes and its footer show is seen here; damage inside the data (a
+A local json, csv or text file is read once on the driver for the UTF-8 and nesting checks
+(streamed; S3 objects are not: lakemark's reader decodes them strictly instead). Otherwise
+only what a file's first bytes and its footer show is seen here; damage inside the data (a
 flipped byte in a Parquet page) surfaces when Spark reads, and the job pins it then. Local
 files are read on the driver; S3 objects with ranged reads of their head and tail (about
 three requests per Parquet, ORC or Avro object, in 8 threads; a line-format object is not
@@ -33,6 +39,9 @@ from typing import Any, BinaryIO
 
 from ..planning.files import FileEntry
 from ..storage import arrow_filesystem, mapped_path, parse_uri
+from ._inspect_compressed import (DECOMPRESS_ERRORS, codec_of, decompressed, may_hold_over,
+                                  utf8_problem)
+from ._inspect_depth import json_depth_problem
 
 __all__ = ["DEFAULT_MAX_RECORD_BYTES", "BadFile", "inspect_files", "inspect_file",
            "parse_size"]
@@ -104,7 +113,8 @@ def inspect_file(entry: FileEntry, *, format: str, options: Mapping[str, str],
             with open(local, "rb") as handle:
                 size = os.fstat(handle.fileno()).st_size
                 return _format_problem(handle, size, local, format, options, max_record_bytes)
-        if format not in _COLUMNAR and entry.size <= max_record_bytes:
+        if format not in _COLUMNAR and entry.size <= max_record_bytes \
+                and not may_hold_over(entry.path, entry.size, max_record_bytes):
             return None  # an S3 object that small needs no request (a missing one fails the read)
         fs, path = arrow_filesystem(entry.path)
         with fs.open_input_file(path) as stream:
@@ -151,17 +161,80 @@ def _format_problem(stream: Any, size: int, name: str, format: str, options: Map
         if size == 0:
             return f"empty file (a {_TITLE[format]} file has at least a header)"
         return _COLUMNAR[format](stream, size)
-    if size <= limit or name.lower().endswith(_COMPRESSED):
+    problem = _size_problem(stream, size, name, format, options, limit)
+    if problem is None and name.lower().endswith(_COMPRESSED) and codec_of(name) is None:
+        return None  # a codec Python cannot decompress: not decodable here
+    if problem is None and _checks_utf8(format, options):
+        problem = _text_problem(stream, name, utf8_problem)
+    if problem is None and format == "json":
+        multiline = options.get("multiline", "false").lower() == "true"
+        problem = _text_problem(stream, name,
+                                lambda raw: json_depth_problem(raw, multiline=multiline))
+    return problem
+
+
+def _text_problem(stream: Any, name: str, check: Callable[[Any], str | None]) -> str | None:
+    """``check`` of the file's bytes from the start (decompressed when compressed)."""
+    stream.seek(0)
+    try:
+        return check(decompressed(name, stream) if codec_of(name) else stream)
+    except DECOMPRESS_ERRORS:
+        return None  # damaged compressed data: the read fails on it and pins the file
+    except ImportError:
+        return None  # .zst without the zstandard package: not checked
+
+
+def _size_problem(stream: Any, size: int, name: str, format: str, options: Mapping[str, str],
+                  limit: int) -> str | None:
+    """A record over ``limit`` in line file ``name``, or None."""
+    if name.lower().endswith(_COMPRESSED):
+        if not may_hold_over(name, size, limit):
+            return None
+        try:
+            return _record_problem(decompressed(name, stream), None, format, options, limit,
+                                   " (decompressed)")
+        except DECOMPRESS_ERRORS:
+            return None  # damaged compressed data: the read fails on it and pins the file
+        except ImportError:
+            return None  # .zst without the zstandard package: not scanned
+    if size <= limit:
         return None
+    return _record_problem(stream, size, format, options, limit, "")
+
+
+_UTF8 = frozenset({"utf-8", "utf8", "utf_8"})
+
+
+def _checks_utf8(format: str, options: Mapping[str, str]) -> bool:
+    """Does Spark read ``format`` files with these options as UTF-8, replacing bad bytes?"""
+    encoding = (options.get("encoding") or options.get("charset") or "utf-8").strip().lower()
+    return format in ("csv", "json", "text") and encoding in _UTF8
+
+
+def _record_problem(stream: Any, size: int | None, format: str, options: Mapping[str, str],
+                    limit: int, note: str) -> str | None:
+    """A record of ``stream`` (``size`` bytes; None: unknown, as for a decompressed stream)
+    over ``limit``, or None."""
     if format == "json" and options.get("multiline", "false").lower() == "true":
-        return _over(size, limit, "the whole file (multiLine JSON is one record)")
+        whole = size if size is not None else _total(stream)
+        if whole <= limit:
+            return None
+        return _over(whole, limit, "the whole file" + note + " (multiLine JSON is one record)")
     separator = b"\n"
     if format == "xml":
         separator = b"<" + options.get("rowtag", "ROW").encode()
     longest = _longest_span(stream, separator)
     if longest > limit:
-        return _over(longest, limit, "one record")
+        return _over(longest, limit, "one record" + note)
     return None
+
+
+def _total(stream: BinaryIO) -> int:
+    """How many bytes ``stream`` holds, read in chunks."""
+    total = 0
+    while chunk := stream.read(_CHUNK):
+        total += len(chunk)
+    return total
 
 
 def _over(size: int, limit: int, what: str) -> str:

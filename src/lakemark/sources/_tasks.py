@@ -64,12 +64,15 @@ class TaskSpec:
 
 
 def _decode(data: bytes, spec: TaskSpec) -> str:
+    """The file's text. Bytes that are not of its encoding fail the read (the run sets the
+    file aside, naming the place) rather than being replaced by U+FFFD: data silently
+    changed (issue 31; local files are checked before the read, ``_inspect``)."""
     if spec.format == "text":
-        return data.decode("utf-8", errors="replace")
+        return data.decode("utf-8")
     encoding = spec.option("encoding") or spec.option("charset") or None
     if spec.format == "xml":  # a BOM or the XML declaration says, as in Spark's reader
         return xml_text(data, encoding, errors="replace")
-    return data.decode(encoding or "utf-8", errors="replace")
+    return data.decode(encoding or "utf-8")
 
 
 def _records(text: str, spec: TaskSpec) -> Iterator[str]:

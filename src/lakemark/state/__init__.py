@@ -21,6 +21,7 @@ from ._schemas import PendingSchema, SourceSchema
 from .base import BOOKMARK_OPTIONS, Bookmark, RunInputs, RunRecord, StateStore
 
 __all__ = [
+    "check_state_url",
     "BOOKMARK_OPTIONS",
     "Bookmark",
     "PruneReport",
@@ -74,6 +75,17 @@ def resolve_state_url(explicit: str | None, env: Mapping[str, str] | None = None
     return default_state_url()
 
 
+def check_state_url(url: str) -> str:
+    """The scheme of state URL ``url``; ConfigError (naming the URL, credentials redacted)
+    for one that names no backend. A check of the text only: nothing is opened."""
+    scheme = url.split(":", 1)[0].split("+", 1)[0].lower() if ":" in url else ""
+    if scheme not in _BACKENDS:
+        known = ", ".join(f"{s}://" for s in sorted(_BACKENDS))
+        raise ConfigError(f"state URL {redact(url)!r}: unknown scheme {scheme or '(none)'!r}; use "
+                          f"one of {known}")
+    return scheme
+
+
 def open_store(url: str, *, read_only: bool = False) -> StateStore:
     """Open the state store that ``url`` names; ConfigError for an unknown scheme.
 
@@ -84,12 +96,7 @@ def open_store(url: str, *, read_only: bool = False) -> StateStore:
     does not exist yet (an existing one is opened read-only, so it is read on a read-only
     file system too).
     """
-    scheme = url.split(":", 1)[0].split("+", 1)[0].lower() if ":" in url else ""
-    target = _BACKENDS.get(scheme)
-    if target is None:
-        known = ", ".join(f"{s}://" for s in sorted(_BACKENDS))
-        raise ConfigError(f"state URL {redact(url)!r}: unknown scheme {scheme or '(none)'!r}; use "
-                          f"one of {known}")
+    target = _BACKENDS[check_state_url(url)]
     module_name, _, attr = target.partition(":")
     obj: object = importlib.import_module(module_name)
     for part in attr.split("."):

@@ -99,6 +99,17 @@ CREATE TABLE IF NOT EXISTS quarantine (
     updated_at TEXT NOT NULL,
     PRIMARY KEY (job_name, ctx, path)
 );
+CREATE TABLE IF NOT EXISTS quarantine_history (
+    job_name TEXT NOT NULL,
+    ctx TEXT NOT NULL,
+    path TEXT NOT NULL,
+    run_id TEXT NOT NULL,
+    size {int} NOT NULL,
+    mtime {int} NOT NULL,
+    reason TEXT NOT NULL,
+    set_aside_at TEXT NOT NULL,
+    PRIMARY KEY (job_name, ctx, path, run_id)
+);
 CREATE TABLE IF NOT EXISTS run_timings (
     run_id TEXT PRIMARY KEY,
     timings_json TEXT NOT NULL

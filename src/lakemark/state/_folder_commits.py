@@ -14,7 +14,7 @@ Writes of a run are fenced like every other state change of the run (the lease g
 checked in the same transaction), so a run whose lease was taken over cannot commit a folder
 write. ``target`` is the folder's canonical root (an absolute path or ``s3://bucket/prefix``,
 no trailing ``/``). SQL is parameterised (``?`` placeholders). The table is created with the
-others (``CREATE TABLE IF NOT EXISTS``); schema version 6 records that it exists.
+others (``CREATE TABLE IF NOT EXISTS``); schema version 7 records that it exists.
 """
 
 from __future__ import annotations

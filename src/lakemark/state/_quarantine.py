@@ -12,6 +12,12 @@ the run that set it aside and its status:
 A file that fails again while retried goes back to ``open`` with the new reason and run. Rows
 are written as soon as a run finds the file (so a failed attempt's retry skips it too).
 
+``quarantine`` holds each file's current state; ``quarantine_history`` keeps one row per file
+and run that set it aside (size, mtime, reason, when; schema version 6, filled from
+``quarantine`` on upgrade), so a file set aside again by a later run does not erase what the
+earlier run set aside: ``runs show`` of the earlier run still lists it, and an earlier run that
+set a file aside never counts as having taken it (``_takes.py``).
+
 SQL is parameterised (``?`` placeholders; the PostgreSQL store translates them).
 """
 
@@ -25,7 +31,7 @@ from typing import Any
 from ..errors import ConfigError
 from ..redaction import redact
 
-__all__ = ["QUARANTINE_STATUSES", "QuarantineEntry", "QuarantineRecords"]
+__all__ = ["QUARANTINE_STATUSES", "QuarantineEntry", "QuarantineRecords", "SetAside"]
 
 #: Every status a row can have, in the order a file goes through them.
 QUARANTINE_STATUSES = ("open", "retry", "retried")
@@ -54,6 +60,26 @@ class QuarantineEntry:
                 "size": self.size, "mtime": self.mtime, "reason": self.reason,
                 "run_id": self.run_id, "status": self.status, "retried_by": self.retried_by,
                 "updated_at": self.updated_at}
+
+
+@dataclass(frozen=True)
+class SetAside:
+    """One run's setting aside of one file (a ``quarantine_history`` row)."""
+
+    ctx: str
+    path: str
+    run_id: str
+    size: int
+    mtime: int
+    reason: str
+    set_aside_at: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"ctx": self.ctx, "path": self.path, "run_id": self.run_id, "size": self.size,
+                "mtime": self.mtime, "reason": self.reason, "set_aside_at": self.set_aside_at}
+
+
+_HISTORY = "ctx, path, run_id, size, mtime, reason, set_aside_at"
 
 
 def _row(row: Sequence[Any]) -> QuarantineEntry:
@@ -91,6 +117,31 @@ class QuarantineRecords:
                     "updated_at = excluded.updated_at",
                     (job_name, ctx, path, int(size), int(mtime), redact(reason)[:2000], run_id,
                      "open", None, now))
+                db.execute(
+                    f"INSERT INTO quarantine_history (job_name, {_HISTORY}) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (job_name, ctx, path, run_id) "
+                    "DO UPDATE SET size = excluded.size, mtime = excluded.mtime, "
+                    "reason = excluded.reason, set_aside_at = excluded.set_aside_at",
+                    (job_name, ctx, path, run_id, int(size), int(mtime), redact(reason)[:2000],
+                     now))
+
+    def quarantine_history(self, job_name: str, *, run_id: str | None = None,
+                           ctx: str | None = None) -> list[SetAside]:
+        """Every time a run of the job set a file aside (of one run; of one ctx), oldest
+        first by path: what ``runs show`` and ``quarantine list`` report of earlier runs."""
+        where, params = ["h.job_name = ?"], [job_name]
+        for column, value in (("run_id", run_id), ("ctx", ctx)):
+            if value is not None:
+                where.append(f"h.{column} = ?")
+                params.append(value)
+        columns = ", ".join(f"h.{c.strip()}" for c in _HISTORY.split(","))
+        # In the order of the runs (their seq): two runs may share a millisecond.
+        rows = self._q.execute(
+            f"SELECT {columns} FROM quarantine_history h LEFT JOIN runs r "
+            f"ON r.run_id = h.run_id WHERE {' AND '.join(where)} "
+            "ORDER BY h.ctx, h.path, r.seq, h.set_aside_at, h.run_id", tuple(params)).fetchall()
+        return [SetAside(str(r[0]), str(r[1]), str(r[2]), int(r[3]), int(r[4]), str(r[5]),
+                         str(r[6])) for r in rows]
 
     def quarantined(self, job_name: str, *, ctx: str | None = None,
                     statuses: Sequence[str] = ("open", "retry"),

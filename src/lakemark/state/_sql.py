@@ -40,7 +40,7 @@ log = logging.getLogger("lakemark.state")
 
 __all__ = ["SCHEMA_VERSION", "LockedReads", "OlderSchema", "SqlStore", "new_run_id"]
 
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 
 
 class OlderSchema(StateError):
@@ -57,7 +57,12 @@ _MIGRATIONS: dict[int, tuple[str, ...]] = {
     3: (),  # tracked source schemas: the source_schemas table (state/_schemas.py)
     4: (),  # set-aside input files: the quarantine table (state/_quarantine.py)
     5: (),  # stage timings of runs: the run_timings table (state/_timings.py)
-    6: (),  # commit records of folder sinks: the folder_commits table (state/_folder_commits.py)
+    6: (  # every run that set a file aside: quarantine_history (state/_quarantine.py)
+        "INSERT INTO quarantine_history (job_name, ctx, path, run_id, size, mtime, reason, "
+        "set_aside_at) SELECT job_name, ctx, path, run_id, size, mtime, reason, updated_at "
+        "FROM quarantine",
+    ),
+    7: (),  # commit records of folder sinks: the folder_commits table (state/_folder_commits.py)
 }
 
 #: How the error of a run whose lease was taken over starts.

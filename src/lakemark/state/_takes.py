@@ -5,7 +5,7 @@ few paths it would take, the last take of each by a successful bookmark-moving r
 job and source ctx, at or before the bookmark's run (so a rewind forgets the runs it undid).
 An index on ``run_files (path)`` keeps this a lookup however long the history is. Runs pruned
 by retention are forgotten: a file they took counts as new (taken whole). A file a run set
-aside (its ``quarantine`` row names that run) is in the run's file list but was never read, so
+aside (a ``quarantine_history`` row names that run) is in the run's file list but was never read, so
 it is no take: once fixed it is a new file, not a modification.
 """
 
@@ -37,7 +37,7 @@ def earlier_takes(db: Any, job_name: str, ctx: str, paths: Sequence[str],
             "JOIN runs r ON r.run_id = f.run_id "
             f"WHERE f.path IN ({marks}) AND f.ctx = ? AND r.job_name = ? "
             "AND r.status = 'SUCCEEDED' AND r.bookmark_option IN ('enable', 'mark-processed') "
-            "AND r.run <= ? AND NOT EXISTS (SELECT 1 FROM quarantine q "
+            "AND r.run <= ? AND NOT EXISTS (SELECT 1 FROM quarantine_history q "
             "WHERE q.job_name = r.job_name AND q.ctx = f.ctx AND q.path = f.path "
             "AND q.run_id = f.run_id)",
             (*chunk, ctx, job_name, max_run),

@@ -36,7 +36,7 @@ from .manifest import Manifest, manifest_from_json
 
 if TYPE_CHECKING:
     from ._retention import PruneReport
-from ._quarantine import QuarantineEntry
+from ._quarantine import QuarantineEntry, SetAside
 from ._schemas import PendingSchema, SourceSchema
 
 __all__ = [
@@ -310,6 +310,11 @@ class StateStore(Protocol):
 
     def request_retry(self, job_name: str, paths: Sequence[str] = ()) -> list[QuarantineEntry]:
         """Mark set-aside files (all, or ``paths``) for the next run to take once."""
+        ...
+
+    def quarantine_history(self, job_name: str, *, run_id: str | None = None,
+                           ctx: str | None = None) -> list[SetAside]:
+        """Every time a run of the job set a file aside (one row per file and run)."""
         ...
 
     def close(self) -> None:
