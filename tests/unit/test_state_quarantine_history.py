@@ -64,6 +64,6 @@ def test_a_store_of_schema_5_gains_the_history_of_its_set_aside_files(
         assert [(h.run_id, h.reason) for h in again.quarantine_history("j")] == [
             (run.run_id, "truncated")]
         assert again._q.execute("SELECT value FROM meta WHERE key = 'schema_version'"  # noqa: SLF001
-                                ).fetchone()[0] == str(SCHEMA_VERSION) == "6"
+                                ).fetchone()[0] == str(SCHEMA_VERSION) == "7"
     finally:
         again.close()
