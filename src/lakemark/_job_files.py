@@ -35,7 +35,8 @@ if TYPE_CHECKING:
     from .job import Job
 
     from .sources._schema_track import SchemaTracking
-__all__ = ["plan_source", "read_plan", "previous_state", "replay_plan", "warn_untracked"]
+__all__ = ["plan_source", "read_plan", "read_tracking", "previous_state", "replay_plan",
+           "warn_untracked"]
 
 log = logging.getLogger("lakemark")
 
@@ -153,6 +154,20 @@ def plan_source(
     job._emit("planned", key, {"files": len(plan.files), "bytes": plan.total_bytes,
                                 "pending": plan.pending})
     return roots, plan
+
+
+def read_tracking(format: str, mode: str, ctx: str | None, schema_given: bool,
+                  schema_evolution: str | None, rescued_data_column: str | None,
+                  schema_hints: str | None) -> SchemaTracking | None:
+    """How a file read tracks its schema (docs/schema.md), its reader options checked first."""
+    from .planning.schema import effective_evolution_mode
+    from .sources import check_read_options
+    from .sources._schema_track import tracking_of
+
+    check_read_options(format, mode)
+    return tracking_of(effective_evolution_mode(
+        schema_evolution, format=format, ctx=ctx, schema_given=schema_given,
+        read_mode=mode), rescued_data_column, schema_hints)
 
 
 def read_plan(job: Job, roots: Sequence[str], plan: FilePlan, *, format: str,

@@ -20,11 +20,10 @@ import logging
 import os
 import socket
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
-from ._job_files import plan_source, read_plan
+from ._job_files import plan_source, read_plan, read_tracking
 from .run.lease import fail_after_commit_error, start_heartbeat, stop_heartbeat
 from ._job_replay import pinned_inputs, replay_case_of
 from ._job_sinks import write_frame
@@ -46,6 +45,7 @@ from .planning import (
 )
 from .run.cleanup import clean_after_commit, record_intents
 from .run.context import RunContext
+from .run.events import JobEvent
 from ._fault import fault_point
 from .state import (BOOKMARK_OPTIONS, Bookmark, RunInputs, RunRecord, StateStore, open_store,
                     resolve_state_url)
@@ -63,22 +63,6 @@ log = logging.getLogger("lakemark")
 
 #: How long a run may go without a heartbeat before another host may take its lease over.
 DEFAULT_LEASE_TIMEOUT_S = 3600.0
-
-
-@dataclass(frozen=True)
-class JobEvent:
-    """A step of a run, for progress displays and observers: ``stage`` and what it is about.
-
-    ``read`` (a source's DataFrame was made; ``detail["key"]`` is its manifest key) and
-    ``written`` carry the DataFrame in ``frame``, so an observer such as runtime lineage sees
-    what was read and written without wrapping the job's methods.
-    """
-
-    stage: str  # started | listed | planned | read | written | committed | cleaned
-    # | failed
-    ctx: str | None = None
-    detail: Mapping[str, Any] | None = None
-    frame: Any = field(default=None, compare=False, repr=False)
 
 
 #: Called with each new Job; each may return an observer of its events (or None).
@@ -489,14 +473,8 @@ class Job:
         size or mtime changes before a sink commits fails the run
         (:class:`~lakemark.errors.ChangedDuringRun`); the next attempt takes it whole.
         """
-        from .planning.schema import effective_evolution_mode
-        from .sources import check_read_options
-        from .sources._schema_track import tracking_of
-
-        check_read_options(format, mode)
-        tracking = tracking_of(effective_evolution_mode(
-            schema_evolution, format=format, ctx=ctx, schema_given=schema is not None,
-            read_mode=mode), rescued_data_column, schema_hints)
+        tracking = read_tracking(format, mode, ctx, schema is not None, schema_evolution,
+                                 rescued_data_column, schema_hints)
         clean = self._clean_spec(path, ctx, clean_source, archive_to, clean_source_retention)
         file_options = FileOptions(
             max_band_ms=max_band_ms,
@@ -533,14 +511,8 @@ class Job:
         altogether for a run with nothing new (``lakemark ingest files`` does).
         ``schema_evolution``/``rescued_data_column``/``schema_hints``: as for :meth:`read_files`.
         """
-        from .planning.schema import effective_evolution_mode
-        from .sources import check_read_options
-        from .sources._schema_track import tracking_of
-
-        check_read_options(format, mode)
-        tracking = tracking_of(effective_evolution_mode(
-            schema_evolution, format=format, ctx=ctx, schema_given=schema is not None,
-            read_mode=mode), rescued_data_column, schema_hints)
+        tracking = read_tracking(format, mode, ctx, schema is not None, schema_evolution,
+                                 rescued_data_column, schema_hints)
         if ctx not in self.plans or ctx not in self._roots:
             raise ConfigError(f"transformation_ctx {ctx!r} has no plan in this run: call "
                               "plan_files(..., ctx=...) first")
