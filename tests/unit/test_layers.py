@@ -42,7 +42,7 @@ LAYERS = {
     "storage": 2,
     "state": 3, "catalog": 3,
     "sources": 4, "sinks": 4, "spark": 4, "spark_io": 4, "tables": 4, "_jvm_stderr": 4,
-    "_class_cache": 4, "_recorded": 4,
+    "_class_cache": 4, "_recorded": 4, "connect_server": 4,
     "job": 5, "_heartbeat": 5, "_tracked_read": 5, "_cleanup": 5, "_job_keys": 5,
     "_job_files": 5, "_job_replay": 5, "_job_sinks": 5, "_job_lease": 5, "_job_jdbc": 5,
     "_exact_read": 5, "_quarantine": 5, "_quarantine_ingest": 5,
