@@ -96,7 +96,11 @@ def _alive(pid: int) -> bool:
 
 
 def _port_free(host: str, port: int) -> bool:
+    """Whether a server could listen on ``host:port`` now. SO_REUSEADDR as the server's own
+    socket has: a port whose last server just stopped (connections in TIME_WAIT) is free,
+    one another process listens on is not."""
     with socket.socket() as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             sock.bind((host, port))
         except OSError:
@@ -284,5 +288,10 @@ def stop_server() -> ServerInfo | None:
     if info is None:
         return None
     _terminate(info.pid)
+    # A JVM's main thread shows as ended while its other threads still close its sockets:
+    # return once the port is free, so a start right after this one is not refused.
+    deadline = time.monotonic() + 10
+    while not _port_free(info.host, info.port) and time.monotonic() < deadline:
+        time.sleep(0.1)
     _state_file().unlink(missing_ok=True)
     return info

@@ -120,6 +120,8 @@ def test_stop_ends_the_server_and_frees_its_port(tmp_path: Path) -> None:
             os.killpg(pid, 9)
     assert not Path(f"/proc/{pid}").exists() or Path(f"/proc/{pid}/stat").read_text().split(
         ") ", 1)[1][0] == "Z"
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", port))  # free again
+    with socket.socket() as probe:  # free again for a server (which reuses the address)
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        probe.bind(("127.0.0.1", port))
+        probe.listen()
     assert lakemark_cli("server", "status", env=env).returncode == 1
