@@ -35,6 +35,7 @@ from ..planning.schema import (DEFAULT_EVOLUTION_MODE, Field, SchemaDecision, de
                                name_key, new_columns, normalize_evolution_mode)
 from ..planning.schema_hints import parse_hints, resolve_hints
 from ..planning.schema_nested import path_text, with_paths
+from ..spark import empty_frame
 from ..state import PendingSchema
 from ._options import ReadRequest, make_request
 from ._rescue import (CORRUPT_KEY, FILE_PATH_KEY, RESCUE_FORMATS, RESCUED_DATA, observe,
@@ -164,7 +165,7 @@ def read_tracked(spark: SparkSession, store: StateStore, job_name: str, ctx: str
                               "tracked_version": current.version if current else None}
     if not files:
         schema = _struct(tracked or [])
-        empty = spark.createDataFrame(spark.sparkContext.emptyRDD(), schema)
+        empty = empty_frame(spark, schema)
         if tracking.rescued_data_column:
             from pyspark.sql import functions as F
 
@@ -230,7 +231,7 @@ def _decided(spark: SparkSession, tracked: list[Field] | None, observed: list[Fi
     _record_decision(record, decision, keys, tracking, tracked is not None, inferred)
     record.update({"rescued_values": {}, "corrupt_records": 0})
     if decision.error is not None:
-        empty = spark.createDataFrame(spark.sparkContext.emptyRDD(), _struct(decision.schema))
+        empty = empty_frame(spark, _struct(decision.schema))
         return decision, None, TrackedRead(empty, None, record, decision.error)
     return decision, _pending(decision, tracked, version, record), None
 
@@ -496,7 +497,10 @@ def add_observed(record: dict[str, Any], observation: Any) -> bool:
     from ._json_tracked import observed_counts
 
     try:
-        done = bool(observation._jo.future().isCompleted())  # noqa: SLF001 - py4j handle
+        jo = getattr(observation, "_jo", None)  # classic: the py4j handle
+        # Spark Connect: the action's response fills the result in the client
+        done = (bool(jo.future().isCompleted()) if jo is not None
+                else getattr(observation, "_result", None) is not None)
     except Exception:  # noqa: BLE001 - no metrics to add
         return False
     if not done:
