@@ -157,3 +157,46 @@ def s3(moto_server: MotoServer) -> Iterator[MotoServer]:
     """moto_server with its state wiped before the test."""
     moto_server.reset()
     yield moto_server
+
+
+class ConnectServer:
+    """A running ``lakemark server``: its endpoint and the LAKEMARK_HOME that records it."""
+
+    def __init__(self, endpoint: str, home: str, port: int) -> None:
+        self.endpoint = endpoint
+        self.home = home
+        self.port = port
+
+    @property
+    def env(self) -> dict[str, str]:
+        """The environment of a ``lakemark`` process that sees this server's record."""
+        return {**os.environ, "LAKEMARK_HOME": self.home}
+
+
+def lakemark_cli(*args: str, env: dict[str, str] | None = None,
+                 timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    """``lakemark ARGS`` as a separate process of this interpreter (this checkout's src)."""
+    src = str(Path(__file__).resolve().parent.parent / "src")
+    env = dict(env if env is not None else os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (src, env.get("PYTHONPATH", "")) if p)
+    return subprocess.run([sys.executable, "-m", "lakemark", *args], env=env,
+                          capture_output=True, text=True, timeout=timeout)
+
+
+@pytest.fixture(scope="session")
+def connect_server() -> Iterator[ConnectServer]:
+    """A real Spark Connect server (``lakemark server start``) on a free loopback port, with
+    its own LAKEMARK_HOME; stopped with ``lakemark server stop`` after the session."""
+    home = tempfile.mkdtemp(prefix="lakemark-connect-home-")
+    port = free_port()
+    server = ConnectServer(f"sc://127.0.0.1:{port}", home, port)
+    started = lakemark_cli("server", "start", "--port", str(port), "--master", "local[2]",
+                           "--driver-memory", "1g", "--conf", "spark.sql.shuffle.partitions=4",
+                           env=server.env)
+    if started.returncode != 0:
+        shutil.rmtree(home, ignore_errors=True)
+        pytest.fail(f"lakemark server start failed: {started.stderr.strip()[-2000:]}")
+    yield server
+    stopped = lakemark_cli("server", "stop", env=server.env)
+    shutil.rmtree(home, ignore_errors=True)
+    assert stopped.returncode == 0, stopped.stderr

@@ -13,6 +13,7 @@ whose message names the options as the command line spells them.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -71,6 +72,9 @@ class IngestOptions:
     mode: str = "PERMISSIVE"
     reader_options: Mapping[str, str] = field(default_factory=dict)
     master: str | None = None
+    #: A Spark Connect server (``sc://…``) to run on instead of a local Spark (``--remote``;
+    #: else SPARK_REMOTE). docs/connect.md.
+    remote: str | None = None
     force: bool = False
     txn_app_id: str | None = None
     txn_version: int | None = None
@@ -106,6 +110,24 @@ class IngestOptions:
             if not key.startswith("spark.") or key == "spark." or any(c.isspace() for c in key):
                 raise IngestOptionError(f"--conf {key!r} is not a Spark setting "
                                         "(a key starting with 'spark.', e.g. spark.ui.enabled)")
+
+    def check_remote(self) -> None:
+        """IngestOptionError for ``--remote`` that is not an ``sc://`` URL, or given with
+        ``--master`` (the server's master is set where it starts)."""
+        remote = self.remote or os.environ.get("SPARK_REMOTE") or None
+        if remote is None:
+            return
+        given = "--remote" if self.remote else "SPARK_REMOTE"
+        if not remote.startswith("sc://"):
+            raise IngestOptionError(f"{given} must be a Spark Connect URL sc://HOST:PORT, got "
+                                    f"{remote.split(';')[0]!r}")
+        if self.master:
+            raise IngestOptionError(f"--master does not apply with {given}: the server's "
+                                    "master is set where it starts (lakemark server start "
+                                    "--master)")
+        from .spark import check_reachable
+
+        check_reachable(remote)  # before the run starts: an unreachable server changes no state
 
     def bad_file_policy(self) -> BadFilePolicy:
         """What the run does with input files it cannot read (``--on-bad-file``,
@@ -173,6 +195,7 @@ class IngestOptions:
         self.file_options()
         self.bad_file_policy()
         self.check_spark_conf()
+        self.check_remote()
         writer = self.writer_options()
         if self.schema_evolution is not None and self.evolution_mode() is not None:
             from .sources._schema_track import TRACKED_FORMATS
@@ -383,7 +406,8 @@ def ingest_files(options: IngestOptions, store: StateStore, *,
             from .spark import get_spark
 
             # the session the job picks up
-            get_spark(opts.master, dict(opts.spark_conf), verbose=opts.verbose)
+            get_spark(opts.master, dict(opts.spark_conf), verbose=opts.verbose,
+                      remote=opts.remote)
             from ._quarantine_ingest import write_setting_aside
 
             def read() -> DataFrame:

@@ -11,12 +11,14 @@ from collections.abc import Mapping
 from importlib import resources
 from typing import TYPE_CHECKING
 
+from .connect_compat import default_parallelism, empty_frame, is_connect, not_over_connect
 from .errors import ConfigError, EnvironmentProblem
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-__all__ = ["check_java", "get_spark", "spark_settings", "LAKEMARK_SPARK_CONF"]
+__all__ = ["check_java", "check_reachable", "default_parallelism", "empty_frame", "get_spark",
+           "is_connect", "not_over_connect", "spark_settings", "LAKEMARK_SPARK_CONF"]
 
 #: Settings lakemark applies to sessions it creates (a caller's own values win).
 LAKEMARK_SPARK_CONF: dict[str, str] = {
@@ -115,13 +117,19 @@ def get_spark(
     *,
     app_name: str = "lakemark",
     verbose: bool = False,
+    remote: str | None = None,
 ) -> SparkSession:
     """The active Spark session, or a new one with :func:`spark_settings`.
 
-    Spark's own logging is kept to errors unless ``verbose``.
+    Spark's own logging is kept to errors unless ``verbose``. ``remote`` (else
+    ``SPARK_REMOTE``), an ``sc://`` URL, gives a Spark Connect session to that server instead
+    (:func:`_remote_session`; ``master`` does not apply).
     """
     from pyspark.sql import SparkSession
 
+    remote = remote or os.environ.get("SPARK_REMOTE") or None
+    if remote is not None:
+        return _remote_session(remote, conf)
     from .spark_io import install
 
     install()  # plain Spark I/O on s3:// works without S3A (lakemark.spark_io)
@@ -149,3 +157,80 @@ def _register_delta(session: SparkSession) -> None:
     from .tables import register
 
     register(session)
+
+
+def _session_settings(conf: Mapping[str, str] | None) -> dict[str, str]:
+    """What a Connect client sets on its own session: lakemark's SQL settings and ``conf``
+    (the other defaults are the server's, given by ``lakemark server start``)."""
+    base = {k: v for k, v in LAKEMARK_SPARK_CONF.items() if k.startswith("spark.sql.")}
+    return {**base, **(conf or {})}
+
+
+def _remote_session(url: str, conf: Mapping[str, str] | None) -> SparkSession:
+    """A Spark Connect session to ``url`` with lakemark's SQL settings and ``conf`` applied.
+
+    ConfigError for a URL that is not ``sc://…`` or a setting the server refuses (a static one
+    belongs to the server's start); EnvironmentProblem when the client libraries are missing or
+    the server cannot be reached.
+    """
+    if not url.startswith("sc://"):
+        raise ConfigError(f"--remote/SPARK_REMOTE must be a Spark Connect URL sc://HOST:PORT, "
+                          f"got {url.split('/')[0]!r}…")
+    missing = [m for m in ("grpc", "grpc_status", "google.rpc", "zstandard", "pandas", "pyarrow")
+               if not _importable(m)]
+    if missing:
+        raise EnvironmentProblem(f"Spark Connect needs its client libraries: pip install "
+                                 f"'lakemark[connect]' (missing: {', '.join(missing)})")
+    from pyspark.sql import SparkSession
+
+    try:
+        session = SparkSession.builder.remote(url).getOrCreate()
+        _ = session.version  # the first call: reaches the server now, not mid-run
+    except Exception as exc:
+        raise EnvironmentProblem(f"cannot reach the Spark Connect server at {_no_token(url)}: "
+                                 f"{str(exc).splitlines()[0][:200] if str(exc) else exc!r} "
+                                 f"(a local one: `lakemark server status`)") from None
+    for key, value in _session_settings(conf).items():
+        try:
+            session.conf.set(key, value)
+        except Exception as exc:
+            raise ConfigError(f"--conf {key} cannot be set over Spark Connect "
+                              f"({type(exc).__name__}): a server setting goes to `lakemark "
+                              f"server start --conf`") from None
+    _register_delta(session)
+    return session
+
+
+def _no_token(url: str) -> str:
+    """``url`` without its parameters (``;token=…`` may be a credential)."""
+    return url.split(";", 1)[0]
+
+
+def _importable(module: str) -> bool:
+    import importlib.util
+
+    try:
+        return importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):
+        return False
+
+
+def check_reachable(url: str, timeout: float = 5.0) -> None:
+    """EnvironmentProblem unless the host and port of the ``sc://HOST[:PORT][/;params]`` URL
+    accept a TCP connection (port 15002 when none is given): a cheap check made before a run
+    starts, so an unreachable server fails it before any state changes."""
+    import socket
+
+    hostport = url.removeprefix("sc://").split("/", 1)[0].split(";", 1)[0]
+    host, sep, port_text = hostport.rpartition(":")
+    if not sep or not port_text.isdigit():
+        host, port_text = hostport, "15002"
+    host = host.strip("[]")
+    try:
+        with socket.create_connection((host, int(port_text)), timeout=timeout):
+            pass
+    except OSError as exc:
+        raise EnvironmentProblem(f"cannot reach the Spark Connect server at "
+                                 f"sc://{host}:{port_text} ({exc.strerror or exc}); a local "
+                                 "one: `lakemark server status` / `lakemark server start`"
+                                 ) from None

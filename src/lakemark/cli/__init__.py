@@ -6,7 +6,8 @@ API), ``bookmark show|history|reset|rewind|mark-processed``, ``runs list|show``,
 ``state prune`` (retention of old runs), ``schema show|reset`` (tracked source schemas),
 ``quarantine list|retry`` (source files set aside as unreadable),
 ``lineage extract|scan|analyze`` (static column lineage of Glue jobs), ``jobs list`` and
-``files find`` (the console's views of a store), ``ui`` (the web console) and ``demo``.
+``files find`` (the console's views of a store), ``ui`` (the web console), ``server
+start|stop|status`` (a local Spark Connect server) and ``demo``.
 """
 
 from __future__ import annotations
@@ -50,6 +51,7 @@ _COMMANDS: dict[str, tuple[str, str]] = {
     "jobs": ("._jobs", "jobs"),
     "files": ("._files", "files"),
     "ui": ("._ui", "ui"),
+    "server": ("._server", "server"),
 }
 
 

@@ -96,6 +96,10 @@ def ingest() -> None:
 @click.option("--option", "reader_options", multiple=True, metavar="KEY=VALUE",
               help="A Spark reader option, e.g. --option header=true (repeatable).")
 @click.option("--master", metavar="URL", help="Spark master [env LAKEMARK_SPARK_MASTER; local[*]].")
+@click.option("--remote", metavar="sc://HOST:PORT",
+              help="Run on this Spark Connect server instead of starting Spark in this "
+              "process, e.g. a warm `lakemark server start` [env SPARK_REMOTE]. Features that "
+              "need a local JVM are refused in one line. See docs/connect.md.")
 @click.option("--force", is_flag=True,
               help="Take over the job's lease even if its holder may be alive.")
 @click.option("--txn-app-id", metavar="ID",
@@ -222,6 +226,7 @@ def ingest_files(
     mode: str,
     reader_options: tuple[str, ...],
     master: str | None,
+    remote: str | None,
     force: bool,
     txn_app_id: str | None,
     txn_version: int | None,
@@ -269,7 +274,7 @@ def ingest_files(
         max_band_ms=max_band, max_files_in_band=max_files_in_band, bounded_files=bounded_files,
         bounded_size=bounded_size, bookmark=bookmark_option, from_run_id=from_run,
         to_run_id=to_run, recurse=recurse, exclusions=exclusions, mode=mode,
-        reader_options=parse_key_values(reader_options, "--option"), master=master,
+        reader_options=parse_key_values(reader_options, "--option"), master=master, remote=remote,
         force=force, txn_app_id=txn_app_id, txn_version=txn_version,
         incremental_listing=incremental_listing, full_listing_every=full_listing_every,
         merge_schema=merge_schema, merge_keys=merge_keys, delete_when=delete_when,

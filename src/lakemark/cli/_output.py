@@ -108,7 +108,7 @@ def handle_errors(func: F) -> F:
                 print_json({"error": exc.format_message(), "kind": "UsageError"})
             raise
         except Exception as exc:
-            message = jvm_lost_message(exc)
+            message = jvm_lost_message(exc) or connect_missing_message(exc)
             if message is None:
                 raise
             err_console.print(f"[bold red]error:[/] {escape(message)}", highlight=False)
@@ -133,6 +133,21 @@ def jvm_lost_message(exc: BaseException) -> str | None:
             "too large for spark.driver.memory); the run failed and its files stay for the "
             "next run. Rerun with --verbose to see the JVM's output; lower --max-record-bytes "
             "or give Spark more memory (spark.driver.memory)")
+
+
+def connect_missing_message(exc: BaseException) -> str | None:
+    """One line for a code path that reached for the JVM of a Spark Connect session (which
+    has none in this process), or None for any other error. The paths lakemark knows of say
+    their feature by name first (lakemark.spark.not_over_connect); this is the safety net."""
+    for error in _chain(exc):
+        get_class = getattr(error, "getCondition", None)
+        if callable(get_class) and get_class() == "JVM_ATTRIBUTE_NOT_SUPPORTED":
+            params = getattr(error, "getMessageParameters", lambda: None)() or {}
+            attr = params.get("attr_name", "a JVM attribute")
+            return (f"a feature of this run needs Spark's JVM in this process ({attr}) and "
+                    "is not available over Spark Connect yet; run it without "
+                    "--remote/SPARK_REMOTE")
+    return None
 
 
 def _chain(exc: BaseException) -> list[BaseException]:

@@ -71,6 +71,9 @@ class GlueContext:
         else:
             session = SparkSession.getActiveSession() or SparkSession(sparkContext)
         assert session is not None
+        from ..connect_compat import not_over_connect
+
+        not_over_connect(session, "the Glue facade (GlueContext, DynamicFrame)")
         from ..tables import register
 
         register(session)  # format("delta") with no jars (lakemark.tables)

@@ -128,8 +128,13 @@ class RuntimeLineage:
 
     def _trace(self, df: Any) -> ColumnTrace | None:
         """The columns ``df`` was computed from, or None when its plan cannot be read."""
+        from ..connect_compat import is_connect
         from ._spark_plan import frame_sources, trace_columns
 
+        if is_connect(getattr(df, "sparkSession", None)):
+            print("lakemark: column lineage is not available over Spark Connect yet (the "
+                  "run's lineage has no column facet)", file=sys.stderr)
+            return None
         try:
             return trace_columns(df, frame_sources(self._read_frames))
         except Exception as exc:  # noqa: BLE001 - lineage never fails a run

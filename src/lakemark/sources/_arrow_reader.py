@@ -28,6 +28,7 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError, FormatError, ReadError
+from ..connect_compat import default_parallelism, is_connect
 from ..storage import arrow_filesystem_from_config, arrow_fs_config, arrow_path
 from ._avro import avro_to_spark
 from ._errors import READ_ERROR_PREFIX
@@ -136,16 +137,39 @@ def _files_frame(spark: SparkSession, files: Sequence[FileEntry], layout: Layout
     ])
     rows = [(arrow_path(f.path), f.path, layout.folder_of[i], f.offset, f.size,
              max(f.size - f.offset, 1)) for i, f in enumerate(files)]
-    sc = spark.sparkContext
-    tasks = max(1, min(len(rows), sc.defaultParallelism))
+    tasks = max(1, min(len(rows), default_parallelism(spark)))
     bins: list[list[tuple[str, str, int, int, int]]] = [[] for _ in range(tasks)]
     loads = [(0, i) for i in range(tasks)]
     for path, uri, folder, start, end, size in sorted(rows, key=lambda r: -r[5]):
         load, i = heapq.heappop(loads)
         bins[i].append((path, uri, folder, start, end))
         heapq.heappush(loads, (load + size, i))
-    rdd = sc.parallelize(bins, tasks).flatMap(lambda chunk: chunk)
+    if is_connect(spark):
+        return _bins_frame(spark, bins, schema)
+    rdd = spark.sparkContext.parallelize(bins, tasks).flatMap(lambda chunk: chunk)
     return spark.createDataFrame(rdd, schema)
+
+
+def _bins_frame(spark: SparkSession, bins: list[list[tuple[str, str, int, int, int]]],
+                schema: StructType) -> DataFrame:
+    """The rows of ``bins``, bin ``i`` in partition ``i``, with DataFrame operations only
+    (Spark Connect has no RDDs): ``range`` puts one number in each of ``len(bins)``
+    partitions, and ``mapInArrow`` turns number ``i`` into the rows of bin ``i``."""
+    names = schema.fieldNames()
+
+    def rows_of(batches: Any) -> Any:
+        import pyarrow as pa
+
+        for batch in batches:
+            for i in batch.column(0).to_pylist():
+                if bins[i]:
+                    columns = list(zip(*bins[i]))
+                    yield pa.RecordBatch.from_arrays(
+                        [pa.array(columns[0], pa.string()), pa.array(columns[1], pa.string()),
+                         pa.array(columns[2], pa.int32()), pa.array(columns[3], pa.int64()),
+                         pa.array(columns[4], pa.int64())], names=names)
+
+    return spark.range(0, len(bins), 1, len(bins)).mapInArrow(rows_of, schema)
 
 
 def splitting_options(request: ReadRequest) -> tuple[tuple[str, str], ...]:

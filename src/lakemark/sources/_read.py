@@ -6,6 +6,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..planning.files import FileEntry
+from ..connect_compat import empty_frame
 from ..storage import mapped_path, parse_uri
 from ._arrow_reader import read_with_arrow
 from ._errors import guard
@@ -64,10 +65,8 @@ def read_files(
                    for f in entries]
         root = local_root
     if not entries:
-        # An RDD with no partitions: writing it starts no Python worker, which the empty
-        # Python RDD of createDataFrame([]) does (seconds per run with nothing new to read).
-        empty = spark.createDataFrame(spark.sparkContext.emptyRDD(),
-                                      struct if struct is not None else StructType([]))
+        # No Python worker for nothing to read (seconds per run): lakemark.spark.empty_frame
+        empty = empty_frame(spark, struct if struct is not None else StructType([]))
         if file_column is not None:
             from pyspark.sql import functions as F
 

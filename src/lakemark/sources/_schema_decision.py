@@ -18,6 +18,7 @@ from ..planning.schema import (DEFAULT_EVOLUTION_MODE, Field, SchemaDecision, de
                                new_columns, normalize_evolution_mode)
 from ..planning.schema_hints import parse_hints
 from ..planning.schema_nested import with_paths
+from ..connect_compat import empty_frame
 from ..state import PendingSchema
 from ._rescue import RESCUED_DATA
 
@@ -131,7 +132,7 @@ def _decided(spark: SparkSession, tracked: list[Field] | None, observed: list[Fi
     _record_decision(record, decision, keys, tracking, tracked is not None, inferred)
     record.update({"rescued_values": {}, "corrupt_records": 0})
     if decision.error is not None:
-        empty = spark.createDataFrame(spark.sparkContext.emptyRDD(), _struct(decision.schema))
+        empty = empty_frame(spark, _struct(decision.schema))
         return decision, None, TrackedRead(empty, None, record, decision.error)
     return decision, _pending(decision, tracked, version, record), None
 

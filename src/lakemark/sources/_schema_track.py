@@ -33,6 +33,7 @@ from ..errors import ConfigError, FormatError
 from ..planning.schema import Field, name_key
 from ..planning.schema_hints import parse_hints, resolve_hints
 from ..planning.schema_nested import path_text
+from ..connect_compat import empty_frame
 from ._options import ReadRequest, make_request
 from ._rescue import (CORRUPT_KEY, FILE_PATH_KEY, RESCUE_FORMATS, observe,
                       read_records, typed_frame)
@@ -103,7 +104,7 @@ def read_tracked(spark: SparkSession, store: StateStore, job_name: str, ctx: str
                               "tracked_version": current.version if current else None}
     if not files:
         schema = _struct(tracked or [])
-        empty = spark.createDataFrame(spark.sparkContext.emptyRDD(), schema)
+        empty = empty_frame(spark, schema)
         if tracking.rescued_data_column:
             from pyspark.sql import functions as F
 
@@ -352,7 +353,10 @@ def add_observed(record: dict[str, Any], observation: Any) -> bool:
     from ._json_tracked import observed_counts
 
     try:
-        done = bool(observation._jo.future().isCompleted())  # noqa: SLF001 - py4j handle
+        jo = getattr(observation, "_jo", None)  # classic: the py4j handle
+        # Spark Connect: the action's response fills the result in the client
+        done = (bool(jo.future().isCompleted()) if jo is not None
+                else getattr(observation, "_result", None) is not None)
     except Exception:  # noqa: BLE001 - no metrics to add
         return False
     if not done:

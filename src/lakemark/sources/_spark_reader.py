@@ -21,6 +21,7 @@ from ..planning.splits import (
     parse_byte_size,
     read_partitions,
 )
+from ..connect_compat import default_parallelism
 from ..storage import parse_uri
 from ._errors import describe, first_line, spark_errors
 from ._options import ReadRequest
@@ -99,7 +100,7 @@ def _merged_partitions(spark: SparkSession, files: Sequence[FileEntry]) -> int |
         parallelism = 0
     return read_partitions(
         (entry.size for entry in files),
-        parallelism=parallelism or spark.sparkContext.defaultParallelism,
+        parallelism=parallelism or default_parallelism(spark),
         max_partition_bytes=parse_byte_size(conf.get("spark.sql.files.maxPartitionBytes", None),
                                             DEFAULT_MAX_PARTITION_BYTES),
         open_cost_bytes=parse_byte_size(conf.get("spark.sql.files.openCostInBytes", None),

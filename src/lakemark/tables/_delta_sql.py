@@ -91,6 +91,10 @@ def to_sql(value: Any, frame: DataFrame, what: str) -> str:
     from pyspark.sql import Column
     from pyspark.sql import functions as F
 
+    from ..connect_compat import not_over_connect
+
+    not_over_connect(frame.sparkSession, "the delta.tables API's expressions (DeltaTable "
+                     "update, delete and merge)")
     if isinstance(value, str):
         if not value.strip():
             raise ConfigError(f"{what} is an empty string")
