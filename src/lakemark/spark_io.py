@@ -166,6 +166,11 @@ def _delta_load(reader: Any, original: Callable[..., DataFrame], path: str,
         if frame is not None:
             return frame
     reader._jreader = reader._jreader.option(FS_OPTION, driver_endpoint())
+    if _served(reader._spark):
+        from .datasources._classic import lakemark_errors
+
+        with lakemark_errors():  # lakemark's error raised in the planning worker, as itself
+            return original(reader, *args, **kwargs)
     return original(reader, *args, **kwargs)
 
 

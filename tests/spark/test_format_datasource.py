@@ -126,6 +126,15 @@ def test_iceberg_write_and_read_go_through_the_data_source(spark: Any, tmp_path:
     wider.write.format("iceberg").mode("overwrite").save("sales.orders")
     assert [r.order_id for r in spark.read.format("iceberg").load("sales.orders").collect()] == [4]
 
-    with pytest.raises(UnsupportedError, match="partitioned"):
-        orders.write.format("iceberg").partitionBy("customer").save("sales.by_customer")
-    assert not catalog.table_exists("sales.by_customer")
+    orders.write.format("iceberg").partitionBy("customer").save("sales.by_customer")
+    by_customer = catalog.load_table("sales.by_customer")
+    assert [f.name for f in by_customer.spec().fields] == ["customer"]
+    assert sorted(by_customer.scan(row_filter="customer == 'bob'").to_arrow()
+                  .column("order_id").to_pylist()) == [2]
+    more.write.format("iceberg").mode("append").save("sales.by_customer")  # keeps its spec
+    assert spark.read.format("iceberg").load("sales.by_customer").count() == 3
+    with pytest.raises(UnsupportedError, match="days"):
+        spark.createDataFrame([(1, "2024-05-01 10:00:00")], "id long, ts string") \
+            .selectExpr("id", "cast(ts as timestamp) ts").write.format("iceberg") \
+            .partitionBy("days(ts)").save("sales.by_day")
+    assert not catalog.table_exists("sales.by_day")

@@ -19,8 +19,10 @@ table, ``ignore`` then writes nothing), ``txnAppId``/``txnVersion`` (recorded in
 summary; a version already recorded writes nothing), ``mergeSchema``; tasks write Parquet
 files into the table's ``data`` folder with the sink's Arrow writer and the driver's
 ``commit`` adds them in one Iceberg commit (:func:`lakemark.sinks._iceberg._commit`: the
-sink's race and token checks). A partitioned table (new with ``partitionBy``, or existing) is
-not written through this source yet: refused in one line.
+sink's race and token checks). ``partitionBy`` gives a new table identity partitions (an
+existing table keeps its own; each file holds one partition value, in a folder as the sink
+writes it); transforms such as ``days(ts)`` are not written through this source yet (refused
+in one line).
 """
 
 from __future__ import annotations
@@ -101,6 +103,12 @@ def _apply_env(options: Any) -> None:
             os.environ[str(key)] = str(value)
         else:
             os.environ.pop(str(key), None)
+
+
+def _folder_name(column: str, names: Sequence[str]) -> str:
+    """The folder column of identity field ``column``, named as lakemark's sink names it."""
+    name = f"{column}_part"
+    return f"_lakemark_{name}" if name in names else name
 
 
 def _table_name(options: Any) -> str:
@@ -235,8 +243,9 @@ class IcebergWriter(DataSourceArrowWriter):  # type: ignore[misc]
             resolve_iceberg_catalog, spec_for_table
         from ..sinks import TXN_APP_ID, TXN_VERSION, token_from_options
         from ..sinks._arrow_writer import ArrowWriteSpec
-        from ..sinks._iceberg import _arrow_codec, _differences, _open, _table_location, \
-            _table_root, _token_committed
+        from ..sinks._iceberg import _arrow_codec, _differences, _open, _partition_fields, \
+            _table_location, _table_root, _token_committed
+        from ..sinks._iceberg_partition import check_partition_schema
         from ..sinks._location import check_target, resolve_target
         from ..sinks._schema import arrow_schema, delta_schema, kinds_of
 
@@ -271,10 +280,27 @@ class IcebergWriter(DataSourceArrowWriter):  # type: ignore[misc]
         elif current is not None and how == "error":
             raise ConfigError(f"[TABLE_OR_VIEW_ALREADY_EXISTS] Iceberg table {table} already "
                               "exists. Set mode as \"append\" or \"overwrite\".")
-        if parts or (current is not None and current.spec().fields):
-            raise UnsupportedError(f"writing {what} through the iceberg data source: "
-                                   "partitioned tables are not supported yet (use "
-                                   "LAKEMARK_FORMAT_SERVING=patch)")
+        fields = _partition_fields(current, self.name, parts)
+        if any(f.transform != "identity" for f in fields):
+            raise UnsupportedError(f"writing {what} through the iceberg data source: only "
+                                   "identity partitions (column names) are supported yet, not "
+                                   + ", ".join(f.text() for f in fields
+                                               if f.transform != "identity")
+                                   + " (use LAKEMARK_FORMAT_SERVING=patch)")
+        missing = [f.column for f in fields if f.column not in schema.fieldNames()]
+        if missing:
+            from ..errors import SinkError
+
+            raise SinkError(f"partition column(s) {', '.join(missing)} of Iceberg table "
+                            f"{self.name} are not in the DataFrame (nothing was written)",
+                            target=table)
+        if current is None:
+            check_partition_schema(parts, schema, str(self.name))
+        self.fields = tuple(fields)
+        # one folder column per identity field, as lakemark's sink writes them: the source
+        # column stays in the file, so add_files reads each file's partition value from it
+        self.folders = tuple((f.column, _folder_name(f.column, schema.fieldNames()))
+                             for f in fields)
         frame = arrow_schema(schema, target=table)
         if current is not None and not self.skipped:
             differences = _differences(current, frame, self.merge)
@@ -292,10 +318,12 @@ class IcebergWriter(DataSourceArrowWriter):  # type: ignore[misc]
             check_target(self.data, self.data.filesystem())
         self.write_id = uuid.uuid4().hex
         kinds = kinds_of(delta_schema(schema, target=table))
+        kinds.update({folder: kinds[column] for column, folder in self.folders})
         zone_name = lower.get(ZONE_OPTION.lower(), ("", "UTC"))[1]
         self.spec = ArrowWriteSpec(
             fs_config=self.data.fs_config, root=self.data.fs_path, write_id=self.write_id,
-            format="parquet", partition_cols=(), kinds=tuple(kinds.items()),
+            format="parquet", partition_cols=tuple(f for _, f in self.folders),
+            kinds=tuple(kinds.items()),
             session_tz=zone_name, compression=_arrow_codec(table, {
                 k: v for k, v in options.items() if k.lower() == "compression"}))
 
@@ -306,9 +334,19 @@ class IcebergWriter(DataSourceArrowWriter):  # type: ignore[misc]
         if self.skipped:
             return _Written()
         files: list[dict[str, Any]] = []
-        for batch in write_task(self.spec, iterator):
+        for batch in write_task(self.spec, self._with_folders(iterator)):
             files.extend(batch.to_pylist())
         return _Written(files)
+
+    def _with_folders(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        """Each batch with its folder columns (copies of the identity partition columns)."""
+        if not self.folders:
+            yield from batches
+            return
+        for batch in batches:
+            for column, folder in self.folders:
+                batch = batch.append_column(folder, batch.column(column))
+            yield batch
 
     @staticmethod
     def _all(messages: list[WriterCommitMessage | None]) -> list[dict[str, Any]]:
@@ -334,7 +372,7 @@ class IcebergWriter(DataSourceArrowWriter):  # type: ignore[misc]
             snapshot, skipped = _commit(
                 catalog, self.name, _open(catalog, self.name), self.frame, self.location,
                 [_file_uri(self.data, f["path"]) for f in files], properties, self.token,
-                self.write_id, _Change(self.overwrite, self.merge, ()))
+                self.write_id, _Change(self.overwrite, self.merge, self.fields))
         except BaseException:
             self.abort(messages)
             raise
