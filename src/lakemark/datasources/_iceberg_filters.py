@@ -14,8 +14,10 @@ __all__ = ["row_filter"]
 
 
 def _one(flt: Any, columns: frozenset[str]) -> Any:
-    from pyiceberg import expressions as E
+    from pyiceberg import expressions
     from pyspark.sql import datasource as D
+
+    E: Any = expressions  # pyiceberg's pydantic constructors take what mypy cannot see
 
     ref = getattr(flt, "attribute", None)
     if isinstance(flt, D.Not):
@@ -48,8 +50,9 @@ def _one(flt: Any, columns: frozenset[str]) -> Any:
 
 def row_filter(filters: Sequence[Any], columns: Sequence[str]) -> Any:
     """The AND of the filters pyiceberg can prune by (``AlwaysTrue`` when none)."""
-    from pyiceberg import expressions as E
+    from pyiceberg import expressions
 
+    E: Any = expressions
     names = frozenset(columns)
     out: Any = E.AlwaysTrue()
     for flt in filters:
