@@ -28,6 +28,12 @@ classpath.
 ``DESCRIBE HISTORY``, ``CREATE TABLE … USING delta AS SELECT``) are served by
 ``tables._sql``.
 
+Under ``LAKEMARK_FORMAT_SERVING=datasource`` (:mod:`lakemark.datasources`) ``format("delta")``
+and ``format("iceberg")`` are served by Python data sources registered on the session; the
+wrapper then only passes on what Spark's data source API cannot carry (the save modes
+``errorifexists``/``ignore``, ``partitionBy``, the driver's endpoint and catalog settings) as
+hidden options (:mod:`lakemark.datasources._classic`).
+
 Every other call — local paths, tables, JDBC, and any path when S3A is present — is Spark's
 own, untouched. Formats: those lakemark reads (parquet, json, csv, orc, avro, text, xml) and
 writes (parquet, json, csv, orc, delta); another format on ``s3://`` fails naming it.
@@ -133,6 +139,13 @@ def driver_endpoint() -> str:
     return json.dumps({k: os.environ[k] for k in keys if os.environ.get(k)})
 
 
+def _served(spark: SparkSession) -> bool:
+    """Whether lakemark's Python data sources serve delta/iceberg here (the serving switch)."""
+    from .datasources import apply_serving
+
+    return apply_serving(spark)
+
+
 def _delta_load(reader: Any, original: Callable[..., DataFrame], path: str,
                 args: tuple[Any, ...], kwargs: dict[str, Any]) -> DataFrame:
     """``format("delta")``: Spark's Parquet reader on the snapshot's files where the JVM can
@@ -152,11 +165,16 @@ def _delta_load(reader: Any, original: Callable[..., DataFrame], path: str,
         raise ConfigError(f"option {READER_OPTION} must be auto, parquet or datasource, not "
                           f"{forced!r}")
     if state["schema"] is None and kwargs.get("schema") is None and \
-            forced.lower() != "datasource":
+            forced.lower() != "datasource" and not _served(reader._spark):
         frame = fast_read(reader._spark, path, options)
         if frame is not None:
             return frame
     reader._jreader = reader._jreader.option(FS_OPTION, driver_endpoint())
+    if _served(reader._spark):
+        from .datasources._classic import lakemark_errors
+
+        with lakemark_errors():  # lakemark's error raised in the planning worker, as itself
+            return original(reader, *args, **kwargs)
     return original(reader, *args, **kwargs)
 
 
@@ -174,7 +192,12 @@ def _iceberg_load(reader: Any, table: str, named: dict[str, Any]) -> DataFrame:
     options = dict(state["options"])
     options.update({k: option_text(v) for k, v in named.items()
                     if k not in ("path", "format", "schema") and v is not None})
-    return load_iceberg(reader._spark, table, options, named.get("schema") or state["schema"])
+    schema = named.get("schema") or state["schema"]
+    if schema is None and _served(reader._spark):
+        from .datasources._classic import load
+
+        return load(reader._spark, "iceberg", table, options, driver_endpoint())
+    return load_iceberg(reader._spark, table, options, schema)
 
 
 def _iceberg_table_name(spark: SparkSession, name: Any) -> bool:
@@ -209,6 +232,10 @@ def _iceberg_save(writer: Any, table: str, state: dict[str, Any], named: dict[st
     from .tables import save_iceberg
 
     mode, parts, options = _save_arguments(state, named)
+    if _served(writer._spark):
+        from .datasources._classic import save
+
+        return save(writer._df, "iceberg", table, mode, parts, options, driver_endpoint())
     save_iceberg(writer._df, table, mode=mode, partition_by=parts, options=options)
 
 
@@ -330,6 +357,10 @@ def _delta_save(writer: Any, path: str, state: dict[str, Any], named: dict[str, 
     from .tables import save_delta
 
     mode, parts, options = _save_arguments(state, named)
+    if _served(writer._spark):
+        from .datasources._classic import save
+
+        return save(writer._df, "delta", path, mode, parts, options, driver_endpoint())
     save_delta(writer._df, path, mode=mode, partition_by=parts, options=options)
 
 

@@ -1,0 +1,79 @@
+"""Reading the options Spark hands a Python data source: save mode, ``partitionBy`` and flags.
+
+Shared by the ``delta`` and ``iceberg`` sources (:mod:`.delta`, :mod:`.iceberg`). Pure
+functions of the option mapping; each bad value is one ConfigError naming the option.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from ..errors import ConfigError
+
+__all__ = ["PARTITION_OPTION", "SAVE_MODE_OPTION", "SERVING_ENV", "SERVINGS",
+           "SPARK_CATALOG_OPTION", "ZONE_OPTION", "flag", "lower_options", "partition_by",
+           "save_mode"]
+
+SERVING_ENV = "LAKEMARK_FORMAT_SERVING"
+SERVINGS = ("patch", "datasource")
+#: Hidden writer option: the save mode the script asked for (Spark's API passes only
+#: append/overwrite to a Python data source).
+SAVE_MODE_OPTION = "lakemark.saveMode"
+#: Hidden writer option: the ``partitionBy`` columns, as a JSON list.
+PARTITION_OPTION = "lakemark.partitionBy"
+#: Hidden writer option: the session's time zone (partition values of timestamps).
+ZONE_OPTION = "lakemark.sessionTimeZone"
+#: Hidden reader/writer option: the ``spark.sql.catalog.<name>.*`` settings (JSON) of the
+#: Spark catalog a three-part Iceberg name starts with (Python workers cannot see them).
+SPARK_CATALOG_OPTION = "lakemark.sparkCatalog"
+
+#: Spark's save-mode names as lakemark's writers take them.
+_MODES = {"append": "append", "overwrite": "overwrite", "error": "error",
+          "errorifexists": "error", "default": "error", "ignore": "ignore"}
+
+
+def lower_options(options: Mapping[str, Any]) -> dict[str, tuple[str, str]]:
+    """``{lower-case key: (key as given, value)}``."""
+    return {str(k).lower(): (str(k), str(v)) for k, v in options.items() if v is not None}
+
+
+def save_mode(what: str, options: Mapping[str, Any], overwrite: bool) -> str:
+    """``append``, ``overwrite``, ``error`` or ``ignore``: the mode the script gave (hidden
+    option set by lakemark's writer hook), else what Spark passed (``overwrite`` flag)."""
+    given = lower_options(options).get(SAVE_MODE_OPTION.lower())
+    if given is None:
+        return "overwrite" if overwrite else "append"
+    how = _MODES.get(given[1].strip().lower())
+    if how is None:
+        raise ConfigError(f"writing {what}: unknown save mode {given[1]!r} (append, overwrite, "
+                          "ignore, error/errorifexists)")
+    return how
+
+
+def partition_by(what: str, options: Mapping[str, Any]) -> list[str]:
+    """The ``partitionBy`` columns (hidden option, a JSON list of names; none when absent)."""
+    given = lower_options(options).get(PARTITION_OPTION.lower())
+    if given is None:
+        return []
+    try:
+        cols = json.loads(given[1])
+    except ValueError:
+        cols = None
+    if not isinstance(cols, list) or not all(isinstance(c, str) for c in cols):
+        raise ConfigError(f"writing {what}: option {PARTITION_OPTION} must be a JSON list of "
+                          f"column names, not {given[1]!r}")
+    return cols
+
+
+def flag(what: str, options: Mapping[str, Any], name: str) -> bool:
+    """A true/false option (any case of its name); absent is false."""
+    given = lower_options(options).get(name.lower())
+    if given is None:
+        return False
+    text = given[1].strip().lower()
+    if text not in ("true", "false"):
+        raise ConfigError(f"writing {what}: option {given[0]} must be true or false, not "
+                          f"{given[1]!r}")
+    return text == "true"
