@@ -187,3 +187,16 @@ def test_a_kill_after_the_sink_committed_replays_without_the_set_aside_object(
     assert landing.ids() == [0, 1, 2, 3]
     [entry] = landing.cli("quarantine", "list", "drops")["files"]
     assert entry["path"] == f"s3://{BUCKET}/in/bad.parquet"
+
+
+def test_stage_2_in_a_log_prints_progress_lines_on_stderr(landing: Landing) -> None:
+    landing.put("drops/a.json", _json(range(3)))
+    landing.stage1()
+    result = CliRunner().invoke(cli, [
+        "ingest", "s3-incremental", landing.target, "--events-table", landing.events,
+        "--job", "drops", "--format", "json", "--state", landing.state, "--json",
+        "--progress-interval", "0.01"])
+    assert result.exit_code == 0, result.stderr
+    assert json.loads(result.stdout)["rows"] == 3  # stdout stays one JSON document
+    lines = [line for line in result.stderr.splitlines() if line.startswith("progress: ")]
+    assert any("1 file(s) planned" in line for line in lines), result.stderr

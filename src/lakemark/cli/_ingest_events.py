@@ -12,9 +12,10 @@ from rich.table import Table
 
 from .._quarantine import ON_BAD_FILE, BadFilePolicy
 from ..errors import ConfigError
-from ..job import Job
+from ..job import Job, JobEvent
 from ._common import json_option, open_state, parse_key_values, state_option, verbose_option
 from ._output import console, handle_errors, human_bytes, print_json, setup_logging, print_table
+from ._progress import DEFAULT_INTERVAL_S, INTERVAL_ENV, ProgressLines, interval_from, spark_tasks
 
 SOURCE_FORMATS = ("json", "csv", "parquet", "orc", "xml", "text", "avro")
 TARGET_FORMATS = ("delta", "parquet", "json", "csv", "orc")
@@ -145,6 +146,11 @@ def _sqs_client() -> Any:
 @click.option("--max-record-bytes", metavar="SIZE",
               help="json, csv, text, xml: an object holding a record larger than SIZE is set "
               "aside instead of exhausting memory, e.g. 64MiB, 1g. [default: 64MiB]")
+@click.option("--progress-interval", type=float, metavar="SECONDS",
+              help="When stdout is not a terminal (cron, CI logs): print a progress line "
+              "(stage, objects and bytes planned, rows written, Spark tasks done) every "
+              f"SECONDS, then the summary; 0 turns the lines off; with --json they go to "
+              f"stderr. Default: ${INTERVAL_ENV}, else {DEFAULT_INTERVAL_S:.0f}.")
 @state_option
 @json_option
 @verbose_option
@@ -155,8 +161,8 @@ def s3_incremental(target: str, events_table: str, job_name: str, fmt: str,
                    max_bytes: int | None, check_exists: bool, backfill_prefix: str | None,
                    from_version: int | None, reader_options: tuple[str, ...],
                    master: str | None, on_bad_file: str, max_bad_files: str | None,
-                   max_record_bytes: str | None, state_url: str | None, as_json: bool,
-                   verbose: bool) -> None:
+                   max_record_bytes: str | None, progress_interval: float | None,
+                   state_url: str | None, as_json: bool, verbose: bool) -> None:
     """Stage 2: ingest into TARGET the objects the events table says were created since the
     last run — each exactly once, in event order, bounded by --max-files/--max-bytes.
 
@@ -182,10 +188,21 @@ def s3_incremental(target: str, events_table: str, job_name: str, fmt: str,
         policy = BadFilePolicy.parse(on_bad_file, max_bad_files, max_record_bytes)
     except ConfigError as exc:
         raise click.UsageError(str(exc)) from exc
+    try:
+        interval = interval_from(progress_interval)
+    except ValueError as exc:
+        raise click.UsageError(str(exc)) from exc
     store = open_state(state_url)
-    with Job(job_name, state=store, bad_files=policy) as job:
+    # a log (cron, CI): a plain line at a steady interval, on stderr with --json
+    progress = ProgressLines(lambda line: click.echo(line, err=as_json),
+                             0.0 if console.is_terminal else interval, tasks=spark_tasks)
+    with progress.running(), Job(job_name, state=store, bad_files=policy,
+                                 on_event=progress.on_event) as job:
         plan = plan_event_source(job, events_table, format=fmt, ctx="events", options=options)
         files = list(plan.files)
+        # the events source records its plan itself (no file-planner event): tell the lines
+        progress.on_event(JobEvent("planned", "events", {
+            "files": len(files), "bytes": sum(f.size for f in files)}))
         result = None
         if files:  # nothing new: the run records and commits without starting Spark
             from ..spark import get_spark
