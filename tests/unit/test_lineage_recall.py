@@ -687,6 +687,26 @@ o.write.saveAsTable("hr.order_ids")
     assert [w.line for w in r.warnings if "not in" in w.message] == [7, 8]
 
 
+def test_save_as_table_with_a_path_is_named_by_that_path() -> None:
+    r = run("""\
+o = spark.table("retail.orders").select("orderId", "status")
+o.write.mode("overwrite").option("path", "s3://exports/new_tbl/").saveAsTable("h2.new_tbl")
+o.write.saveAsTable("retail.fresh", format="parquet", path="s3://exports/fresh")
+o.write.mode("append").option("path", "s3://elsewhere/x").saveAsTable("retail.daily_totals")
+""")
+    # a table not in the catalog written with a path is an external table at that path (its
+    # files are there, not under the database's location); a table the catalog has keeps its
+    # own location
+    by_key = {o.dataset.key: o.dataset for o in r.outputs}
+    assert set(by_key) == {"s3://exports/new_tbl", "s3://exports/fresh",
+                           "s3://retail-lake-123456789012/marts/daily_totals"}
+    assert [s.name for s in by_key["s3://exports/new_tbl"].symlinks] == ["table/h2/new_tbl"]
+    assert [s.name for s in by_key["s3://exports/fresh"].symlinks] == ["table/retail/fresh"]
+    assert edges(r, "s3://exports/new_tbl") == {("orderId", ORDERS, "orderId", "IDENTITY"),
+                                                ("status", ORDERS, "status", "IDENTITY")}
+    assert not [w for w in r.warnings if "location" in w.message]
+
+
 def test_spigot_samples_are_outputs() -> None:
     r = run("""\
 a = glueContext.create_dynamic_frame.from_catalog(database="music", table_name="artists")

@@ -272,7 +272,13 @@ class SparkIO(GlueIO):
             if target is None:
                 self.warn(f"{name}() with a table name the analyser cannot know", line)
                 return None
-            ds, fields = self.qualified_table(target, line)
+            where = _text(kwargs.get("path", opts.get("path")))
+            at = None
+            if name != "insertInto" and where is not None and isinstance(target, str) \
+                    and self.script_table(target, line) is None:
+                self.dynamic(where, line)
+                at = self.resolver.table_at(target, where)  # an external table made here
+            ds, fields = (at, ()) if at is not None else self.qualified_table(target, line)
             mode = kwargs.get("mode", args[2] if len(args) > 2 else data.get("mode"))
             by_name = name != "insertInto" and str(mode).lower() == "append"
             if name == "insertInto":
