@@ -831,3 +831,53 @@ glueContext.write_dynamic_frame.from_options(frame=b, connection_type="dynamodb"
     assert "arn:aws:dynamodb:us-east-1:123456789012/table/UsersCopy" in {
         o.dataset.key for o in r.outputs}
     assert not any("not modelled" in w.message for w in r.warnings)
+
+
+def test_a_time_window_column_is_named_window() -> None:
+    r = run("""\
+from pyspark.sql import functions as F
+plays = spark.table("music.plays_curated")
+hourly = plays.groupBy(F.window("played_at", "1 hour"), "track_id").agg(
+    F.sum("seconds").alias("secs"))
+hourly.select(F.col("window.start").alias("hour"), "track_id", "secs").write.parquet("s3://o/h")
+""")
+    # Spark names the struct column of F.window(...) `window` (fields start, end): its fields
+    # come from the time column (was named `window(played_at)`, so `window.start` was lost)
+    plays = "s3://music-curated-123456789012/plays"
+    assert edges(r, "s3://o/h") == {("hour", plays, "played_at", "TRANSFORMATION"),
+                                    ("track_id", plays, "track_id", "IDENTITY"),
+                                    ("secs", plays, "seconds", "AGGREGATION")}
+    assert r.warnings == ()
+
+
+def test_from_json_with_a_declared_schema_gives_its_fields() -> None:
+    r = run("""\
+from pyspark.sql import functions as F
+from pyspark.sql.types import DoubleType, StringType, StructField, StructType
+schema = StructType([StructField("sku", StringType()), StructField("price", DoubleType())])
+raw = spark.read.text("s3://in/raw/")
+raw.select(F.from_json(F.col("value"), schema).alias("data")).select("data.*") \\
+    .write.parquet("s3://o/parsed")
+raw.select(F.from_json("value", "id STRING, qty INT").alias("j")).select("j.*") \\
+    .write.parquet("s3://o/ddl")
+""")
+    # select("data.*") of a parsed struct: one column per field of the declared schema, each
+    # made from the parsed column (was a warning and no columns)
+    assert edges(r, "s3://o/parsed") == {("sku", "s3://in/raw", "value", "TRANSFORMATION"),
+                                         ("price", "s3://in/raw", "value", "TRANSFORMATION")}
+    assert edges(r, "s3://o/ddl") == {("id", "s3://in/raw", "value", "TRANSFORMATION"),
+                                      ("qty", "s3://in/raw", "value", "TRANSFORMATION")}
+    assert r.warnings == ()
+
+
+def test_cache_table_as_select_is_a_temp_view() -> None:
+    r = run("""\
+spark.sql("CACHE TABLE c AS SELECT customerId, email FROM retail.customers")
+spark.sql("CACHE LAZY TABLE o AS SELECT orderId FROM retail.orders")
+spark.sql("SELECT email FROM c").write.parquet("s3://o/c")
+spark.table("o").write.parquet("s3://o/o")
+""")
+    # CACHE TABLE … AS SELECT makes a temp view of the query (was: an unknown table 'c')
+    assert edges(r, "s3://o/c") == {("email", CUSTOMERS, "email", "IDENTITY")}
+    assert edges(r, "s3://o/o") == {("orderId", ORDERS, "orderId", "IDENTITY")}
+    assert r.warnings == ()

@@ -13,6 +13,7 @@ from dataclasses import replace
 from collections.abc import Iterable
 from typing import Any
 
+from ._api_util import _schema_names as _schema_fields
 from ._frame_util import _bind, _names, _renamed_at, _split_type, _text, _top_level
 from ._glue_ops import GlueOps
 from ._map_fn import apply_map, row_tuple
@@ -69,6 +70,9 @@ _SPARK_NAMES = {
     "countDistinct": "count(DISTINCT {})", "count_distinct": "count(DISTINCT {})",
     "sumDistinct": "sum(DISTINCT {})", "sum_distinct": "sum(DISTINCT {})",
     "mean": "avg({})", "approxCountDistinct": "approx_count_distinct({})",
+    # a time window's column is named ``window`` (``session_window``) whatever its arguments:
+    # groupBy(F.window("ts", "1 hour")) gives a struct column ``window`` (start, end)
+    "window": "window", "session_window": "session_window",
 }
 #: Glue Studio transforms generated as DynamicFrame methods, with their positional parameters
 _STUDIO = {
@@ -749,6 +753,12 @@ class FrameOps(GlueOps):
         inner = ", ".join(c.name or "?" for c in columns)
         shown = _SPARK_NAMES.get(name, name + "({})").format(inner)
         combined = combine_exprs(columns, subtype, shown, shown)
+        if name in ("from_json", "from_csv") and columns:
+            # a parse with a declared schema: a struct of its fields (``select("data.*")``)
+            fields = _schema_fields(args[1] if len(args) > 1 else kwargs.get("schema"))
+            if fields:
+                return replace(combined, type="struct<" + ",".join(
+                    f"{n}:{t}" for n, t in fields) + ">")
         if name in ("explode", "explode_outer", "posexplode", "posexplode_outer") and \
                 len(columns) == 1 and \
                 len(combined.refs) == 1 and columns[0].subtype == IDENTITY:

@@ -612,6 +612,10 @@ def statement_lineage(text: str, resolve: Callable[[str], Frame | None],
         table = tree.this.this if isinstance(tree.this, exp.Schema) else tree.this
         frame = _query_frame(_with_ctes(tree, tree.expression), resolve, line, warn)
         return SqlWrite(_table_name(table), None, frame, "VIEW")
+    if isinstance(tree, exp.Cache) and isinstance(tree.expression, exp.Query):
+        # CACHE [LAZY] TABLE c AS SELECT …: Spark makes a (cached) temp view c of the query
+        frame = _query_frame(_with_ctes(tree, tree.expression), resolve, line, warn)
+        return SqlWrite(_table_name(tree.this), None, frame, "VIEW")
     if isinstance(tree, exp.Merge):
         return _merge(tree, resolve, target_columns, line, warn)
     if isinstance(tree, exp.Update):
