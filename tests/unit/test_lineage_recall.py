@@ -881,3 +881,24 @@ spark.table("o").write.parquet("s3://o/o")
     assert edges(r, "s3://o/c") == {("email", CUSTOMERS, "email", "IDENTITY")}
     assert edges(r, "s3://o/o") == {("orderId", ORDERS, "orderId", "IDENTITY")}
     assert r.warnings == ()
+
+
+def test_drop_of_one_sides_column_after_a_join_keeps_the_other() -> None:
+    r = run("""\
+o = spark.table("retail.orders")
+c = spark.table("retail.customers")
+o.join(c, o.customerId == c.customerId).drop(c.customerId).select("customerId", "email") \\
+    .write.parquet("s3://o/keep_left")
+o.join(c, o.customerId == c.customerId, "left").drop(o.customerId).select("customerId") \\
+    .write.parquet("s3://o/keep_right")
+o.join(c, o.customerId == c.customerId).drop("customerId").write.parquet("s3://o/none")
+""")
+    # a join on a condition keeps both customerId columns; drop(df.customerId) removes that
+    # side's only (it removed both: the written customerId had no edge and no warning)
+    assert edges(r, "s3://o/keep_left") == {("customerId", ORDERS, "customerId", "IDENTITY"),
+                                            ("email", CUSTOMERS, "email", "IDENTITY")}
+    assert edges(r, "s3://o/keep_right") == {
+        ("customerId", CUSTOMERS, "customerId", "IDENTITY")}
+    # by name, Spark drops every column called customerId
+    assert not {c for c, *_ in edges(r, "s3://o/none")} & {"customerId"}
+    assert r.warnings == ()

@@ -246,6 +246,9 @@ class FrameOps(GlueOps):
             return out
         if name == "drop":
             dropped: list[Any] = []
+            if frame.shadowed and any(self._one_side(frame, a) for a in args):
+                rest = [a for a in args if not self._one_side(frame, a)]
+                frame, args = self._drop_one_side(frame, args), rest
             for a in args:
                 if isinstance(a, ColExpr) and a.name:
                     dropped.append(a.name)
@@ -561,6 +564,33 @@ class FrameOps(GlueOps):
             cols[key] = col
         return frame.with_cols(cols, keep_aliases=True)
 
+    @staticmethod
+    def _one_side(frame: Frame, value: Any) -> str | None:
+        """The name of a joined frame's column that ``value`` (``df.c``: a column bound to
+        one side of the join) names when both sides have a column of that name."""
+        if not isinstance(value, ColExpr) or len(value.refs) != 1 or \
+                not isinstance(value.refs[0][0], Frame):
+            return None
+        key = frame.find(value.refs[0][1])
+        shadow = next((n for n in frame.shadowed if key and n.lower() == key.lower()), None)
+        return key if shadow is not None else None
+
+    def _drop_one_side(self, frame: Frame, args: list[Any]) -> Frame:
+        """``joined.drop(df.c)`` when both sides of the join have ``c``: Spark removes the
+        side of ``df`` and keeps the other (a name would remove both)."""
+        cols = dict(frame.cols)
+        shadowed = dict(frame.shadowed)
+        for a in args:
+            key = self._one_side(frame, a)
+            if key is None:
+                continue
+            bound, ref = a.refs[0]
+            shadow = next(n for n in shadowed if n.lower() == key.lower())
+            if bound.lookup(ref) == cols[key].edges:  # the left one: the right one remains
+                cols[key] = shadowed[shadow]
+            del shadowed[shadow]
+        return replace(frame, cols=cols, shadowed=shadowed)
+
     def df_filter(self, frame: Frame, cond: Any, line: int) -> Frame:
         if isinstance(cond, str):
             try:
@@ -612,6 +642,10 @@ class FrameOps(GlueOps):
             for src in (left, right):
                 for name, col in src.cols.items():
                     cols.setdefault(name, col)
+        # a condition join keeps both sides' same-named columns (keys too): the right one
+        # is reached only by dropping the left one through its frame (drop(left_df.c))
+        shadowed = {} if keys else {n: c for n, c in right.cols.items()
+                                    if left.find(n) is not None}
         if how_text.replace("_", "") in _SEMI_JOINS:
             # a semi / anti join keeps the left frame's rows and columns only: the right
             # frame is read for its keys (JOIN edges), never written
@@ -628,7 +662,8 @@ class FrameOps(GlueOps):
                      tuple(dict.fromkeys(left.open + right.open)), aliases, False,
                      "; ".join(u for u in (left.unknown, right.unknown) if u),
                      max(left.line, right.line),
-                     "; ".join(t for t in (left.through, right.through) if t))
+                     "; ".join(t for t in (left.through, right.through) if t),
+                     shadowed=shadowed)
 
     def df_union(self, frame: Frame, other: Any, *, by_name: bool, line: int) -> Any:
         if not isinstance(other, Frame):

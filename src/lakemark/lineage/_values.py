@@ -149,6 +149,10 @@ class Frame:
     #: names (lowercase) dropped (DropFields, drop) from a frame whose columns are not all
     #: known: a later reference to one is not taken from the open inputs — it is gone
     dropped: frozenset[str] = frozenset()
+    #: columns of a join's right frame whose names the left frame has too: Spark keeps both,
+    #: a name gives the left one, ``drop(right_df.c)`` removes the right one and
+    #: ``drop(left_df.c)`` leaves it (only the join's own result has them)
+    shadowed: Mapping[str, Col] = field(default_factory=dict)
 
     # -- lookups ----------------------------------------------------------------------------
     def find(self, name: str) -> str | None:
