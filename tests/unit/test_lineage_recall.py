@@ -902,3 +902,21 @@ o.join(c, o.customerId == c.customerId).drop("customerId").write.parquet("s3://o
     # by name, Spark drops every column called customerId
     assert not {c for c, *_ in edges(r, "s3://o/none")} & {"customerId"}
     assert r.warnings == ()
+
+
+def test_reduce_with_a_lambda_and_a_starting_frame_is_a_fold() -> None:
+    r = run("""\
+from functools import reduce
+from pyspark.sql import functions as F
+c = spark.table("retail.customers").select("firstName", "lastName")
+reduce(lambda d, col: d.withColumn(col, F.trim(col)), c.columns, c).write.parquet("s3://o/t")
+RENAMES = {"email": "mail"}
+reduce(lambda d, kv: d.withColumnRenamed(kv[0], kv[1]), RENAMES.items(),
+       spark.table("retail.customers")).select("mail").write.parquet("s3://o/r")
+""")
+    # functools.reduce(f, items, df): f applied to df and each item in turn (was a warning
+    # and a frame of unknown inputs)
+    assert edges(r, "s3://o/t") == {("firstName", CUSTOMERS, "firstName", "TRANSFORMATION"),
+                                    ("lastName", CUSTOMERS, "lastName", "TRANSFORMATION")}
+    assert edges(r, "s3://o/r") == {("mail", CUSTOMERS, "email", "IDENTITY")}
+    assert r.warnings == ()
