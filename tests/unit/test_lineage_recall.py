@@ -920,3 +920,14 @@ reduce(lambda d, kv: d.withColumnRenamed(kv[0], kv[1]), RENAMES.items(),
                                     ("lastName", CUSTOMERS, "lastName", "TRANSFORMATION")}
     assert edges(r, "s3://o/r") == {("mail", CUSTOMERS, "email", "IDENTITY")}
     assert r.warnings == ()
+
+
+def test_sql_pivot_is_reported_not_silently_empty() -> None:
+    r = run("""\
+spark.sql("SELECT * FROM (SELECT customerId, status, orderTotal FROM retail.orders) "
+          "PIVOT (SUM(orderTotal) FOR status IN ('A' AS a, 'B' AS b))").write.parquet("s3://o/p")
+""")
+    # the SQL PIVOT clause is not traced: the output was written with no columns and no
+    # warning; now the script and line say so
+    assert any(w.line == 6 and "SQL PIVOT" in w.message for w in r.warnings)
+    assert any(w.line == 6 and "s3://o/p" in w.message for w in r.warnings)

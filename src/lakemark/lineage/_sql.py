@@ -278,6 +278,14 @@ def _query_frame(tree: exp.Query, resolve: Callable[[str], Frame | None], line: 
     base_indirect = frozenset().union(*(f.indirect for f in inputs)) if inputs else frozenset()
     unknown = "; ".join(f.unknown for f in inputs if f.unknown)
     through = "; ".join(dict.fromkeys(f.through for f in inputs if f.through))
+    pivot = next(iter(tree.find_all(exp.Pivot)), None)
+    if pivot is not None:
+        # PIVOT / UNPIVOT makes columns from data values: not traced (its columns were
+        # silently missing) — said, and the frame is marked as partly unknown
+        what = "UNPIVOT" if pivot.args.get("unpivot") else "PIVOT"
+        warn(f"SQL {what}: the columns it makes are not traced; the query's columns may be "
+             "missing", line)
+        unknown = "; ".join(u for u in (unknown, f"SQL {what} at line {line}") if u)
     return Frame(cols, base_indirect | frozenset(indirect), tuple(dict.fromkeys(opened)), {},
                  False, unknown, 0, through)
 
