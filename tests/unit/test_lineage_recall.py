@@ -931,3 +931,16 @@ spark.sql("SELECT * FROM (SELECT customerId, status, orderTotal FROM retail.orde
     # warning; now the script and line say so
     assert any(w.line == 6 and "SQL PIVOT" in w.message for w in r.warnings)
     assert any(w.line == 6 and "s3://o/p" in w.message for w in r.warnings)
+
+
+def test_sql_field_of_a_struct_made_in_a_subquery_is_that_fields_input() -> None:
+    r = run("""\
+spark.sql("SELECT s.a AS fa FROM (SELECT STRUCT(firstName AS a, lastName AS b) AS s "
+          "FROM retail.customers)").write.parquet("s3://o/s")
+spark.sql("SELECT n.x FROM (SELECT named_struct('x', email, 'y', countryCode) AS n "
+          "FROM retail.customers)").write.parquet("s3://o/n")
+""")
+    # s.a is firstName only (it was firstName and lastName: a wrong edge, no warning)
+    assert edges(r, "s3://o/s") == {("fa", CUSTOMERS, "firstName", "IDENTITY")}
+    assert edges(r, "s3://o/n") == {("x", CUSTOMERS, "email", "IDENTITY")}
+    assert r.warnings == ()

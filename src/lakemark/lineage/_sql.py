@@ -395,7 +395,9 @@ class _Tracer:
             edges = frame.lookup(f"{name}.{path}" if path else name)
             return list(edges or ()), IDENTITY
         if sub is not None:
-            return self.named(sub, col.name)
+            path = _dot_path(col)
+            picked = self.struct_field(sub, col.name, path.split(".")[0]) if path else None
+            return picked if picked is not None else self.named(sub, col.name)
         # unknown source: try every source frame of the scope
         found: list[Any] = []
         sources = 0
@@ -412,6 +414,30 @@ class _Tracer:
                                             "(their columns are not known)")
                      if not e.description.startswith(UNCERTAIN) else e for e in found]
         return found, IDENTITY
+
+    def struct_field(self, scope: Scope, name: str, field: str,
+                     ) -> tuple[list[Any], str] | None:
+        """``s.a`` of a sub-query's ``STRUCT(x AS a, y AS b) AS s`` (or ``named_struct('a',
+        x, …)``): the edges of the field's own expression, not of the whole struct (None:
+        ``s`` is not a struct made there)."""
+        expression = scope.expression
+        if _set_parts(scope) or not isinstance(expression, exp.Select):
+            return None
+        target = next((x for x in expression.selects
+                       if x.alias_or_name.lower() == name.lower()), None)
+        made = target.this if isinstance(target, exp.Alias) else None
+        if not isinstance(made, exp.Struct):
+            return None
+        for item in made.expressions:
+            if isinstance(item, exp.PropertyEQ):
+                label, value = item.this.name, item.expression
+            elif isinstance(item, exp.Alias):
+                label, value = item.alias, item.this
+            else:  # STRUCT(a, b): fields named after the columns
+                label, value = item.alias_or_name, item
+            if label.lower() == field.lower():
+                return self.projection(scope, value)
+        return None
 
     def named(self, scope: Scope, name: str, index: int | None = None,
               ) -> tuple[list[Any], str]:
