@@ -944,3 +944,22 @@ spark.sql("SELECT n.x FROM (SELECT named_struct('x', email, 'y', countryCode) AS
     assert edges(r, "s3://o/s") == {("fa", CUSTOMERS, "firstName", "IDENTITY")}
     assert edges(r, "s3://o/n") == {("x", CUSTOMERS, "email", "IDENTITY")}
     assert r.warnings == ()
+
+
+def test_field_of_a_struct_the_script_makes_is_that_fields_input() -> None:
+    r = run("""\
+from pyspark.sql import functions as F
+c = spark.table("retail.customers")
+s = c.select(F.struct(F.col("firstName").alias("a"), F.upper("lastName").alias("b")).alias("s"))
+s.select(F.col("s.a").alias("fa"), "s.b").write.parquet("s3://o/s")
+c.withColumn("n", F.struct("email", "countryCode")).select("n.email", "n") \\
+    .write.parquet("s3://o/n")
+""")
+    # s.a of F.struct(firstName AS a, upper(lastName) AS b) is firstName alone (it was both
+    # columns: wrong edges, no warning); the whole struct still reads every field
+    assert edges(r, "s3://o/s") == {("fa", CUSTOMERS, "firstName", "IDENTITY"),
+                                    ("b", CUSTOMERS, "lastName", "TRANSFORMATION")}
+    assert edges(r, "s3://o/n") == {("email", CUSTOMERS, "email", "IDENTITY"),
+                                    ("n", CUSTOMERS, "email", "TRANSFORMATION"),
+                                    ("n", CUSTOMERS, "countryCode", "TRANSFORMATION")}
+    assert r.warnings == ()

@@ -456,9 +456,12 @@ class FrameOps(GlueOps):
             if name.lower() != ref.lower():  # F.col("a").alias("b"): a rename, on this line
                 return [(name, Col(_renamed_at(edges, line, ref), expr.type))]
             return [(name, Col(tuple(edges), expr.type))]
+        fields = tuple((n, tuple(derive(
+            [e for _, c in self.resolve(frame, f, line) for e in c.edges], IDENTITY,
+            line))) for n, f in expr.fields)  # a field is its own expression, unchanged
         return [(name, Col(derive(edges, expr.subtype, line, expr.description),
                            _element_type(frame, expr),
-                           tuple(edges) if expr.type == ELEMENT else ()))]
+                           tuple(edges) if expr.type == ELEMENT else (), fields))]
 
     def resolve_star(self, frame: Frame, expr: ColExpr, line: int) -> list[tuple[str, Col]]:
         """``*``, ``df["*"]``, ``F.col("alias.*")``: every column of the frame, of the frame
@@ -788,6 +791,8 @@ class FrameOps(GlueOps):
         inner = ", ".join(c.name or "?" for c in columns)
         shown = _SPARK_NAMES.get(name, name + "({})").format(inner)
         combined = combine_exprs(columns, subtype, shown, shown)
+        if name == "struct" and columns and all(c.name and not c.star for c in columns):
+            return replace(combined, fields=tuple((c.name or "", c) for c in columns))
         if name in ("from_json", "from_csv") and columns:
             # a parse with a declared schema: a struct of its fields (``select("data.*")``)
             fields = _schema_fields(args[1] if len(args) > 1 else kwargs.get("schema"))
