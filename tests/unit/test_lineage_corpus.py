@@ -1,8 +1,9 @@
 """The analyser on the labelled corpus (tests/fixtures/lineage/corpus): scripts in the
 shapes of public Glue jobs, with hand-labelled expected edges — and on the held-out set
 (tests/fixtures/lineage/heldout: shapes the corpus lacks, labelled before the analyser was run
-on them; it reads the corpus's catalog) and the second held-out set (tests/fixtures/lineage/heldout2,
-written and labelled by another engineer once the first had been fixed to 1.00).
+on them; it reads the corpus's catalog) and the second held-out set
+(tests/fixtures/lineage/heldout2, written and labelled by another engineer once the first had
+been fixed to 1.00).
 
 For each script: every labelled column edge ``(output, column, input, field)`` is found and
 every edge the analyser asserts (not marked uncertain) is labelled, every labelled output is

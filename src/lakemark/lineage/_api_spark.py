@@ -16,7 +16,8 @@ from ._graph import (
     Symlink,
 )
 from ._objects import Lambda, Obj, UserFunc
-from ._sql import SqlError, SqlWrite, path_table, statement_lineage
+from ._sql import SqlError, path_table
+from ._sql_write import SqlWrite, statement_lineage
 from ._values import (
     DynStr,
     Frame,
