@@ -687,6 +687,26 @@ o.write.saveAsTable("hr.order_ids")
     assert [w.line for w in r.warnings if "not in" in w.message] == [7, 8]
 
 
+def test_save_as_table_with_a_path_is_named_by_that_path() -> None:
+    r = run("""\
+o = spark.table("retail.orders").select("orderId", "status")
+o.write.mode("overwrite").option("path", "s3://exports/new_tbl/").saveAsTable("h2.new_tbl")
+o.write.saveAsTable("retail.fresh", format="parquet", path="s3://exports/fresh")
+o.write.mode("append").option("path", "s3://elsewhere/x").saveAsTable("retail.daily_totals")
+""")
+    # a table not in the catalog written with a path is an external table at that path (its
+    # files are there, not under the database's location); a table the catalog has keeps its
+    # own location
+    by_key = {o.dataset.key: o.dataset for o in r.outputs}
+    assert set(by_key) == {"s3://exports/new_tbl", "s3://exports/fresh",
+                           "s3://retail-lake-123456789012/marts/daily_totals"}
+    assert [s.name for s in by_key["s3://exports/new_tbl"].symlinks] == ["table/h2/new_tbl"]
+    assert [s.name for s in by_key["s3://exports/fresh"].symlinks] == ["table/retail/fresh"]
+    assert edges(r, "s3://exports/new_tbl") == {("orderId", ORDERS, "orderId", "IDENTITY"),
+                                                ("status", ORDERS, "status", "IDENTITY")}
+    assert not [w for w in r.warnings if "location" in w.message]
+
+
 def test_spigot_samples_are_outputs() -> None:
     r = run("""\
 a = glueContext.create_dynamic_frame.from_catalog(database="music", table_name="artists")
@@ -811,3 +831,135 @@ glueContext.write_dynamic_frame.from_options(frame=b, connection_type="dynamodb"
     assert "arn:aws:dynamodb:us-east-1:123456789012/table/UsersCopy" in {
         o.dataset.key for o in r.outputs}
     assert not any("not modelled" in w.message for w in r.warnings)
+
+
+def test_a_time_window_column_is_named_window() -> None:
+    r = run("""\
+from pyspark.sql import functions as F
+plays = spark.table("music.plays_curated")
+hourly = plays.groupBy(F.window("played_at", "1 hour"), "track_id").agg(
+    F.sum("seconds").alias("secs"))
+hourly.select(F.col("window.start").alias("hour"), "track_id", "secs").write.parquet("s3://o/h")
+""")
+    # Spark names the struct column of F.window(...) `window` (fields start, end): its fields
+    # come from the time column (was named `window(played_at)`, so `window.start` was lost)
+    plays = "s3://music-curated-123456789012/plays"
+    assert edges(r, "s3://o/h") == {("hour", plays, "played_at", "TRANSFORMATION"),
+                                    ("track_id", plays, "track_id", "IDENTITY"),
+                                    ("secs", plays, "seconds", "AGGREGATION")}
+    assert r.warnings == ()
+
+
+def test_from_json_with_a_declared_schema_gives_its_fields() -> None:
+    r = run("""\
+from pyspark.sql import functions as F
+from pyspark.sql.types import DoubleType, StringType, StructField, StructType
+schema = StructType([StructField("sku", StringType()), StructField("price", DoubleType())])
+raw = spark.read.text("s3://in/raw/")
+raw.select(F.from_json(F.col("value"), schema).alias("data")).select("data.*") \\
+    .write.parquet("s3://o/parsed")
+raw.select(F.from_json("value", "id STRING, qty INT").alias("j")).select("j.*") \\
+    .write.parquet("s3://o/ddl")
+""")
+    # select("data.*") of a parsed struct: one column per field of the declared schema, each
+    # made from the parsed column (was a warning and no columns)
+    assert edges(r, "s3://o/parsed") == {("sku", "s3://in/raw", "value", "TRANSFORMATION"),
+                                         ("price", "s3://in/raw", "value", "TRANSFORMATION")}
+    assert edges(r, "s3://o/ddl") == {("id", "s3://in/raw", "value", "TRANSFORMATION"),
+                                      ("qty", "s3://in/raw", "value", "TRANSFORMATION")}
+    assert r.warnings == ()
+
+
+def test_cache_table_as_select_is_a_temp_view() -> None:
+    r = run("""\
+spark.sql("CACHE TABLE c AS SELECT customerId, email FROM retail.customers")
+spark.sql("CACHE LAZY TABLE o AS SELECT orderId FROM retail.orders")
+spark.sql("SELECT email FROM c").write.parquet("s3://o/c")
+spark.table("o").write.parquet("s3://o/o")
+""")
+    # CACHE TABLE … AS SELECT makes a temp view of the query (was: an unknown table 'c')
+    assert edges(r, "s3://o/c") == {("email", CUSTOMERS, "email", "IDENTITY")}
+    assert edges(r, "s3://o/o") == {("orderId", ORDERS, "orderId", "IDENTITY")}
+    assert r.warnings == ()
+
+
+def test_drop_of_one_sides_column_after_a_join_keeps_the_other() -> None:
+    r = run("""\
+o = spark.table("retail.orders")
+c = spark.table("retail.customers")
+o.join(c, o.customerId == c.customerId).drop(c.customerId).select("customerId", "email") \\
+    .write.parquet("s3://o/keep_left")
+o.join(c, o.customerId == c.customerId, "left").drop(o.customerId).select("customerId") \\
+    .write.parquet("s3://o/keep_right")
+o.join(c, o.customerId == c.customerId).drop("customerId").write.parquet("s3://o/none")
+""")
+    # a join on a condition keeps both customerId columns; drop(df.customerId) removes that
+    # side's only (it removed both: the written customerId had no edge and no warning)
+    assert edges(r, "s3://o/keep_left") == {("customerId", ORDERS, "customerId", "IDENTITY"),
+                                            ("email", CUSTOMERS, "email", "IDENTITY")}
+    assert edges(r, "s3://o/keep_right") == {
+        ("customerId", CUSTOMERS, "customerId", "IDENTITY")}
+    # by name, Spark drops every column called customerId
+    assert not {c for c, *_ in edges(r, "s3://o/none")} & {"customerId"}
+    assert r.warnings == ()
+
+
+def test_reduce_with_a_lambda_and_a_starting_frame_is_a_fold() -> None:
+    r = run("""\
+from functools import reduce
+from pyspark.sql import functions as F
+c = spark.table("retail.customers").select("firstName", "lastName")
+reduce(lambda d, col: d.withColumn(col, F.trim(col)), c.columns, c).write.parquet("s3://o/t")
+RENAMES = {"email": "mail"}
+reduce(lambda d, kv: d.withColumnRenamed(kv[0], kv[1]), RENAMES.items(),
+       spark.table("retail.customers")).select("mail").write.parquet("s3://o/r")
+""")
+    # functools.reduce(f, items, df): f applied to df and each item in turn (was a warning
+    # and a frame of unknown inputs)
+    assert edges(r, "s3://o/t") == {("firstName", CUSTOMERS, "firstName", "TRANSFORMATION"),
+                                    ("lastName", CUSTOMERS, "lastName", "TRANSFORMATION")}
+    assert edges(r, "s3://o/r") == {("mail", CUSTOMERS, "email", "IDENTITY")}
+    assert r.warnings == ()
+
+
+def test_sql_pivot_is_reported_not_silently_empty() -> None:
+    r = run("""\
+spark.sql("SELECT * FROM (SELECT customerId, status, orderTotal FROM retail.orders) "
+          "PIVOT (SUM(orderTotal) FOR status IN ('A' AS a, 'B' AS b))").write.parquet("s3://o/p")
+""")
+    # the SQL PIVOT clause is not traced: the output was written with no columns and no
+    # warning; now the script and line say so
+    assert any(w.line == 6 and "SQL PIVOT" in w.message for w in r.warnings)
+    assert any(w.line == 6 and "s3://o/p" in w.message for w in r.warnings)
+
+
+def test_sql_field_of_a_struct_made_in_a_subquery_is_that_fields_input() -> None:
+    r = run("""\
+spark.sql("SELECT s.a AS fa FROM (SELECT STRUCT(firstName AS a, lastName AS b) AS s "
+          "FROM retail.customers)").write.parquet("s3://o/s")
+spark.sql("SELECT n.x FROM (SELECT named_struct('x', email, 'y', countryCode) AS n "
+          "FROM retail.customers)").write.parquet("s3://o/n")
+""")
+    # s.a is firstName only (it was firstName and lastName: a wrong edge, no warning)
+    assert edges(r, "s3://o/s") == {("fa", CUSTOMERS, "firstName", "IDENTITY")}
+    assert edges(r, "s3://o/n") == {("x", CUSTOMERS, "email", "IDENTITY")}
+    assert r.warnings == ()
+
+
+def test_field_of_a_struct_the_script_makes_is_that_fields_input() -> None:
+    r = run("""\
+from pyspark.sql import functions as F
+c = spark.table("retail.customers")
+s = c.select(F.struct(F.col("firstName").alias("a"), F.upper("lastName").alias("b")).alias("s"))
+s.select(F.col("s.a").alias("fa"), "s.b").write.parquet("s3://o/s")
+c.withColumn("n", F.struct("email", "countryCode")).select("n.email", "n") \\
+    .write.parquet("s3://o/n")
+""")
+    # s.a of F.struct(firstName AS a, upper(lastName) AS b) is firstName alone (it was both
+    # columns: wrong edges, no warning); the whole struct still reads every field
+    assert edges(r, "s3://o/s") == {("fa", CUSTOMERS, "firstName", "IDENTITY"),
+                                    ("b", CUSTOMERS, "lastName", "TRANSFORMATION")}
+    assert edges(r, "s3://o/n") == {("email", CUSTOMERS, "email", "IDENTITY"),
+                                    ("n", CUSTOMERS, "email", "TRANSFORMATION"),
+                                    ("n", CUSTOMERS, "countryCode", "TRANSFORMATION")}
+    assert r.warnings == ()

@@ -583,6 +583,13 @@ class _Interpreter(ExpressionEvaluator):
                 return futures if label.endswith("as_completed") else (futures, [])
         if label.split(".")[-1] == "reduce" and len(args) >= 2:
             items = self.iterate(args[1])
+            if len(args) >= 3 and isinstance(args[0], (UserFunc, Lambda)) and \
+                    items is not None and isinstance(args[2], Frame):
+                # reduce(lambda d, c: d.withColumn(c, …), names, df): a fold from df
+                acc: Any = args[2]
+                for item in items:
+                    acc = self.call(args[0], [acc, item], {}, line, "reduce function")
+                return acc
             if items and all(isinstance(v, Frame) for v in items):
                 if not isinstance(args[0], (UserFunc, Lambda)):
                     return merge_frames(items)  # reduce(DataFrame.unionByName, frames)

@@ -16,7 +16,8 @@ from typing import Any
 
 from ._api_spark import SparkIO
 from ._api_util import _Placeholders, _schema_names, path_dataset
-from ._frames import _FRAME_METHODS, _bind, _names, _text
+from ._frame_names import _FRAME_METHODS
+from ._frames import _bind, _names, _text
 from ._graph import (
     IDENTITY,
     TRANSFORMATION,

@@ -16,7 +16,8 @@ from ._graph import (
     Symlink,
 )
 from ._objects import Lambda, Obj, UserFunc
-from ._sql import SqlError, SqlWrite, path_table, statement_lineage
+from ._sql import SqlError, path_table
+from ._sql_write import SqlWrite, statement_lineage
 from ._values import (
     DynStr,
     Frame,
@@ -272,7 +273,13 @@ class SparkIO(GlueIO):
             if target is None:
                 self.warn(f"{name}() with a table name the analyser cannot know", line)
                 return None
-            ds, fields = self.qualified_table(target, line)
+            where = _text(kwargs.get("path", opts.get("path")))
+            at = None
+            if name != "insertInto" and where is not None and isinstance(target, str) \
+                    and self.script_table(target, line) is None:
+                self.dynamic(where, line)
+                at = self.resolver.table_at(target, where)  # an external table made here
+            ds, fields = (at, ()) if at is not None else self.qualified_table(target, line)
             mode = kwargs.get("mode", args[2] if len(args) > 2 else data.get("mode"))
             by_name = name != "insertInto" and str(mode).lower() == "append"
             if name == "insertInto":

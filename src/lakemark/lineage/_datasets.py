@@ -146,6 +146,19 @@ class DatasetResolver:
         self._tables[key] = found
         return found
 
+    def table_at(self, name: str, path: str | DynStr) -> DatasetRef | None:
+        """``saveAsTable("db.t")`` with a ``path`` option: when ``db.t`` is not in the
+        catalog, Spark creates it as an external table whose files are at ``path`` — the
+        dataset is that path, with the Glue symlink (None: the table exists, and keeps its
+        own location)."""
+        db, _, table = name.replace("`", "").rpartition(".")
+        db = db.rpartition(".")[2] or "default"
+        if self._lookup(db, table) is not None:
+            return None
+        found = path_dataset(path)
+        link = Symlink(self.glue_namespace, f"table/{db}/{table}")
+        return DatasetRef(found.namespace, found.name, (link,), dynamic=found.dynamic)
+
     def new_table(self, database: str, table: str) -> DatasetRef:
         """A table the script creates (``CREATE TABLE [AS SELECT]`` without ``LOCATION``):
         ``<database LocationUri>/<table>`` where Spark makes it, with the Glue symlink; the

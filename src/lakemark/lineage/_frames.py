@@ -13,6 +13,7 @@ from dataclasses import replace
 from collections.abc import Iterable
 from typing import Any
 
+from ._api_util import _schema_names as _schema_fields
 from ._frame_util import _bind, _names, _renamed_at, _split_type, _text, _top_level
 from ._glue_ops import GlueOps
 from ._map_fn import apply_map, row_tuple
@@ -45,69 +46,10 @@ from ._values import (
     merge_frames,
 )
 
+from ._frame_names import (_AGGREGATES, _COLUMNS_AFTER_FIRST, _MULTI_COLUMN, _NO_VALUE,
+                           _PASSTHROUGH_FRAME, _SEMI_JOINS, _SPARK_NAMES, _STUDIO)
+
 __all__ = ["FrameOps", "_bind", "_names", "_text"]
-
-_AGGREGATES = {
-    "sum", "avg", "mean", "count", "countDistinct", "count_distinct", "max", "min", "first",
-    "last", "collect_list", "collect_set", "approx_count_distinct", "approxCountDistinct",
-    "stddev", "stddev_samp", "stddev_pop", "variance", "var_samp", "var_pop", "sumDistinct",
-    "sum_distinct", "percentile_approx", "percentile", "median", "mode", "any_value",
-    "bool_and", "bool_or", "every", "some", "max_by", "min_by", "corr", "covar_pop",
-    "covar_samp", "kurtosis", "skewness", "count_if", "product", "first_value", "last_value",
-    "array_agg", "listagg", "string_agg",
-}
-_MULTI_COLUMN = {"concat", "struct", "array", "coalesce", "greatest", "least", "countDistinct",
-                 "count_distinct", "hash", "xxhash64", "create_map", "map_concat", "arrays_zip",
-                 "datediff", "date_diff", "months_between", "nvl", "nvl2", "ifnull", "nanvl",
-                 "pow", "power", "atan2", "hypot", "corr", "covar_pop", "covar_samp",
-                 "map_from_arrays", "array_union", "array_intersect", "array_except",
-                 "arrays_overlap", "levenshtein", "named_struct"}
-#: functions whose first argument is a pattern and the others columns
-_COLUMNS_AFTER_FIRST = {"concat_ws", "format_string", "printf", "locate"}
-#: how Spark names the column of a function whose SQL name differs from its Python name
-_SPARK_NAMES = {
-    "countDistinct": "count(DISTINCT {})", "count_distinct": "count(DISTINCT {})",
-    "sumDistinct": "sum(DISTINCT {})", "sum_distinct": "sum(DISTINCT {})",
-    "mean": "avg({})", "approxCountDistinct": "approx_count_distinct({})",
-}
-#: Glue Studio transforms generated as DynamicFrame methods, with their positional parameters
-_STUDIO = {
-    "gs_derived": ["colName", "expr"], "gs_concat": ["colName", "colList", "spacer"],
-    "gs_to_timestamp": ["colName", "colType", "newColName"],
-    "gs_format_timestamp": ["colName", "dateFormat", "extractFormat", "newColName"],
-    "gs_split": ["colName", "pattern", "newColName"],
-    "gs_array_to_cols": ["colName", "colList"], "gs_now": ["colName", "dateFormat"],
-    "gs_uuid": ["colName"], "gs_identifier": ["colName"], "gs_flatten": ["maxLevels", "separator"],
-    "gs_format_number": ["colName", "decimalPrecision", "newColName"],
-    "gs_hash": ["colName", "newColName"], "gs_encrypt": ["colName", "newColName"],
-    "gs_decrypt": ["colName", "newColName"], "gs_explode": ["colName", "newCol", "outer"],
-    "gs_regex_extract": ["colName", "regex", "newCols"],
-}
-_PASSTHROUGH_FRAME = {
-    "repartition", "coalesce", "cache", "persist", "unpersist", "checkpoint",
-    "localCheckpoint", "hint", "sample", "limit", "distinct", "dropDuplicates",
-    "drop_duplicates", "sortWithinPartitions", "fillna", "dropna", "replace",
-    "repartitionByRange", "withWatermark", "dropDuplicatesWithinWatermark", "spigot",
-    "unbox", "unnest", "unnest_ddb_json", "errorsAsDynamicFrame", "assertErrorThreshold",
-    "drop_null_fields", "resolveChoice", "resolve_choice", "transpose", "offset",
-}
-_NO_VALUE = {"show", "printSchema", "count", "collect", "take", "first", "head", "toPandas",
-             "foreach", "foreachPartition", "isEmpty", "explain", "describe", "summary",
-             "toJSON", "schema", "getNumPartitions", "errorsCount", "stageErrorsCount",
-             "tail", "toLocalIterator"}
-_FRAME_METHODS = _PASSTHROUGH_FRAME | _NO_VALUE | {
-    "toDF", "apply_mapping", "select_fields", "drop_fields", "rename_field", "join", "filter",
-    "relationalize", "split_fields", "map", "mapPartitions", "mergeDynamicFrame", "union",
-    "unionAll", "unionByName", "select", "selectExpr", "withColumn", "withColumns",
-    "withColumnRenamed", "withColumnsRenamed", "drop", "groupBy", "groupby", "agg", "where",
-    "orderBy", "sort", "alias", "createOrReplaceTempView", "createTempView",
-    "createGlobalTempView", "createOrReplaceGlobalTempView", "registerTempTable", "crossJoin",
-    "intersect", "intersectAll", "subtract", "exceptAll", "rollup", "cube", "writeTo",
-    "transform", "rdd", "na", "write", "printSchema",
-}
-
-
-
 
 def _element_type(frame: Frame, expr: ColExpr) -> str | None:
     """An expression's type; of ``explode(arr)``, the element type of ``arr`` when known."""
@@ -120,9 +62,6 @@ def _element_type(frame: Frame, expr: ColExpr) -> str | None:
     if isinstance(kind, str) and kind.lower().startswith("array<") and kind.endswith(">"):
         return kind[len("array<"):-1]
     return None
-
-#: join types that keep only the left frame's columns (``how`` without underscores)
-_SEMI_JOINS = frozenset({"leftsemi", "semi", "leftanti", "anti"})
 
 def _schema_names(schema: Any) -> list[str]:
     """The column names of a declared schema: a DDL string (``"id long, score double"``) or a
@@ -242,6 +181,9 @@ class FrameOps(GlueOps):
             return out
         if name == "drop":
             dropped: list[Any] = []
+            if frame.shadowed and any(self._one_side(frame, a) for a in args):
+                rest = [a for a in args if not self._one_side(frame, a)]
+                frame, args = self._drop_one_side(frame, args), rest
             for a in args:
                 if isinstance(a, ColExpr) and a.name:
                     dropped.append(a.name)
@@ -449,9 +391,12 @@ class FrameOps(GlueOps):
             if name.lower() != ref.lower():  # F.col("a").alias("b"): a rename, on this line
                 return [(name, Col(_renamed_at(edges, line, ref), expr.type))]
             return [(name, Col(tuple(edges), expr.type))]
+        fields = tuple((n, tuple(derive(
+            [e for _, c in self.resolve(frame, f, line) for e in c.edges], IDENTITY,
+            line))) for n, f in expr.fields)  # a field is its own expression, unchanged
         return [(name, Col(derive(edges, expr.subtype, line, expr.description),
                            _element_type(frame, expr),
-                           tuple(edges) if expr.type == ELEMENT else ()))]
+                           tuple(edges) if expr.type == ELEMENT else (), fields))]
 
     def resolve_star(self, frame: Frame, expr: ColExpr, line: int) -> list[tuple[str, Col]]:
         """``*``, ``df["*"]``, ``F.col("alias.*")``: every column of the frame, of the frame
@@ -557,6 +502,33 @@ class FrameOps(GlueOps):
             cols[key] = col
         return frame.with_cols(cols, keep_aliases=True)
 
+    @staticmethod
+    def _one_side(frame: Frame, value: Any) -> str | None:
+        """The name of a joined frame's column that ``value`` (``df.c``: a column bound to
+        one side of the join) names when both sides have a column of that name."""
+        if not isinstance(value, ColExpr) or len(value.refs) != 1 or \
+                not isinstance(value.refs[0][0], Frame):
+            return None
+        key = frame.find(value.refs[0][1])
+        shadow = next((n for n in frame.shadowed if key and n.lower() == key.lower()), None)
+        return key if shadow is not None else None
+
+    def _drop_one_side(self, frame: Frame, args: list[Any]) -> Frame:
+        """``joined.drop(df.c)`` when both sides of the join have ``c``: Spark removes the
+        side of ``df`` and keeps the other (a name would remove both)."""
+        cols = dict(frame.cols)
+        shadowed = dict(frame.shadowed)
+        for a in args:
+            key = self._one_side(frame, a)
+            if key is None:
+                continue
+            bound, ref = a.refs[0]
+            shadow = next(n for n in shadowed if n.lower() == key.lower())
+            if bound.lookup(ref) == cols[key].edges:  # the left one: the right one remains
+                cols[key] = shadowed[shadow]
+            del shadowed[shadow]
+        return replace(frame, cols=cols, shadowed=shadowed)
+
     def df_filter(self, frame: Frame, cond: Any, line: int) -> Frame:
         if isinstance(cond, str):
             try:
@@ -608,6 +580,10 @@ class FrameOps(GlueOps):
             for src in (left, right):
                 for name, col in src.cols.items():
                     cols.setdefault(name, col)
+        # a condition join keeps both sides' same-named columns (keys too): the right one
+        # is reached only by dropping the left one through its frame (drop(left_df.c))
+        shadowed = {} if keys else {n: c for n, c in right.cols.items()
+                                    if left.find(n) is not None}
         if how_text.replace("_", "") in _SEMI_JOINS:
             # a semi / anti join keeps the left frame's rows and columns only: the right
             # frame is read for its keys (JOIN edges), never written
@@ -624,7 +600,8 @@ class FrameOps(GlueOps):
                      tuple(dict.fromkeys(left.open + right.open)), aliases, False,
                      "; ".join(u for u in (left.unknown, right.unknown) if u),
                      max(left.line, right.line),
-                     "; ".join(t for t in (left.through, right.through) if t))
+                     "; ".join(t for t in (left.through, right.through) if t),
+                     shadowed=shadowed)
 
     def df_union(self, frame: Frame, other: Any, *, by_name: bool, line: int) -> Any:
         if not isinstance(other, Frame):
@@ -749,6 +726,14 @@ class FrameOps(GlueOps):
         inner = ", ".join(c.name or "?" for c in columns)
         shown = _SPARK_NAMES.get(name, name + "({})").format(inner)
         combined = combine_exprs(columns, subtype, shown, shown)
+        if name == "struct" and columns and all(c.name and not c.star for c in columns):
+            return replace(combined, fields=tuple((c.name or "", c) for c in columns))
+        if name in ("from_json", "from_csv") and columns:
+            # a parse with a declared schema: a struct of its fields (``select("data.*")``)
+            fields = _schema_fields(args[1] if len(args) > 1 else kwargs.get("schema"))
+            if fields:
+                return replace(combined, type="struct<" + ",".join(
+                    f"{n}:{t}" for n, t in fields) + ">")
         if name in ("explode", "explode_outer", "posexplode", "posexplode_outer") and \
                 len(columns) == 1 and \
                 len(combined.refs) == 1 and columns[0].subtype == IDENTITY:

@@ -113,6 +113,9 @@ class Col:
     edges: tuple[ColumnEdge, ...]
     type: str | None = None
     element: tuple[ColumnEdge, ...] = ()
+    #: for a struct the script makes (``F.struct(x.alias("a"), y)``): each field's edges, so
+    #: that ``s.a`` is traced to ``x`` alone, not to every field of the struct
+    fields: tuple[tuple[str, tuple[ColumnEdge, ...]], ...] = ()
 
 
 def leaf_name(ref: str) -> str:
@@ -149,6 +152,10 @@ class Frame:
     #: names (lowercase) dropped (DropFields, drop) from a frame whose columns are not all
     #: known: a later reference to one is not taken from the open inputs — it is gone
     dropped: frozenset[str] = frozenset()
+    #: columns of a join's right frame whose names the left frame has too: Spark keeps both,
+    #: a name gives the left one, ``drop(right_df.c)`` removes the right one and
+    #: ``drop(left_df.c)`` leaves it (only the join's own result has them)
+    shadowed: Mapping[str, Col] = field(default_factory=dict)
 
     # -- lookups ----------------------------------------------------------------------------
     def find(self, name: str) -> str | None:
@@ -178,6 +185,11 @@ class Frame:
             key = self.find(head)
             if key is not None:
                 col = self.cols[key]
+                first, _, deeper = rest.partition(".")
+                made = next((e for n, e in col.fields if n.lower() == first.lower()), None)
+                if made is not None:  # a field of a struct the script made: its own inputs
+                    return tuple(replace(e, field=f"{e.field}.{deeper}")
+                                 if deeper and e.subtype == IDENTITY else e for e in made)
                 if col.element:  # a field of an exploded element: the array's field
                     return tuple(replace(e, field=f"{e.field}.{rest}") if e.subtype == IDENTITY
                                  else e for e in col.element)
@@ -274,6 +286,8 @@ class ColExpr:
     type: str | None = None
     names: tuple[str, ...] = ()
     window: tuple[Any, ...] = ()
+    #: the named fields of a struct it makes (``F.struct(...)``), each with its expression
+    fields: tuple[tuple[str, ColExpr], ...] = ()
 
     def then(self, subtype: str, name: str | None = None, description: str = "") -> ColExpr:
         return ColExpr(self.refs, combine(self.subtype, subtype),
