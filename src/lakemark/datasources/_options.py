@@ -26,8 +26,10 @@ PARTITION_OPTION = "lakemark.partitionBy"
 #: Hidden writer option: the session's time zone (partition values of timestamps).
 ZONE_OPTION = "lakemark.sessionTimeZone"
 #: Hidden reader/writer option: the ``spark.sql.catalog.<name>.*`` settings (JSON) of the
-#: Spark catalog a three-part Iceberg name starts with (Python workers cannot see them).
-SPARK_CATALOG_OPTION = "lakemark.sparkCatalog"
+#: Spark catalog a three-part Iceberg name starts with (Python workers cannot see them). They
+#: may hold credentials (``s3.secret-access-key``, ``token``): the name matches Spark's
+#: ``spark.redaction.regex`` so plans, the UI and logs show its value redacted.
+SPARK_CATALOG_OPTION = "lakemark.sparkCatalogSecrets"
 
 #: Spark's save-mode names as lakemark's writers take them.
 _MODES = {"append": "append", "overwrite": "overwrite", "error": "error",
