@@ -11,7 +11,9 @@ The interleavings, each driven by barriers only:
 * ``mid-write``: A has written its data files but not committed them; B plans (A's sink has not
   committed, so B replans and takes the newer files too), A's sink commit lands, then B writes:
   B's write is skipped by the run's token, and B must fail instead of committing a bookmark
-  over files it never wrote (the silent-loss race);
+  over files it never wrote (the silent-loss race). A folder sink whose commit records are in
+  the state store fences A's publish itself (the record is marked committed in a transaction
+  that checks A's lease): A publishes nothing, and B writes both files and commits;
 * ``after-sink-commit``: A's sink committed; B replays A's exact input, its write is skipped,
   it commits; A's next state change is refused;
 * ``before-job-commit``: A wrote everything and is about to commit the bookmark; B takes over
@@ -155,7 +157,20 @@ def test_takeover_mid_write_delta_never_loses_rows(tmp_path: Path, spark) -> Non
 
 def test_takeover_mid_write_parquet_folder_postgres(tmp_path: Path, spark,  # type: ignore[no-untyped-def]
                                                     pg_state: str) -> None:
-    _takeover_mid_write(Race(tmp_path, spark, target_format="parquet", state=pg_state))
+    race = Race(tmp_path, spark, target_format="parquet", state=pg_state)
+    race.arrive(3)
+    proc, gate = race.start_held("mid-write")  # A planned f0000 and staged its data files
+    race.arrive(2)  # f0001 arrives after A's plan
+    with race.job(force=True) as b:
+        df = race.plan(b)
+        assert len(b.plans["source"].files) == 2  # A's sink has not committed: B replans
+        code, err = race.release(proc, gate)  # A's publish is refused: its lease is gone
+        assert code == 1, err[-3000:]
+        assert "taken over" in err, err[-3000:]
+        race.write(b, df)  # A published nothing, so B writes both files itself
+    assert [r.status for r in race.runs()] == ["FAILED", "SUCCEEDED"]
+    race.run_to_end()  # nothing new
+    race.check()
 
 
 @pytest.mark.parametrize("point,target_format,store", [
