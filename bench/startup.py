@@ -175,7 +175,8 @@ def main() -> None:
     case = Case(root)
     try:
         # The archive a user's machine has after its first run: build it before measuring.
-        from lakemark import _class_cache, _class_cache_build
+        from lakemark.session import class_cache as _class_cache
+        from lakemark.session import class_cache_build as _class_cache_build
 
         java = shutil.which("java") or "java"
         archive = _class_cache.archive_path(java)

@@ -89,7 +89,7 @@ def spark_settings(
     java = _java_path()
     if java:
         # Spark's classes from a class-data sharing archive: a cold driver starts faster.
-        from ._class_cache import java_options
+        from .session.class_cache import java_options
 
         driver_options.append(java_options(java))
     if any(driver_options):
@@ -102,7 +102,7 @@ def spark_settings(
             raise ConfigError(f"LAKEMARK_SPARK_CONF must be a JSON object: {exc}") from exc
     settings.update(conf or {})
     # JDBC drivers installed from Debian packages (never downloaded) go on the classpath.
-    from ._jdbc_drivers import driver_jars
+    from .session.jdbc_drivers import driver_jars
 
     jars = [j for j in settings.get("spark.jars", "").split(",") if j]
     jars += [j for j in driver_jars() if j not in jars]
@@ -138,7 +138,7 @@ def get_spark(
         _register_delta(active)
         return active
     check_java()
-    from ._jvm_stderr import patch_gateway
+    from .session.jvm_stderr import patch_gateway
 
     patch_gateway()
     master, settings = spark_settings(master, conf, verbose=verbose)

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from lakemark._jdbc_drivers import OTHER_DRIVERS, missing_driver_message
+from lakemark.session.jdbc_drivers import OTHER_DRIVERS, missing_driver_message
 from lakemark.errors import EnvironmentProblem
 from lakemark.glue import GlueContext
 

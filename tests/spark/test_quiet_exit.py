@@ -109,7 +109,7 @@ def test_a_class_data_archive_is_built_and_runs_start_with_it(tmp_path: Path) ->
     with clean output (the JVM's CDS messages would go to stdout and break --json)."""
     import shutil
 
-    from lakemark import _class_cache
+    from lakemark.session import class_cache as _class_cache
 
     java = shutil.which("java")
     assert java
@@ -122,7 +122,7 @@ def test_a_class_data_archive_is_built_and_runs_start_with_it(tmp_path: Path) ->
         del os.environ[_class_cache.ENV]
     assert path is not None
     path.parent.mkdir(parents=True)
-    built = subprocess.run([sys.executable, "-m", "lakemark._class_cache_build", str(path)],
+    built = subprocess.run([sys.executable, "-m", "lakemark.session.class_cache_build", str(path)],
                            capture_output=True, text=True, timeout=900,
                            env=dict(env, LAKEMARK_CLASS_CACHE="off"))
     assert built.returncode == 0, built.stderr

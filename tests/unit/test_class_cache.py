@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from lakemark import _class_cache as cc
+from lakemark.session import class_cache as cc
 
 
 @pytest.fixture

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from lakemark._jdbc_drivers import DRIVER_JARS, OTHER_DRIVERS, missing_driver_message
+from lakemark.session.jdbc_drivers import DRIVER_JARS, OTHER_DRIVERS, missing_driver_message
 from lakemark.glue.jdbc import jdbc_failure
 
 

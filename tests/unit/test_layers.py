@@ -37,14 +37,13 @@ import lakemark
 ROOT = Path(lakemark.__file__).parent
 
 LAYERS = {
-    "errors": 0, "_fault": 0, "_commit_gate": 0, "redaction": 0, "resources": 0, "_jdbc_drivers": 0,
+    "errors": 0, "_fault": 0, "_commit_gate": 0, "redaction": 0, "resources": 0,
     "_shown": 0,
     "planning": 1,
     "storage": 2,
     "state": 3, "catalog": 3,
     "sources": 4, "sinks": 4, "spark": 4, "spark_io": 4, "tables": 4, "datasources": 4,
-    "_jvm_stderr": 4,
-    "_class_cache": 4, "_class_cache_build": 4, "_recorded": 4, "connect_server": 4,
+    "session": 4, "_recorded": 4, "connect_server": 4,
     "connect_compat": 4,
     "job": 5, "run": 5, "_job_keys": 5,
     "_job_files": 5, "_job_replay": 5, "_job_sinks": 5, "_job_jdbc": 5,

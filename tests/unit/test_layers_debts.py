@@ -28,7 +28,7 @@ def test_spark_setup_does_not_import_sources() -> None:
     """Session setup needs the driver jars only, found by a module below it."""
     imported = _imported_modules(ROOT / "spark.py")
     assert not [m for m in imported if "sources" in m], imported
-    from lakemark._jdbc_drivers import DRIVER_JARS, driver_jars
+    from lakemark.session.jdbc_drivers import DRIVER_JARS, driver_jars
     from lakemark.sources import jdbc
 
     assert jdbc.DRIVER_JARS is DRIVER_JARS and jdbc.driver_jars is driver_jars

@@ -97,7 +97,7 @@ def main(argv: Sequence[str] | None = None) -> NoReturn:
     native threads of deltalake/Arrow still alive at interpreter teardown can otherwise abort
     a command that succeeded ("terminate called without an active exception", status 134).
     """
-    from .._jvm_stderr import enable
+    from ..session.jvm_stderr import enable
 
     enable()
     _leave(_run(argv))
@@ -131,7 +131,7 @@ def _run(argv: Sequence[str] | None) -> int:
 
 
 def _leave(code: int) -> NoReturn:
-    from .._jvm_stderr import drain
+    from ..session.jvm_stderr import drain
 
     try:
         atexit._run_exitfuncs()

@@ -32,7 +32,7 @@ err_console = Console(stderr=True, soft_wrap=True)  # an error is one line, howe
 
 def setup_logging(verbose: bool) -> None:
     """lakemark's warnings on stderr; Spark's JVM noise stays off unless ``verbose``."""
-    from .._jvm_stderr import set_verbose
+    from ..session.jvm_stderr import set_verbose
 
     set_verbose(verbose)
     root = logging.getLogger("lakemark")

@@ -154,7 +154,7 @@ def run(
     install_delta_shim()  # `from delta.tables import DeltaTable` without delta-spark
     from pyspark.sql import SparkSession
 
-    from .._jvm_stderr import patch_gateway
+    from ..session.jvm_stderr import patch_gateway
     from ..glue import finish_open_jobs
 
     patch_gateway()

@@ -15,10 +15,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from .._jdbc_drivers import DRIVER_JARS, OTHER_DRIVERS, missing_driver_message
+from ..session.jdbc_drivers import DRIVER_JARS, OTHER_DRIVERS, missing_driver_message
 from ..errors import ConfigError, EnvironmentProblem, SinkError, SourceError, UnsupportedError
 from ..redaction import redact_url, remember_secret
-from .._jdbc_drivers import is_missing_driver
+from ..session.jdbc_drivers import is_missing_driver
 from ..sources.jdbc import spark_url_options
 
 if TYPE_CHECKING:

@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl, unquote, urlsplit
 
 from .._fault import fault_point
-from .._jdbc_drivers import is_missing_driver, missing_driver_message
+from ..session.jdbc_drivers import is_missing_driver, missing_driver_message
 from ..errors import ConfigError, EnvironmentProblem, SinkError
 from ..redaction import redact_url
 from ._model import IdempotencyToken, WriteResult

@@ -27,7 +27,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from .._jdbc_drivers import DRIVER_JARS, driver_jars, is_missing_driver, missing_driver_message
+from ..session.jdbc_drivers import (DRIVER_JARS, driver_jars, is_missing_driver,
+                                     missing_driver_message)
 from ..errors import ConfigError, EnvironmentProblem, SourceError
 from ..planning.jdbc import (
     JDBC_STATE_KIND,

@@ -7,7 +7,7 @@ archive instead (``-XX:SharedArchiveFile``); measured here it cuts a cold sessio
 its first read and write by about a third (bench/startup.py).
 
 How it works: the first Spark start that finds no archive starts a background builder (its own
-process, low priority, one at a time per archive; :mod:`._class_cache_build`) that runs a small
+process, low priority, one at a time per archive; :mod:`.class_cache_build`) that runs a small
 read/write workload under ``-XX:ArchiveClassesAtExit`` and moves the archive into place when
 the JVM has written it; runs from then on start with it. The archive's name is a digest of the
 ``java`` binary and of PySpark's jars, so a different Java or Spark builds its own; the JVM
@@ -103,7 +103,7 @@ def _start_builder(path: Path) -> None:
     env[ENV] = "off"  # the builder's own JVM neither uses nor builds an archive
     try:
         subprocess.Popen(
-            [sys.executable, "-m", "lakemark._class_cache_build", str(path)],
+            [sys.executable, "-m", "lakemark.session.class_cache_build", str(path)],
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
             start_new_session=True, env=env, preexec_fn=lambda: os.nice(10),
         )

@@ -1,10 +1,10 @@
 """The class-data sharing archive's builder: a program of its own (``python -m
-lakemark._class_cache_build PATH``), started in the background by :mod:`._class_cache` when a
+lakemark.session.class_cache_build PATH``), started in the background by :mod:`.class_cache` when a
 Spark start finds no archive.
 
 It starts Spark with the settings every lakemark session has (:func:`lakemark.spark.spark_settings`,
 so the archive's class path matches) and runs a small read/write workload; it sits above the
-session setup, which only asks :mod:`._class_cache` for the JVM options.
+session setup, which only asks :mod:`.class_cache` for the JVM options.
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ def _workload(work: Path, partial: Path) -> None:
     from pyspark.core.context import SparkContext
     from pyspark.sql import SparkSession
 
-    from .spark import spark_settings
+    from ..spark import spark_settings
 
     # Submit arguments left in the environment (by `lakemark run`) would override the options
     # below and the JVM would write no archive.
@@ -57,9 +57,9 @@ def _workload(work: Path, partial: Path) -> None:
     source.mkdir()
     (source / "a.json").write_text('{"id": 1, "name": "a", "at": "2024-01-01T00:00:00Z"}\n')
     (source / "b.csv").write_text("id,name\n1,a\n")
-    from .planning import FileEntry
-    from .sinks import write_target
-    from .sources import read_files
+    from ..planning import FileEntry
+    from ..sinks import write_target
+    from ..sources import read_files
 
     path = source / "a.json"
     entries = [FileEntry(int(path.stat().st_mtime * 1000), str(path), path.stat().st_size)]
