@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-from ._quarantine import BadFilePolicy, QuarantineExceeded
+from .run.quarantine import BadFilePolicy, QuarantineExceeded
 from .job import Job, JobEvent, add_job_observer
 from .redaction import install_log_redaction
 

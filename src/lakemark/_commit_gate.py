@@ -4,7 +4,7 @@ The run lifecycle (layer 5) sets the check around a write with :func:`commit_gat
 (layer 4) calls :func:`before_commit` at the last moment before it commits — after Spark has
 read the input and written the data files, when a commit is still undone. The run uses it to
 verify that each planned file still has the size and mtime it was planned with
-(``lakemark._exact_read``): the read was of exactly what was planned. Outside a gated write
+(``lakemark.run.exact_read``): the read was of exactly what was planned. Outside a gated write
 (a sink used directly) it does nothing.
 """
 

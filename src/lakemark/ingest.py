@@ -18,8 +18,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ._exact_read import forget_sink
-from ._quarantine import BadFilePolicy, QuarantinedFile
+from .run.exact_read import forget_sink
+from .run.quarantine import BadFilePolicy, QuarantinedFile
 from .errors import ChangedDuringRun, ConfigError
 from .job import Job, JobEvent
 from .planning import DEFAULT_MAX_BAND_MS, FileOptions
@@ -408,7 +408,7 @@ def ingest_files(options: IngestOptions, store: StateStore, *,
             # the session the job picks up
             get_spark(opts.master, dict(opts.spark_conf), verbose=opts.verbose,
                       remote=opts.remote)
-            from ._quarantine_ingest import write_setting_aside
+            from .run.quarantine_ingest import write_setting_aside
 
             def read() -> DataFrame:
                 return job.read_planned(
@@ -428,13 +428,14 @@ def ingest_files(options: IngestOptions, store: StateStore, *,
 
             try:
                 # A file that breaks the read while writing is set aside and the run's read
-                # and write are done again without it (_quarantine_ingest.py).
-                result = write_setting_aside(job, SOURCE_CTX, f"sink:{TARGET_CTX}", read, write)
+                # and write are done again without it (run/quarantine_ingest.py).
+                result = write_setting_aside(*job._parts(), SOURCE_CTX, f"sink:{TARGET_CTX}",
+                                             read, write)
                 break
             except ChangedDuringRun:
-                # Files changed while read: out of the run (_exact_read), read again without
+                # Files changed while read: out of the run (run/exact_read), read again without
                 # them before anything commits; each round leaves at least one file out.
-                forget_sink(job, f"sink:{TARGET_CTX}", SOURCE_CTX)
+                forget_sink(job._parts()[1], f"sink:{TARGET_CTX}", SOURCE_CTX)
                 plan = job.plans[SOURCE_CTX]
         plan = job.plans.get(SOURCE_CTX, plan)
     record = store.get_run(job.run.run_id)

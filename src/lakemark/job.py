@@ -23,15 +23,16 @@ from collections.abc import Callable, Mapping, Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
-from ._job_files import plan_source, read_plan, read_tracking
+from .run.file_sources import plan_source, read_plan, read_tracking
 from .run.lease import fail_after_commit_error, start_heartbeat, stop_heartbeat
-from ._job_replay import pinned_inputs, replay_case_of
-from ._job_sinks import write_frame
-from ._job_keys import GENERATION_KEY, RUN_ID_KEY, UNTRACKED  # noqa: F401 - re-exported
+from .run.replay import pinned_inputs, replay_case_of
+from .run.sinks import write_frame
+from .run.keys import GENERATION_KEY, RUN_ID_KEY, UNTRACKED  # noqa: F401 - re-exported
 from .run.heartbeat import Heartbeat, default_interval, held_runs
 from .run.stage_timings import StageClock, save_timings
-from ._quarantine import (BadFilePolicy, QuarantinedFile, ReadArgs, pin_after_failure,
-                          policy_from_env, retried_paths)
+from .run.quarantine import (BadFilePolicy, QuarantinedFile, pin_after_failure,
+                             policy_from_env, retried_paths)
+from .run.state import RunState
 from .errors import ConfigError, LeaseLost, SourceError, StateError
 from .planning import (
     DEFAULT_FULL_LISTING_EVERY,
@@ -148,32 +149,14 @@ class Job:
         self.on_event = on_event
         self._record: RunRecord | None = None
         self._bookmark: Bookmark | None = None
-        self._pending: dict[str, dict[str, Any]] = {}
-        self._pending_schemas: dict[str, Any] = {}  # ctx -> PendingSchema (run/tracked_read)
-        self._schema_counts: dict[str, Any] = {}  # ctx -> (Observation, record) (ditto)
+        #: What the run accumulates (pending state, plans, reads, sinks, set-aside files …),
+        #: handed with the run's context to its collaborators (lakemark/run/state.py).
+        self._state = RunState()
         #: Called when the run ends, however: frees what reads keep for the run (run/tracked_read).
         self._at_run_end: list[Callable[[], None]] = []
-        self._ctxs_read: set[str] = set()
-        self._untracked = 0
-        self._read_started = False
-        self._warned_untracked = False
-        self._sinks: set[str] = set()
-        self._pinned: dict[str, tuple[str, Any]] | None = None  # ctx -> (attempt id, inputs)
-        self._pin_info: dict[str, Any] = {}
-        self.results: list[WriteResult] = []
-        self.plans: dict[str, FilePlan] = {}
-        self._roots: dict[str, list[str]] = {}
-        self._empty_reads: dict[int, DataFrame] = {}  # id → frame of a source that took no file
-        self._clean: dict[str, CleanSpec] = {}  # ctx -> clean-up after the commit
-        #: Input files that cannot be read (_quarantine.py): the policy, what this run set
-        #: aside per source, the set-aside files it takes again, and how each source was read.
-        self.bad_files = bad_files or policy_from_env(os.environ)  # lakemark run's options
-        self.set_aside: dict[str, list[QuarantinedFile]] = {}
-        self._retrying: dict[str, set[str]] = {}
-        self._reads: dict[str, ReadArgs] = {}
-        self._reads_checked = False  # _verify_reads: damage looked for before the first sink
-        #: What the clean-up after this run's commit did (one record per entry; run/cleanup.py).
-        self.cleanups: list[dict[str, Any]] = []
+        #: Input files that cannot be read (run/quarantine.py): the policy (lakemark run's
+        #: options give it when not given here).
+        self.bad_files = bad_files or policy_from_env(os.environ)
         #: When each stage of the run ended (run/stage_timings.py); recorded when the run ends.
         self._stages = StageClock()
         # Observers of every job (runtime lineage subscribes here; see add_job_observer).
@@ -195,6 +178,26 @@ class Job:
 
             self._spark = get_spark()
         return self._spark
+
+    @property
+    def results(self) -> list[WriteResult]:
+        """What each write of this run wrote (or skipped)."""
+        return self._state.results
+
+    @property
+    def plans(self) -> dict[str, FilePlan]:
+        """The file plan of each file source of this run, by manifest key."""
+        return self._state.plans
+
+    @property
+    def set_aside(self) -> dict[str, list[QuarantinedFile]]:
+        """Per source, the input files this run set aside (or left out as set aside before)."""
+        return self._state.set_aside
+
+    @property
+    def cleanups(self) -> list[dict[str, Any]]:
+        """What the clean-up after this run's commit did (one record per entry)."""
+        return self._state.cleanups
 
     @property
     def run_id(self) -> str:
@@ -249,12 +252,12 @@ class Job:
             self.commit()
             return
         try:
-            if isinstance(exc, (ConfigError, SourceError)) and not self._read_started:
+            if isinstance(exc, (ConfigError, SourceError)) and not self._state.read_started:
                 # Bad input found while planning: nothing was read, the bookmark stays.
                 self.fail(exc, update_bookmark=False)
             else:
-                # A file that broke the read: the retry goes without it (_quarantine).
-                pin_after_failure(self, exc)
+                # A file that broke the read: the retry goes without it (run/quarantine).
+                pin_after_failure(self._run_context(), self._state, exc)
                 self.fail(exc)
         except StateError as again:
             # The store failed too (a full disk, a lost connection): the run's own error is
@@ -270,17 +273,18 @@ class Job:
         record = self._started()
         fault_point("before-job-commit")
         try:
-            if self._schema_counts:
+            state = self._state
+            if state.schema_counts:
                 from .run.tracked_read import record_observed_counts
 
-                record_observed_counts(self._run_context(), self._schema_counts)
+                record_observed_counts(self._run_context(), state.schema_counts)
             # run/cleanup.py: the clean-up the commit makes count
-            record_intents(self._run_context(), self._clean, self._roots, self.plans,
-                           self.set_aside)
+            record_intents(self._run_context(), state.clean, state.roots, state.plans,
+                           state.set_aside)
             self._stop_heartbeat(check=True)
             bookmark = self.store.commit_run(
-                record.run_id, self._pending, update_bookmark=self._updates_bookmark(record),
-                schemas=self._pending_schemas, retried=retried_paths(self),
+                record.run_id, state.pending, update_bookmark=self._updates_bookmark(record),
+                schemas=state.pending_schemas, retried=retried_paths(state),
             )
         except BaseException as exc:
             self._fail_after_commit_error(record, exc)
@@ -290,7 +294,7 @@ class Job:
         save_timings(self.store, record.run_id, self._stages)
         fault_point("after-job-commit")
         # never raises: a failed clean-up waits for a later run
-        self.cleanups = clean_after_commit(self._run_context())
+        self._state.cleanups = clean_after_commit(self._run_context())
         self._close()
         return bookmark
 
@@ -405,8 +409,9 @@ class Job:
         clean: CleanSpec | None = None,
     ) -> tuple[list[str], FilePlan]:
         """List, plan and record one source (one or more paths); returns its roots and the plan."""
-        return plan_source(self, path, ctx=ctx, recurse=recurse, exclusions=exclusions,
-                           options=options, format=format, listing=listing, clean=clean)
+        return plan_source(self._run_context(), self._state, path, ctx=ctx, recurse=recurse,
+                           exclusions=exclusions, options=options, format=format,
+                           listing=listing, clean=clean)
 
     def read_files(
         self,
@@ -513,19 +518,20 @@ class Job:
         """
         tracking = read_tracking(format, mode, ctx, schema is not None, schema_evolution,
                                  rescued_data_column, schema_hints)
-        if ctx not in self.plans or ctx not in self._roots:
+        if ctx not in self.plans or ctx not in self._state.roots:
             raise ConfigError(f"transformation_ctx {ctx!r} has no plan in this run: call "
                               "plan_files(..., ctx=...) first")
         return self._read(ctx, self._read_plan(
-            self._roots[ctx], self.plans[ctx], format=format, options=options, schema=schema,
-            mode=mode, base_path=base_path, ctx=ctx, tracking=tracking))
+            self._state.roots[ctx], self.plans[ctx], format=format, options=options,
+            schema=schema, mode=mode, base_path=base_path, ctx=ctx, tracking=tracking))
 
     def _read_plan(self, roots: Sequence[str], plan: FilePlan, *, format: str,
                    options: Mapping[str, str] | None, schema: Any, mode: str,
                    base_path: str | None, ctx: str | None = None,
                    tracking: SchemaTracking | None = None) -> DataFrame:
-        return read_plan(self, roots, plan, format=format, options=options, schema=schema,
-                         mode=mode, base_path=base_path, ctx=ctx, tracking=tracking)
+        return read_plan(self._run_context(), self._state, roots, plan, format=format,
+                         options=options, schema=schema, mode=mode, base_path=base_path,
+                         ctx=ctx, tracking=tracking)
 
     def read_jdbc(
         self,
@@ -556,7 +562,7 @@ class Job:
 
     def _read(self, ctx: str | None, frame: DataFrame) -> DataFrame:
         """Tell observers a source's frame was made (``read`` event) and return it."""
-        key = ctx if ctx else f"{UNTRACKED} #{self._untracked}"  # as _claim_ctx numbered it
+        key = ctx if ctx else f"{UNTRACKED} #{self._state.untracked}"  # as claim_ctx numbered it
         self._emit("read", ctx, {"key": key}, frame=frame)
         return frame
 
@@ -595,9 +601,9 @@ class Job:
             from .sources._delta_table import read_table
 
             frame, empty = read_table(self, table, ctx=ctx, format=format, options=options)
-        self._read_started = True
+        self._state.read_started = True
         if empty:
-            self._empty_reads[id(frame)] = frame
+            self._state.empty_reads[id(frame)] = frame
         return self._read(ctx, frame)
 
     # -- writing --------------------------------------------------------------------------
@@ -634,8 +640,9 @@ class Job:
         that attempt's exact input, see :meth:`read_files`). The intent is recorded in the
         manifest *before* writing, so a retry can find out which attempt committed what.
         """
-        return write_frame(self, df, target, format=format, mode=mode, partition_by=partition_by,
-                           ctx=ctx, options=options, token=token, iceberg_catalog=iceberg_catalog,
+        return write_frame(self._run_context(), self._state, df, target, format=format,
+                           mode=mode, partition_by=partition_by, ctx=ctx, options=options,
+                           token=token, iceberg_catalog=iceberg_catalog,
                            merge_keys=merge_keys, delete_when=delete_when, order_by=order_by)
 
     def write_jdbc(
@@ -654,11 +661,11 @@ class Job:
         PostgreSQL and MySQL/MariaDB (rows and the run's token commit in one transaction);
         other engines warn that they are not (:mod:`lakemark.sinks._jdbc`,
         docs/exactly-once.md). ``options``: more Spark JDBC writer options."""
-        from ._job_jdbc import jdbc_target, write_jdbc_frame
+        from .run.jdbc_sink import jdbc_target, write_jdbc_frame
 
         target = jdbc_target(url, dbtable, user=user, password=password, driver=driver,
                              options=options)
-        return write_jdbc_frame(self, df, target, ctx)
+        return write_jdbc_frame(self._run_context(), self._state, df, target, ctx)
 
     # -- sources planned elsewhere (S3 events, JDBC) -------------------------------------------
     def state_of(self, ctx: str) -> dict[str, Any] | None:
@@ -673,17 +680,17 @@ class Job:
         are what ``runs show`` lists) and the state element ``ctx`` commits with the run
         (None: nothing to commit). Returns the manifest key."""
         record = self._started()
-        key = self._claim_ctx(ctx)
+        key = self._state.claim_ctx(ctx)
         self.store.record_plan(record.run_id, key, dict(recorded), list(files))
         if ctx is not None and next_state is not None and self.tracking:
-            self._pending[ctx] = dict(next_state)
+            self._state.pending[ctx] = dict(next_state)
         return key
 
     def replay_input(self, ctx: str, kind: str) -> RunInputs | None:
         """The input of source ``ctx`` (of manifest kind ``kind``) that this attempt must
         replay exactly — that of a failed attempt of this run whose sink committed — or None
         when the source may plan afresh. For sources planned outside the file planner."""
-        pinned = self._pinned_inputs().get(ctx) if self.tracking else None
+        pinned = pinned_inputs(self._run_context(), self._state).get(ctx) if self.tracking else None
         if pinned is None or pinned[1].manifest.kind != kind:
             return None
         return pinned[1]
@@ -691,7 +698,16 @@ class Job:
     def replay_case(self, ctx: str) -> dict[str, Any]:
         """How this attempt chose the input of ``ctx`` (the manifest's ``replay`` entry)."""
         self._started()
-        return self._replay_case(ctx)
+        return replay_case_of(self._run_context(), self._state, ctx)
+
+    def read_screened(self, ctx: str, files: Sequence[FileEntry], *, root: str, format: str,
+                      options: Mapping[str, str] | None, schema: Any, mode: str) -> DataFrame:
+        """The planned ``files`` of ``ctx`` without those the bad-file policy sets aside (for
+        sources planned elsewhere: S3-event objects; lakemark.run.quarantine)."""
+        from .run.quarantine import read_screened
+
+        return read_screened(self._run_context(), self._state, ctx, files, root=root,
+                             format=format, options=options, schema=schema, mode=mode)
 
     # -- internals ------------------------------------------------------------------------
     def _started(self) -> RunRecord:
@@ -703,28 +719,6 @@ class Job:
 
     def _updates_bookmark(self, record: RunRecord) -> bool:
         return record.bookmark_option in ("enable", "mark-processed")
-
-    def _claim_ctx(self, ctx: str | None) -> str:
-        if ctx is None:
-            self._untracked += 1
-            return f"{UNTRACKED} #{self._untracked}"
-        if not isinstance(ctx, str) or not ctx.strip():
-            raise ConfigError("transformation_ctx must be a non-empty string")
-        if ctx in self._ctxs_read or ctx.startswith(("sink:", UNTRACKED)):
-            raise ConfigError(
-                f"transformation_ctx {ctx!r} is used twice in one run; each source needs its own"
-            )
-        self._ctxs_read.add(ctx)
-        return ctx
-
-    # -- retries of a run: pinned replay ------------------------------------------------------
-    def _pinned_inputs(self) -> dict[str, tuple[str, Any]]:
-        """Per source ctx, the recorded input this attempt must replay (lakemark._job_replay)."""
-        return pinned_inputs(self)
-
-    def _replay_case(self, ctx: str) -> dict[str, Any]:
-        """What the manifest says about how this source's input was chosen."""
-        return replay_case_of(self, ctx)
 
     def _emit(self, stage: str, ctx: str | None, detail: Mapping[str, Any], *,
               frame: Any = None) -> None:
@@ -739,7 +733,13 @@ class Job:
     def _run_context(self) -> RunContext:
         """What the run's collaborators (lakemark/run/) see of this job's started run."""
         return RunContext(self.name, self.run_id, self.store, self._emit, lambda: self.spark,
-                          self._at_run_end.append)
+                          self._at_run_end.append, self.bookmark_option, self.from_run_id,
+                          self.to_run_id, self._record, self._bookmark, self.bad_files)
+
+    def _parts(self) -> tuple[RunContext, RunState]:
+        """The run's context and its bookkeeping, for the commands above the job that drive
+        a collaborator themselves (``ingest files``, S3-event objects, Glue's job)."""
+        return self._run_context(), self._state
 
     def _start_heartbeat(self, run_id: str) -> None:
         """Keep the lease of the run alive from a daemon thread (lakemark.run.heartbeat)."""

@@ -22,7 +22,7 @@ def _body(first: int, n: int) -> bytes:
 
 def test_an_object_rewritten_during_the_read_is_left_out_then_taken_whole(
         spark: Any, s3: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from lakemark import _job_files
+    from lakemark.run import file_sources as _job_files
     from lakemark.ingest import IngestOptions, ingest_files
     from lakemark.state import open_store
 

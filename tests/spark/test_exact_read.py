@@ -68,7 +68,7 @@ def lake(tmp_path: Path, spark: Any) -> Lake:
 def at_point(monkeypatch: pytest.MonkeyPatch, point: str, action: Callable[[], None],
              times: int = 1) -> list[int]:
     """Run ``action`` the first ``times`` times the run reaches fault point ``point``."""
-    from lakemark import _job_files
+    from lakemark.run import file_sources as _job_files
 
     reached = [0]
     original = _job_files.fault_point

@@ -3,21 +3,21 @@
 The layers are DESIGN.md's (and docs/architecture.md's):
 
     0  errors, _fault, redaction,        the error tree, the test-only fault hook, redaction,
-       _jdbc_drivers, _commit_gate,      the JDBC driver jars on this machine; the pre-commit
-       _shown                            check sinks run; file names escaped for human lines
+       _commit_gate, _shown              the pre-commit check sinks run; file names escaped
+                                         for human lines
     1  planning                          pure planners
     2  storage                           listing and file systems by URI scheme
     3  state, catalog                    bookmark stores; data catalogs
     4  sources, sinks, spark, spark_io,  plan -> DataFrame; DataFrame -> table; session setup;
-       tables,                           plain Spark I/O on s3:// without S3A
-       _jvm_stderr, _class_cache(_build), (_recorded: builder calls of pyspark's readers and
-       _recorded                          writers, kept for lakemark's terminal calls)
-    5  job, run,                         the run lifecycle (job.py: class Job; run/: the lease,
-       _job_files, _job_replay,          its heartbeat, clean-up, tracked-schema reads, stage
-       _job_sinks, _job_jdbc,            timings; other parts: file sources, retries/pinning,
-       _job_keys, _exact_read,           sinks, shared record keys; _exact_read: each file
-       _quarantine, _quarantine_ingest,  read as planned, earlier takes; set-aside input files;
-       _verify_reads                     _verify_reads: damage found before the first sink)
+       tables, session,                  plain Spark I/O on s3:// without S3A; session/: the
+       _recorded                         JVM's stderr filter, the class-data archive, the JDBC
+                                         driver jars (_recorded: builder calls of pyspark's
+                                         readers and writers, kept for the terminal calls)
+    5  job, run                          the run lifecycle (job.py: class Job, the public face;
+                                         run/: its collaborators, each given a RunContext and
+                                         the RunState: file sources, replay, sinks, exact
+                                         reads, quarantine, lease and heartbeat, clean-up,
+                                         tracked-schema reads, stage timings)
     6  glue, events, lineage, ingest,    Glue facade; S3 events; lineage; file ingestion;
        console                           the operator's console (queries, web pages)
     7  cli                               parses, calls, prints
@@ -45,9 +45,7 @@ LAYERS = {
     "sources": 4, "sinks": 4, "spark": 4, "spark_io": 4, "tables": 4, "datasources": 4,
     "session": 4, "_recorded": 4, "connect_server": 4,
     "connect_compat": 4,
-    "job": 5, "run": 5, "_job_keys": 5,
-    "_job_files": 5, "_job_replay": 5, "_job_sinks": 5, "_job_jdbc": 5,
-    "_exact_read": 5, "_quarantine": 5, "_quarantine_ingest": 5, "_verify_reads": 5,
+    "job": 5, "run": 5,
     "glue": 6, "events": 6, "lineage": 6, "ingest": 6, "console": 6,
     "cli": 7,
     "__init__": 8, "__main__": 8,

@@ -72,7 +72,7 @@ def test_a_jdbc_sink_is_an_output_dataset_named_like_a_jdbc_source(
     events = tmp_path / "ol.jsonl"
     monkeypatch.setenv(ENV, f"file:{events}")
     with Job("load", state=f"sqlite:///{tmp_path / 's.db'}") as job:
-        # what lakemark._job_jdbc records for a committed JDBC sink (credentials removed)
+        # what lakemark.run.jdbc_sink records for a committed JDBC sink (credentials removed)
         job.store.record_plan(job.run.run_id, "sink:out", SinkManifest(
             ctx="out", target="jdbc:postgresql://db.example:5432/hr#hr.emp", format="jdbc",
             mode="append", partition_by=[], status="committed",

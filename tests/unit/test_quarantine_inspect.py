@@ -12,8 +12,8 @@ import pyarrow.orc as po
 import pyarrow.parquet as pq
 import pytest
 
-from lakemark._quarantine import (BadFilePolicy, QuarantinedFile, QuarantineExceeded,
-                                  find_bad_file, pin_failure)
+from lakemark.run.quarantine import (BadFilePolicy, QuarantinedFile, QuarantineExceeded,
+                                      find_bad_file, pin_failure)
 from lakemark.errors import ConfigError
 from lakemark.planning import FileEntry
 from lakemark.sources._inspect import _longest_span, inspect_file, inspect_files, parse_size

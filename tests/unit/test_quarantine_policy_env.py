@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from lakemark._quarantine import BadFilePolicy, policy_from_env
+from lakemark.run.quarantine import BadFilePolicy, policy_from_env
 from lakemark.cli import cli
 from lakemark.errors import ConfigError
 

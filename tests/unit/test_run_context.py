@@ -88,3 +88,74 @@ def test_a_failed_clean_up_is_left_pending_not_raised(started: Any) -> None:
     assert record["run_id"] == run.run_id and record["status"] == "pending"
     assert record["error"]
     assert events == []
+
+
+
+def _imported_names(tree: ast.AST, package: list[str]) -> list[str]:
+    """Every module ``tree`` (a module of ``package``) imports, module level or inside a
+    function, as absolute names (``from .. import job`` in lakemark.run gives lakemark.job)."""
+    names = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.extend(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = package[:len(package) - node.level + 1] if node.level else []
+            module = ".".join([*base, *(node.module.split(".") if node.module else [])])
+            names.append(module)
+            names.extend(f"{module}.{alias.name}" for alias in node.names)
+    return names
+
+
+def _job_imports(tree: ast.AST) -> list[str]:
+    return [n for n in _imported_names(tree, ["lakemark", "run"])
+            if n == "lakemark.job" or n.startswith("lakemark.job.")]
+
+
+def test_no_run_module_imports_the_job_or_takes_it() -> None:
+    """No module of lakemark/run/ imports lakemark.job in any spelling (module level, in a
+    function, ``from .. import job``), and no function of one takes a ``Job``: each collaborator
+    gets the RunContext and the RunState."""
+    found = []
+    for path in sorted(RUN.glob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        found += [f"{path.name} imports {name}" for name in _job_imports(tree)]
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                for arg in [*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs]:
+                    shown = ast.unparse(arg.annotation) if arg.annotation else ""
+                    if arg.arg == "job" or "Job" in shown.replace("JobEvent", ""):
+                        found.append(f"{path.name}:{node.lineno} {node.name}({arg.arg}: {shown})")
+    assert found == []
+
+
+@pytest.mark.parametrize("text", [
+    "from ..job import Job", "from .. import job", "import lakemark.job",
+    "from lakemark.job import UNTRACKED",
+    "def f() -> None:\n    from ..job import Job\n",
+])
+def test_the_check_sees_every_spelling_of_importing_the_job(text: str) -> None:
+    """The check above fails on a run module holding any of these."""
+    assert _job_imports(ast.parse(text))
+
+
+#: What the package root holds (issue 33): the public surface and the few modules every layer
+#: shares; everything else sits in a package named for its part of the design.
+ROOT_MODULES = {
+    "__init__.py", "__main__.py", "job.py", "ingest.py", "errors.py", "redaction.py",
+    "spark.py", "spark_io.py", "connect_compat.py", "connect_server.py",
+    "_fault.py", "_recorded.py", "_shown.py", "_commit_gate.py",
+}
+ROOT_PACKAGES = {
+    "catalog", "cli", "console", "datasources", "events", "glue", "lineage", "planning",
+    "resources", "run", "session", "sinks", "sources", "state", "storage", "tables",
+}
+
+
+def test_the_package_root_holds_only_the_listed_modules() -> None:
+    """A new module goes into the package of its part (run/, session/, …), not the root; a
+    new package is named here on purpose."""
+    root = RUN.parent
+    modules = {p.name for p in root.glob("*.py")}
+    packages = {p.name for p in root.iterdir() if p.is_dir() and (p / "__init__.py").exists()}
+    assert modules - ROOT_MODULES == set(), "modules at the root beyond the public surface"
+    assert packages == ROOT_PACKAGES

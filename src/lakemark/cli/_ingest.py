@@ -9,7 +9,7 @@ import click
 from rich.table import Table
 
 from .._shown import shown
-from .._quarantine import ON_BAD_FILE
+from ..run.quarantine import ON_BAD_FILE
 from ..job import JobEvent
 from ..planning import DEFAULT_MAX_BAND_MS
 from ..planning.cleanup import CLEAN_MODES

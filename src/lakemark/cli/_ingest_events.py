@@ -10,7 +10,7 @@ from typing import Any
 import click
 from rich.table import Table
 
-from .._quarantine import ON_BAD_FILE, BadFilePolicy
+from ..run.quarantine import ON_BAD_FILE, BadFilePolicy
 from ..errors import ConfigError
 from ..job import Job, JobEvent
 from ._common import json_option, open_state, parse_key_values, state_option, verbose_option
@@ -170,7 +170,7 @@ def s3_incremental(target: str, events_table: str, job_name: str, fmt: str,
     aside (`lakemark quarantine list JOB`); 1 failed; 2 bad command line.
     """
     setup_logging(verbose)
-    from .._quarantine_ingest import write_setting_aside
+    from ..run.quarantine_ingest import write_setting_aside
     from ..events import IncrementalOptions, ObjectFilter
     from ..events.incremental import plan_event_source, read_planned_objects
     from ..sinks import check_write
@@ -211,7 +211,7 @@ def s3_incremental(target: str, events_table: str, job_name: str, fmt: str,
             # An object that breaks the read while writing is set aside and the read and
             # write are done again without it, before anything commits.
             result = write_setting_aside(
-                job, "events", "sink:target",
+                *job._parts(), "events", "sink:target",
                 lambda: read_planned_objects(job, plan, format=fmt, read_options=reader,
                                              ctx="events"),
                 lambda df: job.write(df, target, format=target_format, ctx="target"))

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import click
 
-from .._quarantine import ON_BAD_FILE, POLICY_ENV, BadFilePolicy
+from ..run.quarantine import ON_BAD_FILE, POLICY_ENV, BadFilePolicy
 from ..errors import ConfigError
 from ._common import parse_key_values, state_option, state_url_of, verbose_option
 from ._output import console, handle_errors, setup_logging
@@ -191,7 +191,7 @@ def run(
 def _policy_env(on_bad_file: str | None, max_bad_files: str | None,
                 max_record_bytes: str | None) -> dict[str, str]:
     """The environment that gives the script's jobs the bad-file policy of these options
-    (``_quarantine.POLICY_ENV``); UsageError naming a bad option."""
+    (``run.quarantine.POLICY_ENV``); UsageError naming a bad option."""
     if on_bad_file is None and max_bad_files is None and max_record_bytes is None:
         return {}
     try:

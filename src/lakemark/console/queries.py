@@ -384,6 +384,6 @@ class StateQueries:
 
 _NO_TOTALS: dict[str, Any] = {"files": 0, "bytes": 0, "rows": None}
 
-#: A file source's manifest entries a run page lists (state/manifest.py; _exact_read.py):
+#: A file source's manifest entries a run page lists (state/manifest.py; run/exact_read.py):
 #: files taken before and taken again, modified files skipped, files changed during the run.
 FILE_NOTES = ("taken_before", "skipped_modified", "changed_during_run")

@@ -17,7 +17,7 @@ the last event taken (``[commit version, event time, key, record_id]``). A run:
 
 An object that cannot be read (truncated, wrong format, unreadable, a record over the size
 limit) is set aside by the job's :class:`~lakemark.BadFilePolicy` as a file source's is
-(:mod:`lakemark._quarantine`): the checkpoint still moves past it, so the events after it are
+(:mod:`lakemark.run.quarantine`): the checkpoint still moves past it, so the events after it are
 taken; ``lakemark quarantine retry`` marks it and the next run adds it to its plan (as it is
 in the bucket then) and takes it once.
 
@@ -35,7 +35,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from .._quarantine import read_screened
 from ..errors import ConfigError, SourceError
 from ..planning import FileEntry
 from ..planning.events import (
@@ -254,13 +253,13 @@ def read_planned_objects(job: SourceHost, plan: EventObjectPlan, *, format: str,
                          read_options: dict[str, str] | None = None, schema: Any = None,
                          mode: str = "PERMISSIVE", ctx: str = "events") -> DataFrame:
     """A DataFrame of the objects of ``plan`` (from :func:`plan_event_source` for ``ctx``),
-    without the ones set aside by the job's bad-file policy (:mod:`lakemark._quarantine`):
+    without the ones set aside by the job's bad-file policy (:mod:`lakemark.run.quarantine`):
     earlier, or now by the cheap checks; a failure Spark meets later can be pinned on an
-    object (``_quarantine_ingest.write_setting_aside``)."""
+    object (``run.quarantine_ingest.write_setting_aside``)."""
     buckets = _buckets(plan)
     root = f"s3://{buckets[0]}" if len(buckets) == 1 else "s3://"
-    return read_screened(job, ctx, _sorted(plan.files), root=root,  # type: ignore[arg-type]
-                         format=format, options=read_options, schema=schema, mode=mode)
+    return job.read_screened(ctx, _sorted(plan.files), root=root, format=format,
+                             options=read_options, schema=schema, mode=mode)
 
 
 def _buckets(plan: EventObjectPlan) -> list[str]:

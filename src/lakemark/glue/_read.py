@@ -5,7 +5,7 @@ without a ctx is read whole (Glue does the same) and lakemark warns once. Withou
 script never called ``Job.init``) nothing is tracked.
 
 Files that cannot be read: a started job sets them aside by its bad-file policy
-(:mod:`lakemark._quarantine`). Without a job there is no run to record a set-aside file in, so
+(:mod:`lakemark.run.quarantine`). Without a job there is no run to record a set-aside file in, so
 the same cheap checks run before Spark and the first such file fails the read in one line
 that names it and its reason (:func:`_refuse_unreadable`); damage only a full read meets fails
 in one line too (the frame's read errors are converted, ``sources._errors``).

@@ -15,7 +15,7 @@ import sys
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from .._quarantine import pin_after_failure
+from ..run.quarantine import pin_after_failure
 from ..errors import StateError
 from ..job import Job as CoreJob
 from .options import bookmark_arguments, parse_job_arguments
@@ -104,8 +104,8 @@ class Job:
             return
         if error is not None:
             # A file that broke the read is set aside, so the retry goes on without it (as
-            # for a Python job that fails inside ``with Job(...)``; _quarantine).
-            pin_after_failure(core, error)
+            # for a Python job that fails inside ``with Job(...)``; run/quarantine).
+            pin_after_failure(*core._parts(), error)
             core.fail(error)
         else:
             log.warning("job %s ended without job.commit(): its bookmark is unchanged",

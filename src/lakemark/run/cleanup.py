@@ -27,7 +27,7 @@ from ..planning.cleanup import (OUTCOMES, CleanEntry, archive_destination, check
 from ..planning.files import FileEntry
 
 if TYPE_CHECKING:
-    from .._quarantine import QuarantinedFile
+    from .quarantine import QuarantinedFile
     from ..planning.files import FilePlan
     from ..state import StateStore
     from ..storage._clean import FileOps
@@ -99,7 +99,7 @@ def record_intents(run: RunContext, specs: Mapping[str, CleanSpec],
                    set_aside: Mapping[str, Sequence[QuarantinedFile]]) -> None:
     """Record, just before the run commits, the clean-up of each of its sources that asked for
     one (``specs``, by ctx) and took files (``plans``): the commit makes these intents count
-    (never a run that did not). Files the run set aside (``set_aside``, _quarantine.py) stay
+    (never a run that did not). Files the run set aside (``set_aside``, quarantine.py) stay
     where they are, for a retry."""
     for ctx, spec in specs.items():
         aside = {q.entry.path for q in set_aside.get(ctx, [])}

@@ -81,3 +81,9 @@ class SourceHost(Protocol):
     def replay_case(self, ctx: str) -> dict[str, Any]:
         """How this attempt chose the input of ``ctx`` (the manifest's ``replay`` entry)."""
         ...
+
+    def read_screened(self, ctx: str, files: Sequence[FileEntry], *, root: str, format: str,
+                      options: Mapping[str, str] | None, schema: Any, mode: str) -> Any:
+        """A DataFrame of the planned ``files`` of ``ctx`` without those the run's bad-file
+        policy sets aside (the run keeps the read, to pin a later failure on a file)."""
+        ...

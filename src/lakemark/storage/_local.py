@@ -5,7 +5,7 @@ links is listed once, so a link cycle cannot make the walk endless. Entries that
 walk runs (a writer renaming its temporary file) are skipped; a folder that cannot be read is an
 error, because skipping it would silently lose input. A broken file link (dangling, or a loop of
 links) is listed with the link's own mtime and size 0, so the run that plans it sets it aside
-with its reason (lakemark._quarantine) rather than the listing failing or dropping it.
+with its reason (lakemark.run.quarantine) rather than the listing failing or dropping it.
 """
 
 from __future__ import annotations

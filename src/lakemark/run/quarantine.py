@@ -1,4 +1,4 @@
-"""The job's side of quarantine: set aside planned input files that cannot be read.
+"""The run's side of quarantine: set aside planned input files that cannot be read.
 
 One file a reader cannot read must never stick a job (docs/bookmarks.md, "Quarantine"). Before
 a run reads a file source (``Job.read_files``/``read_planned``), :func:`screen` takes the
@@ -32,13 +32,14 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from ._shown import shown as shown_name
-from .errors import ChangedDuringRun, ConfigError, ReadError
-from .planning.files import FileEntry
+from .._shown import shown as shown_name
+from ..errors import ChangedDuringRun, ConfigError, ReadError
+from ..planning.files import FileEntry
 
 if TYPE_CHECKING:
-    from .job import Job
-    from .planning.files import FilePlan
+    from .context import RunContext
+    from .state import RunState
+    from ..planning.files import FilePlan
 
 __all__ = ["POLICY_ENV", "BadFilePolicy", "QuarantinedFile", "QuarantineExceeded", "ReadArgs",
            "add_retries", "find_bad_file", "is_read_failure", "pin_after_failure", "pin_failure",
@@ -100,7 +101,7 @@ class BadFilePolicy:
               max_record_bytes: str | int | None = None) -> BadFilePolicy:
         """A policy from command-line text: ``max_bad_files`` ``"5"`` or ``"10%"``,
         ``max_record_bytes`` ``"64MiB"``; ConfigError naming the option otherwise."""
-        from .sources._inspect import parse_size
+        from ..sources._inspect import parse_size
 
         limit: int | float | None = None
         if max_bad_files is not None:
@@ -164,25 +165,25 @@ def policy_from_env(env: Mapping[str, str]) -> BadFilePolicy:
         raise ConfigError(f"{exc} (from ${'/$'.join(POLICY_ENV)})") from None
 
 
-def _policy(job: Job) -> BadFilePolicy:
-    policy = getattr(job, "bad_files", None)
+def _policy(run: RunContext) -> BadFilePolicy:
+    policy = run.bad_files
     return policy if isinstance(policy, BadFilePolicy) else BadFilePolicy()
 
 
-def screen(job: Job, ctx: str, files: Sequence[FileEntry], *, format: str,
-           options: Mapping[str, str] | None) -> list[FileEntry]:
+def screen(run: RunContext, state: RunState, ctx: str, files: Sequence[FileEntry], *,
+           format: str, options: Mapping[str, str] | None) -> list[FileEntry]:
     """The planned ``files`` of source ``ctx`` that this run reads: without the ones set aside
     earlier and the ones that fail the checks (set aside now; see the module doc)."""
     if not files:
         return list(files)
-    from .sources._inspect import DEFAULT_MAX_RECORD_BYTES, inspect_files
+    from ..sources._inspect import DEFAULT_MAX_RECORD_BYTES, inspect_files
 
-    policy = _policy(job)
-    store = job.store
-    open_rows = store.quarantined(job.name, ctx=ctx, statuses=("open",))
+    policy = _policy(run)
+    store = run.store
+    open_rows = store.quarantined(run.job_name, ctx=ctx, statuses=("open",))
     known = {(q.path, q.size, q.mtime): q for q in open_rows}
     # Taken again if read now: files marked for retry, and set-aside files changed since.
-    retrying = ({q.path for q in store.quarantined(job.name, ctx=ctx, statuses=("retry",))}
+    retrying = ({q.path for q in store.quarantined(run.job_name, ctx=ctx, statuses=("retry",))}
                 | {q.path for q in open_rows})
     earlier = [QuarantinedFile(ctx, f, known[(f.path, f.size, f.mtime)].reason, earlier=True)
                for f in files if (f.path, f.size, f.mtime) in known]
@@ -193,51 +194,53 @@ def screen(job: Job, ctx: str, files: Sequence[FileEntry], *, format: str,
     found = [QuarantinedFile(ctx, b.entry, b.reason) for b in bad]
     policy.check(ctx, earlier + found, len(files))
     if found:
-        store.quarantine_files(job.run_id, job.name, ctx,
+        store.quarantine_files(run.run_id, run.job_name, ctx,
                                [(q.entry.path, q.entry.size, q.entry.mtime, q.reason)
                                 for q in found])
         for q in found:
             log.warning("set aside %s (source %r): %s", shown_name(q.entry.path), ctx,
                         shown_name(q.reason))
-    _note(job, ctx, earlier + found)
+    _note(run, state, ctx, earlier + found)
     gone = left_out | {q.entry.path for q in found}
-    job._retrying[ctx] = {p for p in retrying if p in {f.path for f in files}} - gone  # noqa: SLF001
+    state.retrying[ctx] = {p for p in retrying if p in {f.path for f in files}} - gone
     return [f for f in candidates if f.path not in gone]
 
 
-def _note(job: Job, ctx: str, files: Sequence[QuarantinedFile]) -> None:
+def _note(run: RunContext, state: RunState, ctx: str, files: Sequence[QuarantinedFile]) -> None:
     """Keep what the run set aside on the job (the run summary's count) and emit it."""
-    kept = job.set_aside.setdefault(ctx, [])
+    kept = state.set_aside.setdefault(ctx, [])
     seen = {q.entry.path for q in kept}
     new = [q for q in files if q.entry.path not in seen]
     kept.extend(new)
     if new:
-        job._emit("quarantined", ctx, {"files": len(kept),  # noqa: SLF001
+        run.emit("quarantined", ctx, {"files": len(kept),
                                       "paths": [q.entry.path for q in new]})
 
 
-def record_pinned(job: Job, ctx: str, entry: FileEntry, reason: str, planned: int) -> None:
+def record_pinned(run: RunContext, state: RunState, ctx: str, entry: FileEntry, reason: str,
+                  planned: int) -> None:
     """Set aside ``entry``, which made the read of source ``ctx`` fail at action time (the
     policy may fail the run instead)."""
-    already = job.set_aside.get(ctx, [])
+    already = state.set_aside.get(ctx, [])
     pinned = QuarantinedFile(ctx, entry, reason)
-    _policy(job).check(ctx, [*already, pinned], planned)
-    job.store.quarantine_files(job.run_id, job.name, ctx,
+    _policy(run).check(ctx, [*already, pinned], planned)
+    run.store.quarantine_files(run.run_id, run.job_name, ctx,
                                [(entry.path, entry.size, entry.mtime, reason)])
     log.warning("set aside %s (source %r): %s", shown_name(entry.path), ctx, shown_name(reason))
-    _note(job, ctx, [pinned])
-    job._retrying.get(ctx, set()).discard(entry.path)  # noqa: SLF001
+    _note(run, state, ctx, [pinned])
+    state.retrying.get(ctx, set()).discard(entry.path)
 
 
-def retried_paths(job: Job) -> dict[str, list[str]]:
+def retried_paths(state: RunState) -> dict[str, list[str]]:
     """Per ctx, the set-aside files this run took again (for the commit to mark them)."""
-    return {ctx: sorted(paths) for ctx, paths in job._retrying.items() if paths}  # noqa: SLF001
+    return {ctx: sorted(paths) for ctx, paths in state.retrying.items() if paths}
 
 
-def add_retries(job: Job, ctx: str, listing: Sequence[FileEntry], plan: FilePlan) -> FilePlan:
+def add_retries(run: RunContext, ctx: str, listing: Sequence[FileEntry],
+                plan: FilePlan) -> FilePlan:
     """``plan`` with the files of ``ctx`` that ``lakemark quarantine retry`` marked (as they
     are listed now) added, once; a marked file no longer listed is logged and stays marked."""
-    wanted = {q.path for q in job.store.quarantined(job.name, ctx=ctx, statuses=("retry",))}
+    wanted = {q.path for q in run.store.quarantined(run.job_name, ctx=ctx, statuses=("retry",))}
     if not wanted:
         return plan
     have = {f.path for f in plan.files}
@@ -274,7 +277,7 @@ def pin_failure(error: BaseException, files: Sequence[FileEntry],
                 fails: Callable[[Sequence[FileEntry]], bool]) -> tuple[FileEntry, str] | None:
     """The file of ``files`` that made a read fail with ``error``, and the reason: the file
     the error names, else the one :func:`find_bad_file` finds; None if none can be pinned."""
-    from .sources._errors import describe, first_line
+    from ..sources._errors import describe, first_line
 
     described = describe(error)
     reason = described[1] if described else first_line(error)
@@ -302,37 +305,38 @@ class ReadArgs:
     mode: str
 
 
-def remember_read(job: Job, ctx: str, args: ReadArgs) -> None:
+def remember_read(state: RunState, ctx: str, args: ReadArgs) -> None:
     """Keep how source ``ctx`` was read, for pinning a failure later in the run."""
-    job._reads[ctx] = args  # noqa: SLF001 - the job's own bookkeeping
+    state.reads[ctx] = args
 
 
-def read_screened(job: Job, ctx: str, files: Sequence[FileEntry], *, root: str, format: str,
+def read_screened(run: RunContext, state: RunState, ctx: str, files: Sequence[FileEntry], *,
+                  root: str, format: str,
                   options: Mapping[str, str] | None, schema: Any, mode: str) -> Any:
     """A DataFrame of ``files`` of source ``ctx`` without the ones set aside (:func:`screen`),
     the read remembered for pinning a later failure; when every file was set aside the frame
     is marked empty, so a sink of it writes nothing. For sources above the run lifecycle (the
-    S3-events source), which hand the job over without reaching into it."""
-    from .sources import read_files
+    S3-events source), which hand over the job's context and state (``Job._parts``)."""
+    from ..sources import read_files
 
-    kept = screen(job, ctx, files, format=format, options=options)
-    remember_read(job, ctx, ReadArgs(tuple(kept), len(files), root, format,
-                                     dict(options or {}), mode))
-    frame = read_files(job.spark, list(kept), root=root, format=format, options=options,
+    kept = screen(run, state, ctx, files, format=format, options=options)
+    remember_read(state, ctx, ReadArgs(tuple(kept), len(files), root, format,
+                                       dict(options or {}), mode))
+    frame = read_files(run.spark(), list(kept), root=root, format=format, options=options,
                        schema=schema, mode=mode)
     if files and not kept:
-        job._empty_reads[id(frame)] = frame  # noqa: SLF001 - as Job's own file reads do
+        state.empty_reads[id(frame)] = frame
     return frame
 
 
-def _probe(job: Job, args: ReadArgs) -> Callable[[Sequence[FileEntry]], bool]:
+def _probe(run: RunContext, args: ReadArgs) -> Callable[[Sequence[FileEntry]], bool]:
     """``fails(files)``: does reading just ``files`` as ``args`` says fail? (A no-op write
     makes Spark read every row.)"""
     def fails(files: Sequence[FileEntry]) -> bool:
-        from .sources import read_files
+        from ..sources import read_files
 
         try:
-            read_files(job.spark, files, root=args.root, format=args.format,
+            read_files(run.spark(), files, root=args.root, format=args.format,
                        options=dict(args.options), mode=args.mode,
                        ).write.format("noop").mode("overwrite").save()
         except Exception:  # noqa: BLE001 - any failure of these files is what is looked for
@@ -343,38 +347,38 @@ def _probe(job: Job, args: ReadArgs) -> Callable[[Sequence[FileEntry]], bool]:
 
 def is_read_failure(error: BaseException) -> bool:
     """Is ``error`` a failure to read input that a file may be to blame for?"""
-    from .sources._errors import describe
+    from ..sources._errors import describe
 
     if isinstance(error, (QuarantineExceeded, ConfigError, ChangedDuringRun)):
-        return False  # ChangedDuringRun: the file was read, it changed (_exact_read)
+        return False  # ChangedDuringRun: the file was read, it changed (exact_read)
     return isinstance(error, ReadError) or describe(error) is not None
 
 
-def pin_read_failure(job: Job, ctx: str, error: BaseException) -> bool:
+def pin_read_failure(run: RunContext, state: RunState, ctx: str, error: BaseException) -> bool:
     """Find the file of source ``ctx`` that made the read fail with ``error`` and set it aside;
     False when no single file is to blame, or the source is read with ``mode="FAILFAST"``
     (QuarantineExceeded when the policy says fail)."""
-    args = job._reads.get(ctx)  # noqa: SLF001
+    args = state.reads.get(ctx)
     if args is None or not args.files or args.mode.upper() == "FAILFAST":
         return False  # FAILFAST asks for the run to fail on a malformed record
-    found = pin_failure(error, args.files, _probe(job, args))
+    found = pin_failure(error, args.files, _probe(run, args))
     if found is None:
         return False
     entry, reason = found
-    record_pinned(job, ctx, entry, reason, args.planned)
-    job._reads[ctx] = replace(args, files=tuple(f for f in args.files  # noqa: SLF001
+    record_pinned(run, state, ctx, entry, reason, args.planned)
+    state.reads[ctx] = replace(args, files=tuple(f for f in args.files
                                                 if f.path != entry.path))
     return True
 
 
-def pin_after_failure(job: Job, error: BaseException) -> None:
+def pin_after_failure(run: RunContext, state: RunState, error: BaseException) -> None:
     """A Python job's attempt failed: if a read failure is to blame on one input file, set it
     aside so the next attempt goes on without it (the attempt still fails). Never raises."""
-    if not job._reads or not is_read_failure(error):  # noqa: SLF001
+    if not state.reads or not is_read_failure(error):
         return
-    for ctx in list(job._reads):  # noqa: SLF001
+    for ctx in list(state.reads):
         try:
-            if pin_read_failure(job, ctx, error):
+            if pin_read_failure(run, state, ctx, error):
                 return
         except Exception as exc:  # noqa: BLE001 - the attempt fails with its own error anyway
             log.warning("could not set aside the file that failed source %r: %s", ctx, exc)

@@ -1,4 +1,4 @@
-"""Names a job's records and commits carry, shared by :mod:`lakemark.job` and its parts."""
+"""Names a job's records and commits carry, shared by :mod:`lakemark.job` and the run's parts."""
 
 from __future__ import annotations
 

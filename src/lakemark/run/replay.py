@@ -3,7 +3,8 @@
 A failed attempt whose sink commit landed pins its recorded input: the retry replays it
 exactly, so the write its token skips is the same data (docs/exactly-once.md). A write that
 its token skipped is checked against the attempt that committed it (same input, or
-CommitConflict). Functions of the :class:`lakemark.job.Job` they are given.
+CommitConflict). Functions of the run's context (and, for the pinned input kept for the
+attempt, its state).
 """
 
 from __future__ import annotations
@@ -12,43 +13,44 @@ import logging
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from ._job_keys import RUN_ID_KEY, UNTRACKED
-from .errors import CommitConflict, SourceError, StateError
-from .planning import (
+from .keys import RUN_ID_KEY, UNTRACKED
+from ..errors import CommitConflict, SourceError, StateError
+from ..planning import (
     FileEntry,
     FilePlan,
     FileState,
 )
-from .state.manifest import SinkManifest, SourceManifest
-from .state import RunInputs, RunRecord
+from ..state.manifest import SinkManifest, SourceManifest
+from ..state import RunInputs, RunRecord
 
 if TYPE_CHECKING:
-    from .job import Job
+    from .context import RunContext
+    from .state import RunState
 
-    from .sinks import IdempotencyToken
+    from ..sinks import IdempotencyToken
 __all__ = ["check_skipped_write", "failed_attempts", "pinned_inputs", "pinned_plan",
            "replay_case_of", "retried_sink"]
 
 log = logging.getLogger("lakemark")
 
 
-def failed_attempts(job: Job) -> list[RunRecord]:
+def failed_attempts(run: RunContext) -> list[RunRecord]:
     """Earlier failed attempts of this run's number that tracked the bookmark, oldest first."""
-    record = job._started()
+    record = run.started()
     if record.attempt == 0:
         return []
-    return [r for r in job.store.list_runs(job.name)
+    return [r for r in run.store.list_runs(run.job_name)
             if r.run == record.run and r.run_id != record.run_id and r.status == "FAILED"
             and r.bookmark_option == "enable"]
 
 
-def retried_sink(job: Job, key: str) -> bool:
+def retried_sink(run: RunContext, key: str) -> bool:
     """Whether a failed attempt of this run recorded an intent to write sink ``key``."""
-    return any(inputs.ctx == key for attempt in failed_attempts(job)
-               for inputs in job.store.run_inputs(attempt.run_id))
+    return any(inputs.ctx == key for attempt in failed_attempts(run)
+               for inputs in run.store.run_inputs(attempt.run_id))
 
 
-def check_skipped_write(job: Job, key: str, target: str,
+def check_skipped_write(run: RunContext, key: str, target: str,
                          automatic: IdempotencyToken | None) -> None:
     """Fencing of a write that its token skipped: the attempt of this run whose commit the
     target holds must have read the same input as this attempt, or the bookmark would
@@ -56,33 +58,33 @@ def check_skipped_write(job: Job, key: str, target: str,
     was still writing, after a lease takeover). CommitConflict on a mismatch, so the run
     fails without moving the bookmark and its next attempt replays the committer's input.
     """
-    record = job._started()
-    committer = next((a.run_id for a in failed_attempts(job)
-                      for i in job.store.run_inputs(a.run_id)
+    record = run.started()
+    committer = next((a.run_id for a in failed_attempts(run)
+                      for i in run.store.run_inputs(a.run_id)
                       if i.ctx == key and isinstance(m := i.manifest, SinkManifest)
-                      and _sink_committed(m, a.run_id, job.store)), None)
+                      and _sink_committed(m, a.run_id, run.store)), None)
     if committer is None:
-        if automatic is not None and not retried_sink(job, key):
+        if automatic is not None and not retried_sink(run, key):
             # Only a failed attempt of this very run may have committed its token, or the run
             # that took this one's lease over while it wrote: then say that (LeaseLost).
-            job.store.heartbeat(record.run_id, what=f"write to {target}")
+            run.store.heartbeat(record.run_id, what=f"write to {target}")
             raise StateError(
                 f"target {target} already recorded app id {automatic.app_id!r} at "
                 f"version >= {automatic.version}, but no earlier attempt of run "
-                f"{record.run} of job {job.name!r} wrote it: the state store does not "
+                f"{record.run} of job {run.job_name!r} wrote it: the state store does not "
                 "match the table (was the state database replaced?). Nothing was written; "
                 "give the sink an explicit token or a new ctx"
             )
         return
-    theirs = _source_inputs(job.store.run_inputs(committer))
-    mine = _source_inputs(job.store.run_inputs(record.run_id))
+    theirs = _source_inputs(run.store.run_inputs(committer))
+    mine = _source_inputs(run.store.run_inputs(record.run_id))
     differ = sorted(c for c in theirs.keys() & mine.keys() if theirs[c] != mine[c])
     if differ:
         shown = ", ".join(f"{c!r} ({len(theirs[c][0])} file(s) there, {len(mine[c][0])} "
                           "here)" for c in differ)
         raise CommitConflict(
             f"target {target} already holds the write of run {record.run} of job "
-            f"{job.name!r} by attempt {committer}, which read other input than this "
+            f"{run.job_name!r} by attempt {committer}, which read other input than this "
             f"attempt {record.run_id} for source(s) {shown}: this attempt planned while "
             f"{committer} was still writing (its lease was taken over). The run fails "
             "without moving the bookmark; its next attempt replays the input of "
@@ -90,30 +92,30 @@ def check_skipped_write(job: Job, key: str, target: str,
         )
 
 
-def pinned_inputs(job: Job) -> dict[str, tuple[str, Any]]:
+def pinned_inputs(run: RunContext, state: RunState) -> dict[str, tuple[str, Any]]:
     """Per source ctx, the recorded input to replay: that of the failed attempt of this run
     whose sink commit landed in a Delta table (found by the run id in the commit info).
 
     Empty when no earlier attempt of this run committed anything: the run may then plan
     afresh (and take files that arrived meanwhile), as Glue does.
     """
-    if job._pinned is not None:
-        return job._pinned
-    job._pinned = {}
-    job._pin_info = {}
-    attempts = failed_attempts(job)
+    if state.pinned is not None:
+        return state.pinned
+    state.pinned = {}
+    state.pin_info = {}
+    attempts = failed_attempts(run)
     if not attempts:
-        return job._pinned
-    job._pin_info = {"case": "replanned", "failed_attempts": [a.run_id for a in attempts],
+        return state.pinned
+    state.pin_info = {"case": "replanned", "failed_attempts": [a.run_id for a in attempts],
                       "reason": "no sink of an earlier attempt of this run committed"}
     for attempt in attempts:
-        inputs = job.store.run_inputs(attempt.run_id)
+        inputs = run.store.run_inputs(attempt.run_id)
         committed = [i.ctx for i in inputs if isinstance(m := i.manifest, SinkManifest)
-                     and _sink_committed(m, attempt.run_id, job.store)]
+                     and _sink_committed(m, attempt.run_id, run.store)]
         if committed:
-            job._pinned = {i.ctx: (attempt.run_id, i) for i in inputs
+            state.pinned = {i.ctx: (attempt.run_id, i) for i in inputs
                             if not isinstance(i.manifest, SinkManifest)}
-            job._pin_info = {
+            state.pin_info = {
                 "case": "pinned",
                 "from_attempt": attempt.run_id,
                 "committed_sinks": committed,
@@ -122,21 +124,21 @@ def pinned_inputs(job: Job) -> dict[str, tuple[str, Any]]:
                           "input is replayed exactly, so the skipped write is the same data",
             }
             break
-    return job._pinned
+    return state.pinned
 
 
-def replay_case_of(job: Job, ctx: str) -> dict[str, Any]:
+def replay_case_of(run: RunContext, state: RunState, ctx: str) -> dict[str, Any]:
     """What the manifest says about how this source's input was chosen."""
-    pinned_inputs(job)
-    if not job._pin_info:
+    pinned_inputs(run, state)
+    if not state.pin_info:
         return {"case": "first-attempt"}
-    info = dict(job._pin_info)
-    if info["case"] == "pinned" and ctx not in pinned_inputs(job):
+    info = dict(state.pin_info)
+    if info["case"] == "pinned" and ctx not in pinned_inputs(run, state):
         info.update(case="replanned", reason="the committed attempt did not read this ctx")
     return info
 
 
-def pinned_plan(job: Job, ctx: str, pinned: tuple[str, Any],
+def pinned_plan(ctx: str, pinned: tuple[str, Any],
                  listing: Sequence[FileEntry]) -> FilePlan:
     attempt_id, inputs = pinned
     present = {e.path for e in listing}
@@ -170,20 +172,20 @@ def _sink_committed(plan: SinkManifest, run_id: str, store: Any = None) -> bool:
         return plan.status == "writing" and plan.token is not None
     token = plan.token
     if fmt == "iceberg":
-        from .sinks._iceberg import iceberg_committed
+        from ..sinks._iceberg import iceberg_committed
 
         return iceberg_committed(plan.target, plan.extra.get("iceberg_catalog"), RUN_ID_KEY,
                                  run_id)
     if fmt != "delta":
-        from .sinks import IdempotencyToken
-        from .sinks._write import folder_commit_run_id, folder_token_supported
+        from ..sinks import IdempotencyToken
+        from ..sinks._write import folder_commit_run_id, folder_token_supported
 
         if not token or not folder_token_supported(plan.target, fmt):
             return False
         found = folder_commit_run_id(
             plan.target, IdempotencyToken(token.app_id, token.version), RUN_ID_KEY, store)
         return found == run_id
-    from .sinks._location import open_delta, resolve_target
+    from ..sinks._location import open_delta, resolve_target
 
     table = open_delta(resolve_target(plan.target))
     if table is None:

@@ -1,6 +1,6 @@
 """A run reads each file as it was planned, and files taken before are handled by a policy.
 
-Two parts of the file-source lifecycle, kept out of ``_job_files`` / ``job``:
+Two parts of the file-source lifecycle, kept out of ``file_sources`` / ``job``:
 
 * **Planning with earlier takes** (:func:`fresh_plan`): the planner (pure,
   :mod:`lakemark.planning.modified`) gets the last take of each candidate path from the state
@@ -25,8 +25,8 @@ import logging
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from .errors import ChangedDuringRun
-from .planning import (
+from ..errors import ChangedDuringRun
+from ..planning import (
     FileEntry,
     FileOptions,
     FilePlan,
@@ -37,7 +37,8 @@ from .planning import (
 )
 
 if TYPE_CHECKING:
-    from .job import Job
+    from .context import RunContext
+    from .state import RunState
 
 __all__ = ["CHANGED_KEY", "check_reads", "forget_sink", "fresh_plan", "plan_report"]
 
@@ -47,33 +48,34 @@ log = logging.getLogger("lakemark")
 CHANGED_KEY = "changed_during_run"
 
 
-def fresh_plan(job: Job, ctx: str, previous: FileState | None, files: Sequence[FileEntry],
+def fresh_plan(run: RunContext, ctx: str, previous: FileState | None,
+               files: Sequence[FileEntry],
                listed_at: int, options: FileOptions) -> tuple[FilePlan, list[dict[str, Any]]]:
     """The plan of a tracked source that plans afresh, and the files it defers (as manifest
     ``changed_during_run`` entries): those still changing since the previous attempt."""
     earlier = {}
-    bookmark = job._bookmark  # noqa: SLF001 - the run's bookmark at its start
+    bookmark = run.bookmark
     if previous is not None and bookmark is not None:  # no state (first run, reset): all new
         wanted = candidate_paths(previous, files, listed_at, options)
         if wanted:
-            earlier = job.store.earlier_takes(job.name, ctx, wanted, bookmark.run)
+            earlier = run.store.earlier_takes(run.job_name, ctx, wanted, bookmark.run)
     plan = plan_files(previous, files, listed_at, options, earlier)
-    deferred = _still_changing(job, ctx, plan)
+    deferred = _still_changing(run, ctx, plan)
     if deferred:
         plan = leave_out(plan, [d["path"] for d in deferred])
     return plan, deferred
 
 
-def _still_changing(job: Job, ctx: str, plan: FilePlan) -> list[dict[str, Any]]:
+def _still_changing(run: RunContext, ctx: str, plan: FilePlan) -> list[dict[str, Any]]:
     """Files of ``plan`` that the last failed attempt of this run left out as changed while
     read, and whose size or mtime differs again from what that attempt saw."""
-    from ._job_replay import failed_attempts
+    from .replay import failed_attempts
 
-    attempts = failed_attempts(job)
+    attempts = failed_attempts(run)
     if not attempts:
         return []
     seen: dict[str, Mapping[str, Any]] = {}
-    for inputs in job.store.run_inputs(attempts[-1].run_id):
+    for inputs in run.store.run_inputs(attempts[-1].run_id):
         if inputs.ctx == ctx:
             for entry in inputs.plan.get(CHANGED_KEY) or []:
                 if entry.get("seen"):
@@ -107,21 +109,21 @@ def plan_report(plan: FilePlan, deferred: Sequence[Mapping[str, Any]] = ()) -> d
     return out
 
 
-def check_reads(job: Job) -> None:
+def check_reads(run: RunContext, state: RunState) -> None:
     """Before a sink commits: every file planned by this run's file sources must still have
     its planned size and mtime. Changed files are left out of the run (plan, bookmark band,
     manifest) and :class:`ChangedDuringRun` stops the commit."""
-    from .storage import stat_files
+    from ..storage import stat_files
 
     changed_all: list[str] = []
-    for key, plan in list(job.plans.items()):
-        if key not in job._roots or not plan.files:  # noqa: SLF001 - file sources only
+    for key, plan in list(state.plans.items()):
+        if key not in state.roots or not plan.files:
             continue
         now = stat_files(e.path for e in plan.files)
         changed = [(e, now[e.path]) for e in plan.files
                    if now[e.path] is not None and now[e.path] != (e.mtime, e.size)]
         if changed:
-            _leave_out(job, key, plan, changed)
+            _leave_out(run, state, key, plan, changed)
             changed_all.extend(e.path for e, _ in changed)
     if changed_all:
         shown = ", ".join(changed_all[:3]) + (" …" if len(changed_all) > 3 else "")
@@ -131,16 +133,16 @@ def check_reads(job: Job) -> None:
             paths=tuple(changed_all))
 
 
-def _leave_out(job: Job, key: str, plan: FilePlan,
+def _leave_out(run: RunContext, state: RunState, key: str, plan: FilePlan,
                changed: Sequence[tuple[FileEntry, tuple[int, int] | None]]) -> None:
     """Take ``changed`` out of source ``key``'s plan, pending bookmark and manifest."""
     kept = leave_out(plan, [e.path for e, _ in changed])
-    job.plans[key] = kept
-    pending = job._pending.get(key)  # noqa: SLF001 - the state element the run commits
+    state.plans[key] = kept
+    pending = state.pending.get(key)
     if pending is not None:
         pending["band"] = kept.next_state.to_json()["band"]
-    record = job._started()  # noqa: SLF001
-    entry = next((dict(i.plan) for i in job.store.run_inputs(record.run_id) if i.ctx == key),
+    record = run.started()
+    entry = next((dict(i.plan) for i in run.store.run_inputs(record.run_id) if i.ctx == key),
                  None)
     if entry is None:
         return
@@ -153,19 +155,19 @@ def _leave_out(job: Job, key: str, plan: FilePlan,
     if kept.taken_before != plan.taken_before:
         entry["taken_before"] = [t for t in entry.get("taken_before") or []
                                  if t.get("path") in kept.taken_before]
-    job.store.record_plan(record.run_id, key, entry, kept.files)
+    run.store.record_plan(record.run_id, key, entry, kept.files)
     for e, now in changed:
         log.warning("file %s changed while the run read it (planned %d bytes, mtime %d; now "
                     "%s): left out of this run, the next run takes it whole", e.path, e.size,
                     e.mtime, f"{now[1]} bytes, mtime {now[0]}" if now else "gone")
 
 
-def forget_sink(job: Job, key: str, source: str | None = None) -> None:
+def forget_sink(state: RunState, key: str, source: str | None = None) -> None:
     """Let the run write sink ``key`` again (after :class:`ChangedDuringRun` stopped its
     commit: nothing of it was committed), and read ``source`` again: what its tracked-schema
     read left for the commit (a schema change, observed counts) came from files that are no
     longer in the run, so the new read decides afresh."""
-    job._sinks.discard(key)  # noqa: SLF001
+    state.sinks.discard(key)
     if source is not None:
-        job._pending_schemas.pop(source, None)  # noqa: SLF001
-        job._schema_counts.pop(source, None)  # noqa: SLF001
+        state.pending_schemas.pop(source, None)
+        state.schema_counts.pop(source, None)

@@ -15,17 +15,18 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from ._fault import fault_point
-from ._job_replay import check_skipped_write
-from ._job_sinks import claim_sink
-from ._verify_reads import check_before_first_sink
-from .state.manifest import SinkManifest, SinkToken
+from .._fault import fault_point
+from .replay import check_skipped_write
+from .sinks import claim_sink
+from .verify_reads import check_before_first_sink
+from ..state.manifest import SinkManifest, SinkToken
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
-    from .job import Job
-    from .sinks import JdbcTarget, WriteResult
+    from .context import RunContext
+    from .state import RunState
+    from ..sinks import JdbcTarget, WriteResult
 
 __all__ = ["jdbc_target", "write_jdbc_frame"]
 
@@ -35,9 +36,9 @@ def jdbc_target(url: str, dbtable: str, *, user: str | None, password: str | Non
     """The JDBC table ``Job.write_jdbc`` appends to: URL, credentials and driver class
     resolved as the JDBC reader resolves them (the driver by URL prefix), the password
     remembered for redaction."""
-    from .redaction import remember_secret
-    from .sinks import JdbcTarget
-    from .sources.jdbc import JdbcSource
+    from ..redaction import remember_secret
+    from ..sinks import JdbcTarget
+    from ..sources.jdbc import JdbcSource
 
     remember_secret(password)
     reach = JdbcSource(url=url, dbtable=dbtable, user=user, password=password,
@@ -45,19 +46,19 @@ def jdbc_target(url: str, dbtable: str, *, user: str | None, password: str | Non
     return JdbcTarget({**(options or {}), **reach, "dbtable": dbtable, "lakemark.url": url})
 
 
-def write_jdbc_frame(job: Job, df: DataFrame, target: JdbcTarget,
+def write_jdbc_frame(run: RunContext, state: RunState, df: DataFrame, target: JdbcTarget,
                      ctx: str | None) -> WriteResult:
-    """Append ``df`` to ``target`` in ``job``'s run, exactly once (see the module doc)."""
-    from .sinks import IdempotencyToken, write_jdbc_table
-    from .sinks._jdbc import jdbc_dialect
+    """Append ``df`` to ``target`` in the run, exactly once (see the module doc)."""
+    from ..sinks import IdempotencyToken, write_jdbc_table
+    from ..sinks._jdbc import jdbc_dialect
 
-    record = job._started()
-    key = claim_sink(job, ctx, target.display)
-    token = (IdempotencyToken(f"{job.name}/{ctx or target.dbtable}", record.run)
-             if job.tracking and jdbc_dialect(target.url) else None)
-    job.store.heartbeat(record.run_id)
-    job._read_started = True
-    check_before_first_sink(job)  # every sink of the run sees the same files (_verify_reads)
+    record = run.started()
+    key = claim_sink(state, ctx, target.display)
+    token = (IdempotencyToken(f"{run.job_name}/{ctx or target.dbtable}", record.run)
+             if run.tracking and jdbc_dialect(target.url) else None)
+    run.store.heartbeat(record.run_id)
+    state.read_started = True
+    check_before_first_sink(run, state)  # all sinks see the same files (verify_reads)
     entry = SinkManifest(
         ctx=ctx, target=target.display, format="jdbc", mode="append", partition_by=[],
         token=SinkToken(token.app_id, token.version) if token else None,
@@ -65,16 +66,16 @@ def write_jdbc_frame(job: Job, df: DataFrame, target: JdbcTarget,
         present=frozenset({"token_source"}),
         extra={"url": target.display.rsplit("#", 1)[0], "dbtable": target.dbtable},
     )
-    job.store.record_plan(record.run_id, key, entry.to_json(), [])
+    run.store.record_plan(record.run_id, key, entry.to_json(), [])
     result = write_jdbc_table(df, target, token, run_id=record.run_id,
-                              before_commit=lambda: job.store.heartbeat(record.run_id))
+                              before_commit=lambda: run.store.heartbeat(record.run_id))
     fault_point("after-sink-commit")
     if result.skipped:
-        check_skipped_write(job, key, target.display, token)
-    job.results.append(result)
+        check_skipped_write(run, key, target.display, token)
+    state.results.append(result)
     entry = replace(entry, status="skipped" if result.skipped else "committed",
                     rows=result.rows, files=0, bytes=0, skipped=result.skipped)
-    job.store.record_plan(record.run_id, key, entry.to_json(), [])
-    job._emit("written", ctx, {"rows": result.rows, "files": 0, "target": target.display,
+    run.store.record_plan(record.run_id, key, entry.to_json(), [])
+    run.emit("written", ctx, {"rows": result.rows, "files": 0, "target": target.display,
                                 "table": target.display, "skipped": result.skipped}, frame=df)
     return result

@@ -9,23 +9,24 @@ get (and a ``quarantine retry`` would write them there twice). So, before the fi
 attempt writes, :func:`check_before_first_sink` reads every file source of the run whose
 damage the cheap checks can miss (Parquet, ORC, Avro, compressed files) in full, with a no-op
 write. A file that fails is pinned and set aside by the job's policy
-(:func:`lakemark._quarantine.pin_read_failure`) and the attempt fails in one line naming it,
+(:func:`lakemark.run.quarantine.pin_read_failure`) and the attempt fails in one line naming it,
 before anything was written; the next attempt plans without it, for every sink alike.
 
 ``lakemark ingest files`` and ``ingest s3-incremental`` write one sink and pin a failure on
-the write itself (``_quarantine_ingest``), so they skip this read.
+the write itself (``run.quarantine_ingest``), so they skip this read.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ._quarantine import pin_read_failure
-from .errors import ReadError
+from .quarantine import pin_read_failure
+from ..errors import ReadError
 
 if TYPE_CHECKING:
-    from ._quarantine import ReadArgs
-    from .job import Job
+    from .quarantine import ReadArgs
+    from .context import RunContext
+    from .state import RunState
 
 __all__ = ["SetAsideBeforeWrite", "check_before_first_sink", "needs_full_read"]
 
@@ -47,36 +48,36 @@ def needs_full_read(args: ReadArgs) -> bool:
     return any(f.path.lower().endswith(_COMPRESSED) for f in args.files)
 
 
-def check_before_first_sink(job: Job) -> None:
-    """Before the first sink of ``job``'s attempt writes: read each file source that
+def check_before_first_sink(run: RunContext, state: RunState) -> None:
+    """Before the first sink of the attempt writes: read each file source that
     :func:`needs_full_read` in full; set aside the file one fails on and raise
     :class:`SetAsideBeforeWrite` naming it (or the policy's QuarantineExceeded). Once per
-    attempt; a no-op when the run's own write pins failures (``_quarantine_ingest``)."""
-    if job._reads_checked:  # noqa: SLF001 - the job's own bookkeeping
+    attempt; a no-op when the run's own write pins failures (``run.quarantine_ingest``)."""
+    if state.reads_checked:
         return
-    job._reads_checked = True  # noqa: SLF001
-    for ctx, args in list(job._reads.items()):  # noqa: SLF001
+    state.reads_checked = True
+    for ctx, args in list(state.reads.items()):
         if not needs_full_read(args):
             continue
-        error = _failure(job, args)
+        error = _failure(run, args)
         if error is None:
             continue
-        if not pin_read_failure(job, ctx, error):
+        if not pin_read_failure(run, state, ctx, error):
             raise error  # no single file to blame: the read's own error
-        pinned = job.set_aside[ctx][-1]
-        job._reads.clear()  # noqa: SLF001 - pinned now: the attempt's end has nothing to pin
+        pinned = state.set_aside[ctx][-1]
+        state.reads.clear()
         raise SetAsideBeforeWrite(
             f"source {ctx!r}: cannot read {pinned.entry.path}: {pinned.reason}; it is set "
             "aside before any sink wrote, and nothing was written: the next attempt goes on "
             "without it (lakemark quarantine list)")
 
 
-def _failure(job: Job, args: ReadArgs) -> BaseException | None:
+def _failure(run: RunContext, args: ReadArgs) -> BaseException | None:
     """The error of reading all of ``args.files`` in full (None when they read)."""
-    from .sources import read_files
+    from ..sources import read_files
 
     try:
-        read_files(job.spark, list(args.files), root=args.root, format=args.format,
+        read_files(run.spark(), list(args.files), root=args.root, format=args.format,
                    options=dict(args.options), mode=args.mode,
                    ).write.format("noop").mode("overwrite").save()
     except Exception as exc:  # noqa: BLE001 - any failure is what is looked for

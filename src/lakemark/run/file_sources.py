@@ -2,7 +2,7 @@
 attempt's input) and record before reading, then read the planned files.
 
 The bodies of :meth:`lakemark.job.Job.plan_files`, ``read_files`` and ``read_planned`` (the
-public methods stay on ``Job``, which calls these with itself).
+public methods stay on ``Job``, which calls these with the run's context and state).
 """
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from .errors import ConfigError, SourceError
-from .planning import (
+from ..errors import ConfigError, SourceError
+from ..planning import (
     FileEntry,
     FileOptions,
     FilePlan,
@@ -22,19 +22,20 @@ from .planning import (
     plan_everything,
     resume_after,
 )
-from ._exact_read import fresh_plan, plan_report
-from ._fault import fault_point
-from .state.manifest import SourceManifest
-from ._job_replay import pinned_inputs, pinned_plan, replay_case_of
-from ._quarantine import ReadArgs, add_retries, remember_read, screen
+from .exact_read import fresh_plan, plan_report
+from .._fault import fault_point
+from ..state.manifest import SourceManifest
+from .replay import pinned_inputs, pinned_plan, replay_case_of
+from .quarantine import ReadArgs, add_retries, remember_read, screen
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
-    from .run.cleanup import CleanSpec
-    from .job import Job
+    from .cleanup import CleanSpec
+    from .context import RunContext
+    from .state import RunState
 
-    from .sources._schema_track import SchemaTracking
+    from ..sources._schema_track import SchemaTracking
 __all__ = ["plan_source", "read_plan", "read_tracking", "previous_state", "replay_plan",
            "warn_untracked"]
 
@@ -42,7 +43,8 @@ log = logging.getLogger("lakemark")
 
 
 def plan_source(
-    job: Job,
+    run: RunContext,
+    state: RunState,
     path: str | Sequence[str],
     *,
     ctx: str | None,
@@ -54,12 +56,12 @@ def plan_source(
     clean: CleanSpec | None = None,
 ) -> tuple[list[str], FilePlan]:
     """List, plan and record one source (one or more paths); returns its roots and the plan.
-    ``clean``: what to do with the source's files after the run's commit (``_cleanup``)."""
-    record = job._started()
+    ``clean``: what to do with the source's files after the run's commit (``cleanup``)."""
+    record = run.started()
     paths = [path] if isinstance(path, str) else list(path)
     if not paths:
         raise ConfigError("a file source needs at least one path")
-    from .storage import list_files, list_files_after, parse_uri
+    from ..storage import list_files, list_files_after, parse_uri
 
     if listing.incremental:
         local = [p for p in paths if not parse_uri(p).is_s3]
@@ -68,12 +70,12 @@ def plan_source(
                 f"incremental listing (S3 StartAfter) applies to S3 sources; {local[0]} is "
                 "local (a local folder is listed in full, which is already cheap)"
             )
-    key = job._claim_ctx(ctx)
-    element = job._bookmark.state.get(ctx) if ctx and job._bookmark is not None else None
-    pinned = pinned_inputs(job).get(ctx) if ctx is not None and job.tracking else None
+    key = state.claim_ctx(ctx)
+    element = run.bookmark.state.get(ctx) if ctx and run.bookmark is not None else None
+    pinned = pinned_inputs(run, state).get(ctx) if ctx is not None and run.tracking else None
     # Replays (pinned or from/to) check their recorded files against a full listing.
-    resumable = (listing.incremental and ctx is not None and job.tracking
-                 and job.from_run_id is None and pinned is None)
+    resumable = (listing.incremental and ctx is not None and run.tracking
+                 and run.from_run_id is None and pinned is None)
     listings = []
     starts: dict[str, str | None] = {}
     for p in paths:
@@ -91,26 +93,26 @@ def plan_source(
     else:
         files = list({f.path: f for listing in listings for f in listing.entries}.values())
     listed_at = min(listing.started_ms for listing in listings)
-    job._emit("listed", key, {"files": len(files), "root": source})
-    previous = previous_state(job, ctx, source)
+    run.emit("listed", key, {"files": len(files), "root": source})
+    previous = previous_state(run, ctx, source)
     deferred: list[dict[str, Any]] = []
-    if ctx is None or job.bookmark_option == "disable":
-        if ctx is None and job.bookmark_option != "disable":
-            warn_untracked(job, source)
+    if ctx is None or run.bookmark_option == "disable":
+        if ctx is None and run.bookmark_option != "disable":
+            warn_untracked(state, source)
         plan = plan_everything(files)
-    elif job.from_run_id is not None and job.to_run_id is not None:
-        plan = replay_plan(job, ctx, files)
+    elif run.from_run_id is not None and run.to_run_id is not None:
+        plan = replay_plan(run, ctx, files)
     else:
         if pinned is not None and pinned[1].manifest.kind == "files":
-            plan = pinned_plan(job, ctx, pinned, files)
-        else:  # earlier takes and the policy for modified files: _exact_read
-            plan, deferred = fresh_plan(job, ctx, previous, files, listed_at, options)
-    plan = add_retries(job, key, files, plan)  # set-aside files marked for retry (_quarantine)
+            plan = pinned_plan(ctx, pinned, files)
+        else:  # earlier takes and the policy for modified files: exact_read
+            plan, deferred = fresh_plan(run, ctx, previous, files, listed_at, options)
+    plan = add_retries(run, key, files, plan)  # set-aside files marked for retry
     recorded = SourceManifest(
         kind="files",
         source=source,
         format=format,
-        bookmark_option=job.bookmark_option,
+        bookmark_option=run.bookmark_option,
         options={
             "recurse": recurse,
             "exclusions": list(exclusions) if not isinstance(exclusions, str) else exclusions,
@@ -135,23 +137,23 @@ def plan_source(
         next_state=plan.next_state.to_json(),
         extra=plan_report(plan, deferred),
     )
-    if ctx is not None and job.tracking and job.from_run_id is None:
-        recorded = recorded.with_replay(replay_case_of(job, ctx))
+    if ctx is not None and run.tracking and run.from_run_id is None:
+        recorded = recorded.with_replay(replay_case_of(run, state, ctx))
     fault_point("after-plan")
-    job.store.record_plan(record.run_id, key, recorded.to_json(), plan.files)
+    run.store.record_plan(record.run_id, key, recorded.to_json(), plan.files)
     fault_point("after-plan-recorded")
-    if ctx is not None and job.tracking:
-        job._pending[ctx] = {**plan.next_state.to_json(), "source": source}
+    if ctx is not None and run.tracking:
+        state.pending[ctx] = {**plan.next_state.to_json(), "source": source}
         if listing.incremental:
-            job._pending[ctx]["listing"] = listing.next_element(element, {
+            state.pending[ctx]["listing"] = listing.next_element(element, {
                 lst.root: resume_after(previous, lst.entries, plan, listed_at, options,
                                        starts.get(lst.root))
                 for lst in listings}, full=not any(starts.values()))
-    job.plans[key] = plan
-    job._roots[key] = roots
+    state.plans[key] = plan
+    state.roots[key] = roots
     if clean is not None:
-        job._clean[key] = clean
-    job._emit("planned", key, {"files": len(plan.files), "bytes": plan.total_bytes,
+        state.clean[key] = clean
+    run.emit("planned", key, {"files": len(plan.files), "bytes": plan.total_bytes,
                                 "pending": plan.pending})
     return roots, plan
 
@@ -160,9 +162,9 @@ def read_tracking(format: str, mode: str, ctx: str | None, schema_given: bool,
                   schema_evolution: str | None, rescued_data_column: str | None,
                   schema_hints: str | None) -> SchemaTracking | None:
     """How a file read tracks its schema (docs/schema.md), its reader options checked first."""
-    from .planning.schema import effective_evolution_mode
-    from .sources import check_read_options
-    from .sources._schema_track import tracking_of
+    from ..planning.schema import effective_evolution_mode
+    from ..sources import check_read_options
+    from ..sources._schema_track import tracking_of
 
     check_read_options(format, mode)
     return tracking_of(effective_evolution_mode(
@@ -170,53 +172,54 @@ def read_tracking(format: str, mode: str, ctx: str | None, schema_given: bool,
         read_mode=mode), rescued_data_column, schema_hints)
 
 
-def read_plan(job: Job, roots: Sequence[str], plan: FilePlan, *, format: str,
+def read_plan(run: RunContext, state: RunState, roots: Sequence[str], plan: FilePlan, *,
+              format: str,
                options: Mapping[str, str] | None, schema: Any, mode: str,
                base_path: str | None, ctx: str | None = None,
                tracking: SchemaTracking | None = None) -> DataFrame:
-    from .sources import read_files
+    from ..sources import read_files
 
     key = ctx if ctx is not None else next(
-        (k for k, p in job.plans.items() if p is plan), "(untracked)")
+        (k for k, p in state.plans.items() if p is plan), "(untracked)")
     planned = len(plan.files)
-    # Files that cannot be read are set aside, never allowed to stick the run (_quarantine).
-    plan = replace(plan, files=tuple(screen(job, key, plan.files, format=format,
+    # Files that cannot be read are set aside, never allowed to stick the run (quarantine).
+    plan = replace(plan, files=tuple(screen(run, state, key, plan.files, format=format,
                                             options=options)))
     if len(roots) == 1 or base_path is not None:
-        remember_read(job, key, ReadArgs(plan.files, planned, base_path or roots[0], format,
+        remember_read(state, key, ReadArgs(plan.files, planned, base_path or roots[0], format,
                                          dict(options or {}), mode))
     if tracking is not None:  # the tracked schema decides before the run counts as read
-        from .run.tracked_read import read_with_tracking
+        from .tracked_read import read_with_tracking
 
-        read = read_with_tracking(job._run_context(), ctx, plan.files, roots=roots,
+        read = read_with_tracking(run, ctx, plan.files, roots=roots,
                                   base_path=base_path, format=format, options=options,
                                   schema=schema, mode=mode, tracking=tracking)
         source = str(ctx)  # read_with_tracking refused a source without one
-        if read.pending is not None and job.tracking:
-            job._pending_schemas[source] = read.pending
+        if read.pending is not None and run.tracking:
+            state.pending_schemas[source] = read.pending
         if read.observation is not None:
-            job._schema_counts[source] = (read.observation, read.record)
+            state.schema_counts[source] = (read.observation, read.record)
         tracked = read.frame
-        job._read_started = True
+        state.read_started = True
         fault_point("mid-read")
         if not plan.files:
-            job._empty_reads[id(tracked)] = tracked
+            state.empty_reads[id(tracked)] = tracked
         return tracked
-    job._read_started = True
+    state.read_started = True
     if len(roots) == 1 or base_path is not None:
         frame = read_files(
-            job.spark, plan.files, root=base_path or roots[0], format=format,
+            run.spark(), plan.files, root=base_path or roots[0], format=format,
             options=options, schema=schema, mode=mode,
         )
         fault_point("mid-read")
         if not plan.files:
-            job._empty_reads[id(frame)] = frame
+            state.empty_reads[id(frame)] = frame
         return frame
     # Several paths: each is read under its own root (for its partition folders), then
     # the frames are combined by column name.
     groups = _group_by_root(plan.files, roots)
     frames = [
-        read_files(job.spark, groups[root], root=root, format=format, options=options,
+        read_files(run.spark(), groups[root], root=root, format=format, options=options,
                    schema=schema, mode=mode)
         for root in roots
     ]
@@ -226,10 +229,10 @@ def read_plan(job: Job, roots: Sequence[str], plan: FilePlan, *, format: str,
     return combined
 
 
-def previous_state(job: Job, ctx: str | None, root: str) -> FileState | None:
-    if ctx is None or job._bookmark is None:
+def previous_state(run: RunContext, ctx: str | None, root: str) -> FileState | None:
+    if ctx is None or run.bookmark is None:
         return None
-    element = job._bookmark.state.get(ctx)
+    element = run.bookmark.state.get(ctx)
     if not element:
         return None
     if element.get("kind", "files") != "files":
@@ -245,12 +248,12 @@ def previous_state(job: Job, ctx: str | None, root: str) -> FileState | None:
     return FileState.from_json(element)
 
 
-def replay_plan(job: Job, ctx: str, listing: Sequence[FileEntry]) -> FilePlan:
-    assert job.from_run_id is not None and job.to_run_id is not None
-    runs = job.store.runs_between(job.name, job.from_run_id, job.to_run_id)
+def replay_plan(run: RunContext, ctx: str, listing: Sequence[FileEntry]) -> FilePlan:
+    assert run.from_run_id is not None and run.to_run_id is not None
+    runs = run.store.runs_between(run.job_name, run.from_run_id, run.to_run_id)
     wanted: dict[str, FileEntry] = {}
-    for run in runs:
-        for inputs in job.store.run_inputs(run.run_id):
+    for earlier in runs:
+        for inputs in run.store.run_inputs(earlier.run_id):
             if inputs.ctx == ctx:
                 for entry in inputs.files:
                     wanted[entry.path] = entry
@@ -259,16 +262,16 @@ def replay_plan(job: Job, ctx: str, listing: Sequence[FileEntry]) -> FilePlan:
     if missing:
         shown = ", ".join(missing[:5]) + (" …" if len(missing) > 5 else "")
         raise SourceError(
-            f"{len(missing)} file(s) processed between {job.from_run_id} and "
-            f"{job.to_run_id} no longer exist: {shown}"
+            f"{len(missing)} file(s) processed between {run.from_run_id} and "
+            f"{run.to_run_id} no longer exist: {shown}"
         )
     files = tuple(sorted(present[p] for p in wanted))
     return FilePlan(files=files, next_state=FileState())
 
 
-def warn_untracked(job: Job, path: str) -> None:
-    if not job._warned_untracked:
-        job._warned_untracked = True
+def warn_untracked(state: RunState, path: str) -> None:
+    if not state.warned_untracked:
+        state.warned_untracked = True
         log.warning(
             "source %s has no transformation_ctx: bookmarks do not track it, so every run "
             "reads all of it (give it a ctx to process only new files)", path,
