@@ -6,6 +6,8 @@ from __future__ import annotations
 import gzip
 import json
 import os
+from pathlib import Path
+from typing import Any
 
 import pytest
 from test_quarantine import OLD, Lake, lake, write  # noqa: F401 - the fixture
@@ -78,3 +80,46 @@ def test_a_record_nested_deeper_than_parquet_allows_is_set_aside(lake: Lake) -> 
     assert lake.ids() == [0, 1, 2]
     assert "121 levels deep (line 2)" in lake.aside()["deep.json"]
     assert lake.ingest()["files"] == 0
+
+
+def test_an_xml_row_nested_deeper_than_parquet_allows_is_set_aside(lake: Lake) -> None:  # noqa: F811
+    inner = "<v>1</v>"
+    for _ in range(120):
+        inner = f"<n>{inner}</n>"
+    (lake.src / "a.xml").write_text("<rows><row><id>1</id></row><row><id>2</id></row></rows>")
+    (lake.src / "deep.xml").write_text(f"<rows><row><id>3</id>{inner}</row></rows>")
+    out = lake.ingest("--option", "rowTag=row", code=3, fmt="xml")
+    assert (out["files_taken"], out["files_set_aside"]) == (1, 1)
+    assert lake.ids() == [1, 2]
+    assert "121 levels deep (elements of a <row> row)" in lake.aside()["deep.xml"]
+
+
+def test_an_avro_schema_nested_too_deep_is_set_aside_by_a_python_job(lake: Lake,  # noqa: F811
+                                                                      spark: Any) -> None:
+    import fastavro
+
+    from lakemark import Job
+    from lakemark.state import open_store
+
+    inner: object = "long"
+    value: object = 1
+    for i in range(110):
+        inner = {"type": "record", "name": f"r{i}", "fields": [{"name": "c", "type": inner}]}
+        value = {"c": value}
+    for name, schema, row in (
+            ("a.avro", {"type": "record", "name": "t", "fields": [{"name": "id", "type": "long"}]},
+             {"id": 1}),
+            ("deep.avro", {"type": "record", "name": "t", "fields": [
+                {"name": "id", "type": "long"}, {"name": "t", "type": inner}]},
+             {"id": 2, "t": value})):
+        with open(lake.src / name, "wb") as out:
+            fastavro.writer(out, fastavro.parse_schema(schema), [row])
+    store = open_store(lake.state)
+    with Job("j", state=store, spark=spark) as job:
+        df = job.read_files(str(lake.src), format="avro", ctx="src")
+        job.write(df, str(lake.target), format="delta", ctx="out")
+    [aside] = job.set_aside["src"]
+    assert Path(aside.entry.path).name == "deep.avro"
+    assert "its schema nests 111 levels deep" in aside.reason
+    assert lake.ids() == [1]
+    store.close()

@@ -32,14 +32,15 @@ def state() -> None:
 def prune(job_name: str | None, all_jobs: bool, keep_days: float | None,
           keep_runs: int | None, dry_run: bool, state_url: str | None, as_json: bool) -> None:
     """Delete old runs of JOB (or of every job, --all): their records, manifests (plans and
-    input files) and old bookmark versions.
+    input files), set-aside history, folder-sink commit records and old bookmark versions.
 
     A run is deleted only when it is older than --keep-days AND not among the last
     --keep-runs of its job. Never deleted: the current bookmark, a running run, the attempts
     of the run now due (a retry replays their input), the runs the bookmark names, and every
     run and bookmark version inside the window (so `bookmark rewind` and --from/--to replays
-    between runs of the window stay exact). The same policy runs automatically after
-    commits (LAKEMARK_RETENTION=off turns that off).
+    between runs of the window stay exact), and the latest committed version of each folder
+    target and app id (it refuses writing that version again). The same policy runs
+    automatically after commits (LAKEMARK_RETENTION=off turns that off).
     """
     if (job_name is None) == (not all_jobs):
         raise ConfigError("state prune: give a JOB or --all (not both)")
@@ -60,11 +61,12 @@ def prune(job_name: str | None, all_jobs: bool, keep_days: float | None,
     verb = "would delete" if dry_run else "deleted"
     table = Table(title=f"state prune ({verb}; keep {policy.keep_days:g} days and at least "
                         f"{policy.keep_runs} runs)")
-    for column in ("job", "runs", "input files", "plans", "bookmark versions", "runs kept"):
+    for column in ("job", "runs", "input files", "plans", "bookmark versions",
+                   "commit records", "set-aside history", "runs kept"):
         table.add_column(column, justify="left" if column == "job" else "right")
     for r in reports:
         table.add_row(r.job_name, str(r.runs), str(r.files), str(r.plans), str(r.versions),
-                      str(r.kept_runs))
+                      str(r.folder_commits), str(r.quarantine_history), str(r.kept_runs))
     print_table(table)
     if not reports:
         console.print("No jobs in the store.")

@@ -111,9 +111,12 @@ def committed_files(target: str, state: str | None = None) -> list[str]:
             opened.close()
     for record in records:
         files = record.get("files") or ()
-        if not isinstance(files, list):
+        # A record retention kept for its target and app id carries the files of the older
+        # records it pruned (state/_folder_commits.py).
+        earlier = record.get("earlier_files") or []
+        if not isinstance(files, list) or not isinstance(earlier, list):
             raise SinkError(f"a commit record of {store.root} lists no files")
-        named.update(str(rel) for rel in files)
+        named.update(str(rel) for rel in (*files, *earlier))
     root = store.root.rstrip("/")
     return sorted(f"{root}/{rel}" for rel in present & named)
 

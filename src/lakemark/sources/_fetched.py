@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING
 from ..errors import ReadError
 from ..storage import mapped_path, parse_uri
 from ._arrow_reader import record_frame, splitting_options
-from ._errors import first_line, spark_errors
+from ._errors import describe, first_line, spark_errors
 from ._options import ReadRequest
 from ._partitions import layout_of
 from ._sample import sample_files
@@ -81,6 +81,9 @@ class FetchedRecords:
         try:
             return reader.json(records).schema
         except spark_errors() as exc:
+            own = describe(exc)
+            if own is not None and own[0] is None:  # lakemark's reader named the object
+                raise ReadError(own[1]) from None
             raise ReadError(f"cannot infer the schema of {len(chosen)} sampled json file(s) "
                             f"starting with {chosen[0]}: {first_line(exc)}") from None
 

@@ -9,16 +9,18 @@ read, each with a one-line reason:
 * Parquet, ORC, Avro: not empty, the format's magic bytes, and the metadata a reader needs
   first (Parquet's footer, ORC's postscript and footer — read with pyarrow; Avro's header and
   that the file ends with the header's sync marker, which a truncated file does not);
-* json: no record nested deeper than Parquet allows (:mod:`._inspect_depth`); json, csv and
-  text read as UTF-8: no bytes that are not UTF-8 (Spark would replace them);
+* json, xml, avro: no record nested deeper than Parquet allows (:mod:`._inspect_depth`; Avro:
+  its schema); json, csv and text read as UTF-8: no bytes that are not UTF-8 (Spark would
+  replace them);
 * json, csv, text, xml: no record over ``max_record_bytes`` (a line, for xml the span
   between two ``<rowTag`` starts, for ``multiLine`` json the whole file). Only files bigger
   than the limit are scanned; a compressed file (``.gz``, ``.bz2``, ``.xz``, ``.zst``,
   ``.deflate``) is scanned streaming when its codec's largest expansion of its size could
   pass the limit (:mod:`._inspect_compressed`).
 
-A local json, csv or text file is read once on the driver for the UTF-8 and nesting checks
-(streamed; S3 objects are not: lakemark's reader decodes them strictly instead). Otherwise
+A local json, csv, text or xml file is read once on the driver for the UTF-8 and nesting
+checks (streamed; S3 objects are not: lakemark's reader decodes them strictly and checks each
+record's nesting instead). Otherwise
 only what a file's first bytes and its footer show is seen here; damage inside the data (a
 flipped byte in a Parquet page) surfaces when Spark reads, and the job pins it then. Local
 files are read on the driver; S3 objects with ranged reads of their head and tail (about
@@ -30,6 +32,7 @@ dying on it).
 from __future__ import annotations
 
 import errno
+import json
 import os
 import stat
 from collections.abc import Callable, Mapping, Sequence
@@ -41,7 +44,7 @@ from ..planning.files import FileEntry
 from ..storage import arrow_filesystem, mapped_path, parse_uri
 from ._inspect_compressed import (DECOMPRESS_ERRORS, codec_of, decompressed, may_hold_over,
                                   utf8_problem)
-from ._inspect_depth import json_depth_problem
+from ._inspect_depth import avro_depth_problem, json_depth_problem, xml_depth_problem
 
 __all__ = ["DEFAULT_MAX_RECORD_BYTES", "BadFile", "inspect_files", "inspect_file",
            "parse_size"]
@@ -170,6 +173,9 @@ def _format_problem(stream: Any, size: int, name: str, format: str, options: Map
         multiline = options.get("multiline", "false").lower() == "true"
         problem = _text_problem(stream, name,
                                 lambda raw: json_depth_problem(raw, multiline=multiline))
+    if problem is None and format == "xml":
+        row_tag = options.get("rowtag", "ROW")
+        problem = _text_problem(stream, name, lambda raw: xml_depth_problem(raw, row_tag=row_tag))
     return problem
 
 
@@ -327,7 +333,11 @@ def _avro(stream: Any, size: int) -> str | None:
         return f"unreadable Avro header: {_first_line(exc)}"
     if size > header_end and _read_at(stream, size - 16, 16) != sync:
         return "truncated Avro file (it does not end with its sync marker)"
-    return None
+    try:
+        schema = json.loads(reader._header["meta"]["avro.schema"])  # noqa: SLF001
+    except (KeyError, TypeError, ValueError):
+        return None  # fastavro read the header; Spark's reader judges the schema itself
+    return avro_depth_problem(schema)
 
 
 def _first_line(exc: BaseException) -> str:

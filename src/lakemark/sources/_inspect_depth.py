@@ -1,4 +1,4 @@
-"""The nesting check of JSON files: a record nested deeper than Parquet and Spark allow.
+"""The nesting checks: a record nested deeper than Parquet and Spark allow (JSON, XML, Avro).
 
 A JSON record nested more than :data:`MAX_DEPTH` levels (objects and arrays) makes every run
 fail: Spark's analyser overflows its stack on the schema such a record gives, and Parquet
@@ -9,6 +9,13 @@ The check reads the records' text (JSON lines: line by line, a line is at most t
 size limit; ``multiLine``: the whole file, which that limit bounds too), and only a record
 holding more than :data:`MAX_DEPTH` opening brackets is parsed further: its strings removed,
 its brackets counted — cheap for ordinary data.
+
+XML counts elements: a row element holding elements is one level (a struct), each element
+below it holding elements one more, as the nesting of the struct Spark's XML reader makes; a
+record with at most :data:`MAX_DEPTH` ``<`` is not examined further. Avro's depth is its
+schema's (records, arrays and maps; read from the file's header). The same record checks run
+in lakemark's own reader of S3 objects (:func:`record_depth_problem`), which the driver does not
+read before the run.
 """
 
 from __future__ import annotations
@@ -16,7 +23,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-__all__ = ["MAX_DEPTH", "json_depth_problem"]
+__all__ = ["MAX_DEPTH", "avro_depth_problem", "json_depth_problem", "record_depth_problem",
+           "xml_depth_problem"]
 
 #: The deepest record nesting a run writes (Parquet's limit of 100 levels).
 MAX_DEPTH = 100
@@ -24,6 +32,9 @@ MAX_DEPTH = 100
 _STRING = re.compile(rb'"(?:[^"\\]|\\.)*"')
 _BRACKET = re.compile(rb"[\[\]{}]")
 _CHUNK = 1024 * 1024
+#: Markup that opens or closes no element: comments, CDATA, declarations, instructions.
+_XML_SKIP = re.compile(rb"<!--.*?-->|<!\[CDATA\[.*?\]\]>|<![^>]*>|<\?.*?\?>", re.S)
+_XML_TAG = re.compile(rb"<(/?)([^\s/>]+)[^>]*?(/?)>", re.S)
 
 
 def _depth(record: bytes) -> int:
@@ -70,3 +81,82 @@ def json_depth_problem(stream: Any, *, multiline: bool) -> str | None:
                 return _reason(depth, f"line {line}")
         if not chunk:
             return None
+
+
+def _xml_depth(text: bytes, row_tag: bytes) -> int:
+    """The deepest struct nesting of the row elements in XML ``text``: elements on the path
+    from a row element down, the innermost (a value) not counted."""
+    stack: list[bytes] = []
+    base = -1  # the stack height at the row element, while inside one
+    deepest = 0
+    for m in _XML_TAG.finditer(_XML_SKIP.sub(b"", text)):
+        closing, name, empty = m.group(1), m.group(2), m.group(3)
+        local = name.rpartition(b":")[2]
+        if closing:
+            while stack and stack.pop() != name:
+                pass  # not well-formed: the reader fails on it and pins the file
+            if base >= 0 and len(stack) <= base:
+                base = -1
+            continue
+        if base < 0 and local == row_tag:
+            base = len(stack)
+        if base >= 0:
+            deepest = max(deepest, len(stack) - base + (0 if empty else 1) - 1)
+        if not empty:
+            stack.append(name)
+    return deepest
+
+
+def xml_depth_problem(stream: Any, *, row_tag: str) -> str | None:
+    """Why the XML text of ``stream`` cannot be written for its nesting, or None (the whole
+    text is read: records are cut by ``row_tag``, which may sit at any depth)."""
+    data = b"".join(iter(lambda: stream.read(_CHUNK), b""))
+    if data.count(b"<") <= MAX_DEPTH:
+        return None
+    depth = _xml_depth(data, row_tag.encode())
+    return _reason(depth, f"elements of a <{row_tag}> row") if depth > MAX_DEPTH else None
+
+
+def record_depth_problem(record: str, format: str, row_tag: str = "") -> str | None:
+    """Why one record's text (as lakemark's reader cuts it) cannot be written for its nesting,
+    or None; only JSON and XML records are examined."""
+    if format == "json":
+        depth = _too_deep(record.encode())
+        return _reason(depth, "one record") if depth else None
+    if format == "xml" and record.count("<") > MAX_DEPTH:
+        depth = _xml_depth(record.encode(), row_tag.rpartition(":")[2].encode())
+        return _reason(depth, f"elements of a <{row_tag}> row") if depth > MAX_DEPTH else None
+    return None
+
+
+def _avro_depth(schema: Any, seen: frozenset[str] = frozenset()) -> int:
+    """How deep an Avro schema (parsed JSON) nests records, arrays and maps."""
+    if isinstance(schema, list):  # a union: its deepest branch
+        return max((_avro_depth(s, seen) for s in schema), default=0)
+    if not isinstance(schema, dict):
+        return 0
+    kind = schema.get("type")
+    if isinstance(kind, (dict, list)):
+        return _avro_depth(kind, seen)
+    if kind == "record":
+        name = str(schema.get("name", ""))
+        if name in seen:
+            return MAX_DEPTH + 1  # recursive: Spark cannot read it at any depth
+        inner = seen | {name}
+        return 1 + max((_avro_depth(f.get("type"), inner) for f in schema.get("fields", ())
+                        if isinstance(f, dict)), default=0)
+    if kind == "array":
+        return 1 + _avro_depth(schema.get("items"), seen)
+    if kind == "map":
+        return 1 + _avro_depth(schema.get("values"), seen)
+    return 0
+
+
+def avro_depth_problem(schema: Any) -> str | None:
+    """Why an Avro file of ``schema`` (its header's, parsed) cannot be written for its nesting,
+    or None."""
+    depth = _avro_depth(schema)
+    if depth <= MAX_DEPTH:
+        return None
+    return (f"its schema nests {depth} levels deep (records, arrays and maps), deeper than the "
+            f"{MAX_DEPTH} levels Parquet and Spark's schemas allow: it could never be written")

@@ -108,6 +108,25 @@ def _local_name(index: int, entry: FileEntry) -> str:
     return f"sample{index:03d}" + "".join(f".{part}" for part in kept)
 
 
+def _check_depth(request: ReadRequest, entry: FileEntry, local: str) -> None:
+    """ReadError naming ``entry`` when its copied XML nests rows deeper than Parquet allows:
+    Spark would infer a schema no sink can write, whichever file the rows came from (JSON
+    records are checked by lakemark's reader, which infers them)."""
+    if request.format != "xml" or entry.path.lower().endswith(_CODECS):
+        return
+    from ._inspect_depth import xml_depth_problem
+
+    with open(local, "rb") as copied:
+        row_tag = next((str(v) for k, v in request.options.items() if k.lower() == "rowtag"),
+                       "ROW")
+        problem = xml_depth_problem(copied, row_tag=row_tag)
+    if problem is not None:
+        raise ReadError(f"cannot read xml file {entry.path}: {problem}")
+
+
+_CODECS = (".gz", ".bz2", ".xz", ".zst", ".zstd", ".snappy", ".lz4", ".deflate", ".zip", ".br")
+
+
 def infer_schema(spark: SparkSession, request: ReadRequest, files: Sequence[FileEntry]
                  ) -> StructType:
     """The data schema (no partition columns) Spark infers for ``files``, from a sample."""
@@ -123,6 +142,7 @@ def infer_schema(spark: SparkSession, request: ReadRequest, files: Sequence[File
                 continue
             local = os.path.join(tmp, _local_name(index, entry))
             _download(client, entry, local, _prefix_only(request, entry))
+            _check_depth(request, entry, local)
             paths.append(escape_glob(local))
             originals[local] = entry.path
         reader = spark.read.format(request.format).options(**request.options)

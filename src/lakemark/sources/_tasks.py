@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import ReadError
 from ..storage import arrow_filesystem_from_config
 from ._avro import avro_batches
+from ._inspect_depth import record_depth_problem
 from ._records import csv_records, json_records, text_records, xml_records, xml_text
 
 if TYPE_CHECKING:
@@ -117,7 +118,12 @@ def _record_batches(fs: pafs.FileSystem, path: str, spec: TaskSpec, start: int =
     if start:  # an appended tail: no header line in it
         spec = replace(spec, options=tuple((k, v) for k, v in spec.options if k != "header"))
     chunk: list[str] = []
+    deep = spec.format in ("json", "xml")  # the driver does not read S3 objects first
     for record in _records(_decode(data, spec), spec):
+        problem = record_depth_problem(record, spec.format, spec.option("rowTag") or "") \
+            if deep else None
+        if problem is not None:  # fails the read of this file: the run sets it aside
+            raise ValueError(problem)
         chunk.append(record)
         if len(chunk) >= RECORDS_PER_BATCH:
             yield pa.table({RECORD: pa.array(chunk, pa.string())})

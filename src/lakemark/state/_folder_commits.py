@@ -20,12 +20,21 @@ others (``CREATE TABLE IF NOT EXISTS``); schema version 7 records that it exists
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..errors import CommitConflict
 
-__all__ = ["FOLDER_COMMITS_SQLITE", "FOLDER_COMMITS_POSTGRES", "FolderCommitRecords"]
+__all__ = ["EARLIER_FILES", "FOLDER_COMMITS_SQLITE", "FOLDER_COMMITS_POSTGRES",
+           "FolderCommitRecords", "prune_folder_commits"]
+
+#: The keys a job's write puts in its commit record (``lakemark/_job_keys.py``, ``_job_sinks``):
+#: the run id of the attempt and the job.
+RUN_ID_KEY = "lakemark.runId"
+JOB_KEY = "lakemark.job"
+#: A committed record's list of the files of older records of its target and app id that
+#: retention pruned (:func:`prune_folder_commits`).
+EARLIER_FILES = "earlier_files"
 
 FOLDER_COMMITS_SQLITE = """;
 CREATE TABLE IF NOT EXISTS folder_commits (
@@ -135,3 +144,71 @@ class FolderCommitRecords:
             params += (staging,)
         with self._tx() as db:
             db.execute(query, params)
+
+
+def prune_folder_commits(db: Any, job_name: str, run_ids: Sequence[str], *,
+                         dry_run: bool = False) -> int:
+    """Delete (or only count) the committed records that runs ``run_ids`` of ``job_name`` made,
+    inside the store's write transaction ``db``; the number of records.
+
+    The latest committed version of each target and app id always stays: it is what refuses a
+    write of that version or a lower one again. A record that goes hands its files on to that
+    kept record (its ``earlier_files``), so :func:`~lakemark.sinks._publish.committed_files`
+    still names every committed file. ``pending`` records (a dead write's trace: the files a
+    retry of that token rolls back) name no run and are never pruned here.
+    """
+    gone = set(run_ids)
+    if not gone:
+        return 0
+    prefix = f"{job_name}/"
+    rows = db.execute(
+        "SELECT target, app_id, version, body_json FROM folder_commits "
+        "WHERE status = 'committed' AND substr(app_id, 1, ?) = ?",
+        (len(prefix), prefix)).fetchall()
+    latest: dict[tuple[str, str], int] = {}
+    for target, app_id, version, _ in rows:
+        key = (str(target), str(app_id))
+        latest[key] = max(latest.get(key, int(version)), int(version))
+    handed: dict[tuple[str, str], set[str]] = {}
+    doomed: list[tuple[str, str, int]] = []
+    for target, app_id, version, text in rows:
+        key = (str(target), str(app_id))
+        if int(version) >= latest[key]:
+            continue
+        body = _body(text)
+        if body.get(RUN_ID_KEY) not in gone or body.get(JOB_KEY, job_name) != job_name:
+            continue
+        doomed.append((key[0], key[1], int(version)))
+        files = handed.setdefault(key, set())
+        for name in ("files", EARLIER_FILES):
+            value = body.get(name)
+            if isinstance(value, list):
+                files.update(str(f) for f in value)
+    if dry_run or not doomed:
+        return len(doomed)
+    for (target, app_id), files in handed.items():
+        version = latest[(target, app_id)]
+        row = db.execute(
+            "SELECT body_json FROM folder_commits WHERE target = ? AND app_id = ? "
+            "AND version = ? AND status = 'committed'", (target, app_id, version)).fetchone()
+        body = _body(row[0])
+        earlier = body.get(EARLIER_FILES)
+        if isinstance(earlier, list):
+            files.update(str(f) for f in earlier)
+        body[EARLIER_FILES] = sorted(files)
+        db.execute(
+            "UPDATE folder_commits SET body_json = ? WHERE target = ? AND app_id = ? "
+            "AND version = ? AND status = 'committed'",
+            (json.dumps(body, sort_keys=True), target, app_id, version))
+    for target, app_id, version in doomed:
+        db.execute("DELETE FROM folder_commits WHERE target = ? AND app_id = ? AND version = ? "
+                   "AND status = 'committed'", (target, app_id, version))
+    return len(doomed)
+
+
+def _body(text: Any) -> dict[str, Any]:
+    try:
+        value = json.loads(text)
+    except (TypeError, ValueError):
+        return {}
+    return value if isinstance(value, dict) else {}

@@ -23,6 +23,7 @@ from typing import Any
 from ..errors import ConfigError
 from ..planning.retention import (CurrentBookmark, PruneDecision, RetentionPolicy, RunRow,
                                   VersionRow, decide)
+from ._folder_commits import prune_folder_commits
 
 __all__ = ["PRUNE_EVERY", "PruneReport", "auto_policy", "prune_job"]
 
@@ -45,11 +46,17 @@ class PruneReport:
     versions: int
     dry_run: bool
     kept_runs: int
+    #: Commit records of folder sinks the pruned runs made (``folder_commits``; the latest
+    #: committed version of each target and app id always stays).
+    folder_commits: int = 0
+    #: The pruned runs' rows of ``quarantine_history`` (files they set aside).
+    quarantine_history: int = 0
 
     def to_json(self) -> dict[str, Any]:
         return {"job_name": self.job_name, "runs": self.runs, "files": self.files,
                 "plans": self.plans, "versions": self.versions, "dry_run": self.dry_run,
-                "kept_runs": self.kept_runs}
+                "kept_runs": self.kept_runs, "folder_commits": self.folder_commits,
+                "quarantine_history": self.quarantine_history}
 
 
 def auto_policy(env: Mapping[str, str] | None = None) -> RetentionPolicy | None:
@@ -174,10 +181,15 @@ def prune_job(db: Any, job_name: str, policy: RetentionPolicy, now: float, *,
     ids = list(decision.runs)
     files = _count(db, "SELECT COUNT(*) FROM run_files WHERE run_id IN ({marks})", ids)
     plans = _count(db, "SELECT COUNT(*) FROM run_plans WHERE run_id IN ({marks})", ids)
+    set_aside = _count(db, "SELECT COUNT(*) FROM quarantine_history WHERE job_name = ? "
+                           "AND run_id IN ({marks})", ids, (job_name,))
+    records = prune_folder_commits(db, job_name, ids, dry_run=dry_run)
     if not dry_run:
         for table in ("run_files", "run_plans", "run_timings", "runs"):
             _delete(db, f"DELETE FROM {table} WHERE run_id IN ({{marks}})", ids)
+        _delete(db, "DELETE FROM quarantine_history WHERE job_name = ? AND run_id IN ({marks})",
+                ids, (job_name,))
         _delete(db, "DELETE FROM bookmark_versions WHERE job_name = ? AND version IN ({marks})",
                 list(decision.versions), (job_name,))
     return PruneReport(job_name, len(ids), files, plans, len(decision.versions), dry_run,
-                       total - len(ids))
+                       total - len(ids), records, set_aside)
