@@ -43,6 +43,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import FormatError, ReadError
 from ..storage import arrow_filesystem_from_config, arrow_fs_config, arrow_path, mapped_path
+from ._formats import Framed, Observed, TrackedInput
 from ._rescue import FILE_PATH_KEY
 
 if TYPE_CHECKING:
@@ -52,12 +53,10 @@ if TYPE_CHECKING:
     from pyspark.sql.types import DataType, StructType
 
     from ..planning.files import FileEntry
-    from ..planning.schema import Field
-    from ._options import ReadRequest
-    from ._schema_decision import SchemaTracking, TrackedRead
+    from ..planning.schema import SchemaDecision
 
 __all__ = ["FileFields", "FilePlan", "read_headers", "fits", "merge_fields", "plan_files",
-           "read_tracked_avro", "typed_frame", "value_text"]
+           "AvroTracked", "typed_frame", "value_text"]
 
 RESCUED = "__lm_rescued"
 KEYS = "__lm_keys"
@@ -359,66 +358,67 @@ def _quote(name: str) -> str:
     return "`" + name.replace("`", "``") + "`"
 
 
-def read_tracked_avro(spark: SparkSession, request: ReadRequest, files: Sequence[FileEntry],
-                      root: str, tracking: SchemaTracking, tracked: list[Field] | None,
-                      hints: list[Field], reserved: list[str], record: dict[str, Any],
-                      version: int | None) -> TrackedRead:
-    """A tracked Avro read (the module doc): headers, decision, then the typed frame."""
-    from pyspark.sql import Observation
+class AvroTracked:
+    """The tracked Avro read (:class:`._formats.TrackedFormat`, the module doc): the files'
+    headers, then the typed frame."""
 
-    from ..planning.schema import Field, new_columns
-    from ..planning.schema_nested import additions, with_fields
-    from ._errors import guard
-    from ._schema_decision import TrackedRead, _decided, _struct
+    def observe(self, read: TrackedInput) -> Observed:
+        """The fields of the files' writer schemas: the first run's columns, or the tracked
+        ones grown by the fields their record types add, then the new fields."""
+        from ..planning.schema import Field, new_columns
+        from ..planning.schema_nested import additions, with_fields
+        from ._partitions import _partition_keys, layout_of
 
-    headers = read_headers(files)
-    from ._partitions import _partition_keys, layout_of
-
-    recursive = request.flag("recursiveFileLookup")
-    partitions = set() if recursive else _partition_keys(layout_of(root, files).folders)
-    skip = {p.lower() for p in partitions} | set(reserved)
-    names = list(dict.fromkeys(n for h in headers for n, _ in h.fields))
-    keys = {n: 0 for n in names if n not in skip and n.lower() not in partitions}
-    types = {n: t.jsonValue() for n, t in merge_fields(headers, skip)}
-    if tracked is None:
-        observed = [Field(n, t) for n, t in types.items() if n.lower() not in partitions]
-        known = {f.name for f in observed}
-        observed += [Field(k) for k in keys if k not in known and k in types]
-    else:
-        # A tracked column whose writer types add fields inside it (address.zip): observed
-        # with every file's additions, for the mode to add, rescue, refuse or ignore.
-        observed = []
-        for f in tracked:
-            grown = f.type
-            for header in headers:
-                for name, data_type in header.fields:
-                    if name == f.name and data_type is not None and grown is not None:
-                        grown = with_fields(grown, additions(grown, data_type.jsonValue()))
-            observed.append(Field(f.name, grown))
-        typed_keys = [k for k in keys if k in types]
-        if tracking.mode == "addNewColumns":
-            fresh = new_columns(tracked, typed_keys, reserved)
-            observed += [Field(n, types[n]) for n in fresh]
+        files, tracked, tracking, reserved = read.files, read.tracked, read.tracking, read.reserved
+        headers = read_headers(files)
+        recursive = read.request.flag("recursiveFileLookup")
+        partitions = set() if recursive else _partition_keys(layout_of(read.root, files).folders)
+        skip = {p.lower() for p in partitions} | set(reserved)
+        names = list(dict.fromkeys(n for h in headers for n, _ in h.fields))
+        keys = {n: 0 for n in names if n not in skip and n.lower() not in partitions}
+        types = {n: t.jsonValue() for n, t in merge_fields(headers, skip)}
+        if tracked is None:
+            observed = [Field(n, t) for n, t in types.items() if n.lower() not in partitions]
+            known = {f.name for f in observed}
+            observed += [Field(k) for k in keys if k not in known and k in types]
         else:
-            fresh = new_columns(tracked, list(keys), reserved)
-            observed += [Field(n) for n in fresh]
-        known = {f.name for f in observed}
-        observed += [Field(k) for k in typed_keys if k not in known]
-    decision, pending, failed = _decided(spark, tracked, observed, tracking, skip=skip,
-                                         hints=hints, keys=keys, inferred=tracked is None,
-                                         record=record, version=version)
-    schema_names = {f.name for f in decision.schema}
-    if tracking.mode != "none":
+            # A tracked column whose writer types add fields inside it (address.zip): observed
+            # with every file's additions, for the mode to add, rescue, refuse or ignore.
+            observed = []
+            for f in tracked:
+                grown = f.type
+                for header in headers:
+                    for name, data_type in header.fields:
+                        if name == f.name and data_type is not None and grown is not None:
+                            grown = with_fields(grown, additions(grown, data_type.jsonValue()))
+                observed.append(Field(f.name, grown))
+            typed_keys = [k for k in keys if k in types]
+            if tracking.mode == "addNewColumns":
+                fresh = new_columns(tracked, typed_keys, reserved)
+                observed += [Field(n, types[n]) for n in fresh]
+            else:
+                fresh = new_columns(tracked, list(keys), reserved)
+                observed += [Field(n) for n in fresh]
+            known = {f.name for f in observed}
+            observed += [Field(k) for k in typed_keys if k not in known]
         # Fields with no Spark type never enter the schema: their values are rescued.
-        untyped = {k: 0 for k in keys if k not in types and k not in schema_names}
-        record["rescued_new_columns"] = dict(sorted(
-            {**record.get("rescued_new_columns", {}), **untyped}.items()))
-    if failed is not None:
-        return failed  # its record is ``record``: the lines above are in it
-    observation = Observation(f"lakemark_schema_{uuid.uuid4().hex}")
-    frame = typed_frame(spark, files, root, headers, _struct(decision.schema),
-                        rescued_column=tracking.rescued_data_column,
-                        rescue_new=tracking.mode != "none", file_key=FILE_PATH_KEY,
-                        recursive=recursive, observation=observation)
-    # A file that cannot be decoded fails the frame's actions with a ReadError naming it.
-    return TrackedRead(guard(frame, "avro"), pending, record, observation=observation)
+        untyped = {k: 0 for k in keys if k not in types}
+        return Observed(observed, keys, skip, tracked is None, untyped=untyped,
+                        state=(headers, recursive))
+
+    def frame(self, read: TrackedInput, seen: Observed, decision: SchemaDecision) -> Framed:
+        """The records made from the files on the executors with the decided schema."""
+        from pyspark.sql import Observation
+
+        from ._errors import guard
+        from ._formats import _struct
+
+        headers, recursive = seen.state
+        observation = Observation(f"lakemark_schema_{uuid.uuid4().hex}")
+        frame = typed_frame(read.spark, read.files, read.root, headers,
+                            _struct(decision.schema),
+                            rescued_column=read.tracking.rescued_data_column,
+                            rescue_new=read.tracking.mode != "none", file_key=FILE_PATH_KEY,
+                            recursive=recursive, observation=observation)
+        # A file that cannot be decoded fails the frame's actions with a ReadError naming it.
+        return Framed(guard(frame, "avro"), observation)

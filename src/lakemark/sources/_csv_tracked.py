@@ -13,20 +13,26 @@ written (``DataFrame.observe``), as for JSON (:mod:`._json_tracked`).
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..planning.files import FileEntry
 from ..planning.schema import name_key
+from ._formats import Framed, Observed, TrackedInput
 from ._options import ReadRequest
+from ._rescue import CORRUPT_KEY, FILE_PATH_KEY
+from ._formats import _fields, _later_columns, _struct, _to_type
 from ._text_cast import typed_text
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
     from pyspark.sql.types import StructType
 
+    from ..planning.schema import SchemaDecision
 
-__all__ = ["header_of", "typed_frame"]
+
+__all__ = ["CsvTracked", "header_of", "typed_frame"]
 
 _CR = "__lm_corrupt"
 _FILE = "__lm_file"
@@ -114,3 +120,45 @@ def typed_frame(spark: SparkSession, request: ReadRequest, files: Sequence[FileE
         anything = anything | text[n].isNotNull()
     rescued = F.when(anything, F.to_json(F.struct(*fields)))
     return frame.select(*out, rescued.alias(rescued_column))
+
+
+class CsvTracked:
+    """The tracked CSV read (:class:`._formats.TrackedFormat`) in one pass: the header names
+    the columns, the frame casts each value with checks."""
+
+    def observe(self, read: TrackedInput) -> Observed:
+        """The header's columns; the first run's types (and a new column's, where the mode
+        adds it) by Spark's inference over the files."""
+        from ._read import read_files
+
+        header, partitions = header_of(read.spark, read.request, read.files, read.root)
+        skip = set(partitions) | set(read.reserved)
+        keys = {n: 0 for n in header if n not in skip}
+
+        def inferred_types() -> list[Any]:
+            return _fields(read_files(read.spark, read.files, root=read.root,
+                                      format=read.format, options=read.options,
+                                      mode=read.mode).schema)
+
+        if read.tracked is None:
+            observed = [f for f in inferred_types() if f.name not in skip]
+            inferred = True
+        else:
+            types_of = ({f.name: f.type for f in inferred_types()}
+                        if _to_type(read.tracked, list(keys), read.reserved,
+                                    read.tracking.mode) else None)
+            observed = _later_columns(read.tracked, list(keys), read.reserved, types_of)
+            inferred = types_of is not None
+        return Observed(observed, keys, skip, inferred, state=header)
+
+    def frame(self, read: TrackedInput, seen: Observed, decision: SchemaDecision) -> Framed:
+        """The files read as text, cast to the decided schema, misfits rescued."""
+        from pyspark.sql import Observation
+
+        observation = Observation(f"lakemark_schema_{uuid.uuid4().hex}")
+        frame = typed_frame(read.spark, read.request, read.files, read.root,
+                            _struct(decision.schema), seen.state,
+                            rescued_column=read.tracking.rescued_data_column,
+                            rescue_new=read.tracking.mode != "none", file_key=FILE_PATH_KEY,
+                            corrupt_key=CORRUPT_KEY, observation=observation)
+        return Framed(frame, observation)

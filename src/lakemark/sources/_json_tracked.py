@@ -34,21 +34,29 @@ exact, slower path (:mod:`._rescue`).
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
-from urllib.parse import unquote, urlparse
 
+from ..planning.schema import Field, name_key
+from ..planning.schema_nested import path_text
+from ._formats import Framed, Observed, TrackedInput, files_named
 from ._options import ReadRequest
+from ._rescue import CORRUPT_KEY, FILE_PATH_KEY, read_records
+from ._rescue import observe as observe_exact
+from ._rescue import typed_frame as exact_frame
+from ._formats import _fields, _later_columns, _struct, _to_type, _with_inside
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame, SparkSession
     from pyspark.sql.types import DataType, StructType
 
     from ..planning.files import FileEntry
+    from ..planning.schema import SchemaDecision
     from ._fetched import FetchedRecords
 
-__all__ = ["KeyScan", "scan_keys", "typed_frame", "files_named", "text_options",
+__all__ = ["JsonTracked", "KeyScan", "scan_keys", "typed_frame", "files_named", "text_options",
            "observed_counts"]
 
 _CR = "__lm_corrupt"
@@ -155,22 +163,6 @@ def scan_keys(spark: SparkSession, request: ReadRequest, files: Sequence[FileEnt
                    {r["k"][0]: sorted(r["fs"]) for r in top},
                    {tuple(r["k"]): int(r["n"]) for r in inner},
                    {tuple(r["k"]): sorted(r["fs"]) for r in inner})
-
-
-def files_named(files: Sequence[FileEntry], names: Sequence[str]) -> list[FileEntry] | None:
-    """The entries of ``files`` that ``names`` (``input_file_name()`` values) designate; None
-    when a name matches no entry (e.g. an empty name from the Arrow reader)."""
-    def norm(path: str) -> str:
-        parsed = urlparse(path)
-        if parsed.scheme in ("", "file"):
-            return unquote(parsed.path) if parsed.scheme else path
-        return f"{parsed.scheme}://{parsed.netloc}{unquote(parsed.path)}"
-
-    wanted = {norm(n) for n in names}
-    chosen = [f for f in files if norm(f.path) in wanted]
-    if len({norm(f.path) for f in chosen}) != len(wanted):
-        return None
-    return chosen
 
 
 def _quoted(name: str) -> str:
@@ -289,3 +281,187 @@ def observed_counts(values: Mapping[str, Any]) -> tuple[dict[str, int], int]:
     rescued = {k[2:]: int(v) for k, v in values.items() if k.startswith("v:") and v}
     return dict(sorted(rescued.items())), int(values.get("corrupt") or 0)
 
+
+
+@dataclass
+class _Looked:
+    """What :meth:`JsonTracked.observe` found, for :meth:`JsonTracked.frame`: the key scan,
+    the untracked top-level keys and the keys inside columns, the run's S3 records (None:
+    local files) and the frames persisted for the run."""
+
+    scan: KeyScan
+    keys: dict[str, int]
+    inside: dict[tuple[str, ...], int]
+    fetched: FetchedRecords | None
+    kept: list[DataFrame]
+
+
+def _partition_names(spark: SparkSession, files: Sequence[FileEntry], root: str) -> list[str]:
+    """The partition columns (``key=value`` folders under ``root``) of ``files``."""
+    from ._read import read_files
+
+    probe = read_files(spark, files[:1], root=root, format="text")
+    return [c for c in probe.columns if c != "value"]
+
+
+def _inferred_fields(read: TrackedInput, files: Sequence[FileEntry],
+                     fetched: FetchedRecords | None) -> list[Field]:
+    """The columns Spark infers from ``files``, one per name up to case.
+
+    Spark refuses to infer a schema from JSON records holding keys that differ only in case
+    (``code`` and ``Code``: COLUMN_ALREADY_EXISTS) unless the session is case-sensitive, which
+    would leave a source's first run failing forever. So inference runs case-sensitively and
+    keeps one column per case-insensitive name: the all-lowercase spelling when the files have
+    it, else the first in Spark's order. The other spellings are case variants, rescued.
+    ``fetched``: infer from the run's records kept from S3
+    (:meth:`._fetched.FetchedRecords.infer_json`) instead of copying the files again.
+    """
+    from ._read import read_files
+
+    conf = read.spark.conf
+    before = conf.get("spark.sql.caseSensitive", "false") or "false"
+    conf.set("spark.sql.caseSensitive", "true")
+    try:
+        if fetched is not None:
+            fields = _fields(fetched.infer_json(read.request, files))
+        else:
+            fields = _fields(read_files(read.spark, files, root=read.root, format=read.format,
+                                        options=read.options, mode=read.mode).schema)
+    finally:
+        conf.set("spark.sql.caseSensitive", before)
+    chosen: dict[str, Field] = {}
+    for f in fields:
+        key = name_key(f.name)
+        if key not in chosen or (f.name == f.name.lower() != chosen[key].name):
+            chosen[key] = f
+    keep = {id(f) for f in chosen.values()}
+    return [f for f in fields if id(f) in keep]
+
+
+class JsonTracked:
+    """The tracked JSON read (:class:`._formats.TrackedFormat`): one scan of the text for
+    untracked keys instead of a parse of every record, then Spark's JSON reader with the
+    decided schema; the exact path (:mod:`._rescue`) only for files with keys that differ from
+    a column in case. S3 objects are fetched once for the scan and the typed frame
+    (:mod:`._fetched`), kept until :attr:`Observed.release` is called."""
+
+    def observe(self, read: TrackedInput) -> Observed:
+        """The untracked keys of the files (and inside tracked columns), typed by inference
+        over the files holding them where the mode adds them; the first run's columns by
+        inference."""
+        from ._fetched import fetch_records
+
+        fetched = fetch_records(read.spark, read.request, read.files, read.root)
+        kept: list[DataFrame] = []  # other frames persisted for the run (exact path, S3)
+
+        def release() -> None:
+            if fetched is not None:
+                fetched.release()
+            for frame in kept:
+                frame.unpersist(blocking=True)
+
+        try:
+            seen = self._observe(read, fetched, kept)
+        except BaseException:
+            release()
+            raise
+        seen.release = release if fetched is not None else None
+        return seen
+
+    def _observe(self, read: TrackedInput, fetched: FetchedRecords | None,
+                 kept: list[DataFrame]) -> Observed:
+        files, tracked, tracking = read.files, read.tracked, read.tracking
+        partitions = set(_partition_names(read.spark, files, read.root))
+        inferred = False
+        if tracked is None:
+            base = [f for f in _inferred_fields(read, files, fetched)
+                    if f.name not in partitions]
+            inferred = True
+        else:
+            base = list(tracked)
+        skip = partitions | set(read.reserved)
+        scan = scan_keys(read.spark, read.request, files, read.root, _struct(base), fetched)
+        keys = {k: n for k, n in scan.keys.items() if k not in skip}
+        if tracked is None:
+            observed = [f for f in base if f.name not in skip]
+            known = {f.name for f in observed}
+            observed += [Field(k) for k in sorted(keys) if k not in known]
+        else:
+            fresh = _to_type(tracked, sorted(keys), read.reserved, tracking.mode)
+            types_of = None
+            if fresh:
+                holding = files_named(files, sorted({p for n in fresh for p in scan.files[n]}))
+                types_of = {f.name: f.type for f in _inferred_fields(
+                    read, holding if holding else files, fetched)}
+            observed = _later_columns(tracked, sorted(keys), read.reserved, types_of)
+            inferred = types_of is not None
+        # Keys inside tracked columns that their types do not name (address.zip): typed by
+        # inference over the files holding them when addNewColumns adds them.
+        inside = {p: n for p, n in sorted(scan.fields.items()) if p[0] not in skip}
+        if inside:
+            types: Mapping[str, Any] = {}
+            if tracked is not None and tracking.mode == "addNewColumns":
+                holding = files_named(files, sorted({f for p in inside
+                                                     for f in scan.field_files[p]}))
+                types = {f.name: f.type for f in _inferred_fields(
+                    read, holding if holding else files, fetched)}
+                inferred = True
+            observed = _with_inside(observed, inside, types)
+        counted = {**keys, **{path_text(p): n for p, n in inside.items()}}
+        return Observed(observed, counted, skip, inferred,
+                        state=_Looked(scan, keys, inside, fetched, kept))
+
+    def frame(self, read: TrackedInput, seen: Observed, decision: SchemaDecision) -> Framed:
+        """Spark's JSON reader for the files without case variants of a column, the exact
+        path for the others, in one frame."""
+        from pyspark import StorageLevel
+        from pyspark.sql import Observation
+
+        looked: _Looked = seen.state
+        spark, files, tracking = read.spark, read.files, read.tracking
+        scan, keys, inside = looked.scan, looked.keys, looked.inside
+        schema = _struct(decision.schema)
+        names = {f.name for f in decision.schema}
+        column_keys = {name_key(n) for n in names}
+        variants = [k for k in keys if k not in names and name_key(k) in column_keys]
+        hidden = ([k for k in keys if k not in names and k not in variants]
+                  if tracking.mode != "none" else [])
+        # Nested keys the schema does not take (mode rescue; case variants in every mode;
+        # not those mode none ignores): their files go to the exact path, which rescues the
+        # value.
+        taken = {*decision.added_fields, *decision.ignored_fields}
+        left = [p for p in inside if path_text(p) not in taken]
+        slow_files: list[FileEntry] = []
+        if variants or left:
+            named = files_named(files, sorted({p for k in variants for p in scan.files[k]}
+                                              | {f for p in left for f in scan.field_files[p]}))
+            slow_files = named if named is not None else list(files)
+        slow_paths = {f.path for f in slow_files}
+        fast_files = [f for f in files if f.path not in slow_paths]
+        frames = []
+        observation = None
+        counts: dict[str, Any] = {}
+        if fast_files:
+            observation = Observation(f"lakemark_schema_{uuid.uuid4().hex}")
+            fast, _ = typed_frame(spark, read.request, fast_files, read.root, schema, hidden,
+                                  rescued_column=tracking.rescued_data_column,
+                                  file_key=FILE_PATH_KEY, corrupt_key=CORRUPT_KEY,
+                                  observation=observation, records=looked.fetched)
+            frames.append(fast)
+        if slow_files:
+            records, parts = read_records(spark, read.request, slow_files, read.root)
+            if looked.fetched is not None:  # S3: the exact path's count and frame share a fetch
+                records = records.persist(StorageLevel.MEMORY_AND_DISK)
+                looked.kept.append(records)
+            exact = observe_exact(records, schema, read.request.options,
+                            rescue_new=tracking.mode != "none")
+            counts = {"rescued_values": dict(sorted(exact.mismatched.items())),
+                      "corrupt_records": exact.corrupt}
+            frames.append(exact_frame(records, schema, parts,
+                                      rescued_column=tracking.rescued_data_column,
+                                      rescue_new=tracking.mode != "none",
+                                      options=read.request.options))
+        frame = frames[0]
+        for other in frames[1:]:
+            frame = frame.unionByName(other, allowMissingColumns=True)
+        return Framed(frame, observation, counts)

@@ -1,10 +1,10 @@
-"""The model of a tracked schema and the decision every format's tracked read shares.
+"""The model of a tracked schema and the decision step of every format's tracked read.
 
 :class:`SchemaTracking` (how a source tracks its schema), :class:`TrackedRead` (what a tracked
 read returns) and ``_decided`` (the evolution mode's decision on the observed columns, recorded
-in the run's manifest) live here, below :mod:`._schema_track` and the per-format reads
-(:mod:`._xml_tracked`, :mod:`._avro_tracked`), so that those reads use them without importing
-the module that dispatches to them.
+in the run's manifest). :func:`._schema_track.read_tracked` takes the decision, once per read,
+between the format's look at its files and its typed frame (:mod:`._formats`); no format
+module calls it.
 """
 
 from __future__ import annotations
@@ -15,16 +15,15 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError
 from ..planning.schema import (DEFAULT_EVOLUTION_MODE, Field, SchemaDecision, decide,
-                               new_columns, normalize_evolution_mode)
+                               normalize_evolution_mode)
 from ..planning.schema_hints import parse_hints
-from ..planning.schema_nested import with_paths
 from ..connect_compat import empty_frame
 from ..state import PendingSchema
+from ._formats import _struct
 from ._rescue import RESCUED_DATA
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
-    from pyspark.sql.types import StructType
 
 __all__ = ["SchemaTracking", "TrackedRead", "tracking_of"]
 
@@ -77,17 +76,6 @@ class TrackedRead:
     release: Callable[[], None] | None = None
 
 
-def _fields(struct: StructType) -> list[Field]:
-    return [Field(f.name, f.dataType.jsonValue()) for f in struct.fields]
-
-
-def _struct(fields: Sequence[Field]) -> StructType:
-    from pyspark.sql.types import StructType
-
-    return StructType.fromJson({"type": "struct", "fields": [
-        {"name": f.name, "type": f.type, "nullable": True, "metadata": {}} for f in fields]})
-
-
 def _record_decision(record: dict[str, Any], decision: SchemaDecision, keys: Mapping[str, int],
                      tracking: SchemaTracking, later: bool, inferred: bool) -> None:
     """The decision in the run's manifest ``record``; new fields inside columns are listed by
@@ -135,37 +123,3 @@ def _decided(spark: SparkSession, tracked: list[Field] | None, observed: list[Fi
         empty = empty_frame(spark, _struct(decision.schema))
         return decision, None, TrackedRead(empty, None, record, decision.error)
     return decision, _pending(decision, tracked, version, record), None
-
-
-def _later_columns(tracked: list[Field], keys: Sequence[str], reserved: Sequence[str],
-                   mode: str, types_of: Callable[[list[str]], Mapping[str, Any]]
-                   ) -> tuple[list[Field], bool]:
-    """The columns a later run observes: the tracked ones, then the new keys (typed by
-    ``types_of``, Spark's inference over the files holding them, under ``addNewColumns``;
-    untyped otherwise, as the mode does not add them), then the other keys that are not
-    columns (case variants, rescued); and whether inference ran."""
-    observed = list(tracked)
-    fresh = new_columns(tracked, list(keys), reserved)
-    inferred = bool(fresh) and mode == "addNewColumns"
-    if inferred:
-        types = types_of(fresh)
-        observed += [Field(n, types.get(n, "string")) for n in fresh]
-    else:
-        observed += [Field(n) for n in fresh]
-    known = {f.name for f in observed}
-    observed += [Field(k) for k in keys if k not in known]
-    return observed, inferred
-
-
-def _with_inside(observed: list[Field], inside: Mapping[tuple[str, ...], int],
-                 types: Mapping[str, Any]) -> list[Field]:
-    """``observed`` with each column's type holding the ``inside`` paths under it, typed as
-    ``types`` (inferred column types) has them, else ``string``
-    (:func:`lakemark.planning.schema_nested.with_paths`)."""
-    out = []
-    for f in observed:
-        below = [p[1:] for p in inside if p[0] == f.name]
-        if below and f.type is not None:
-            f = Field(f.name, with_paths(f.type, below, types.get(f.name)))
-        out.append(f)
-    return out

@@ -13,39 +13,39 @@ with a ``transformation_ctx``. The source's schema lives in the state store
   when ``addNewColumns`` meets a new column does Spark infer again, from the files holding
   it, and only that column's type is taken.
 
-The frame has the tracked columns, the partition columns and the rescued-data column: a JSON
-source is read by Spark's JSON reader (:mod:`._json_tracked`, counts observed while the frame
-is written), a CSV source in one pass (:mod:`._csv_tracked`), JSON files with keys that
-differ from a column only in case by the exact path (:mod:`._rescue`); XML and Avro sources
-have their own reads (:mod:`._xml_tracked`, :mod:`._avro_tracked`: records made on the
-executors, :mod:`._tracked_rows`). The caller (the job) commits :attr:`TrackedRead.pending`
-with the run and records :attr:`TrackedRead.record` in the run's manifest; an
-:attr:`TrackedRead.error` (``failOnNewColumns``) must fail the run before anything is written.
+The read is one path, each step called once and in order by :func:`read_tracked`
+(:mod:`._formats`): the plan (request, hints, tracked schema), the format's look at its files
+(``observe``), the decision (:mod:`._schema_decision`), the format's typed frame (``frame``).
+One module per format: JSON (:mod:`._json_tracked`: Spark's JSON reader, counts observed while
+the frame is written; files with keys that differ from a column only in case by the exact path,
+:mod:`._rescue`; S3 records fetched once, :mod:`._fetched`), CSV (:mod:`._csv_tracked`, one
+pass), XML and Avro (:mod:`._xml_tracked`, :mod:`._avro_tracked`: records made on the
+executors, :mod:`._tracked_rows`). The frame has the tracked columns, the partition columns and
+the rescued-data column. The caller (the job) commits :attr:`TrackedRead.pending` with the run
+and records :attr:`TrackedRead.record` in the run's manifest; an :attr:`TrackedRead.error`
+(``failOnNewColumns``) must fail the run before anything is written.
 """
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError, FormatError
-from ..planning.schema import Field, name_key
+from ..planning.schema import Field
 from ..planning.schema_hints import parse_hints, resolve_hints
-from ..planning.schema_nested import path_text
 from ..connect_compat import empty_frame
-from ._options import ReadRequest, make_request
-from ._rescue import (CORRUPT_KEY, FILE_PATH_KEY, RESCUE_FORMATS, observe,
-                      read_records, typed_frame)
-from ._schema_decision import (SchemaTracking, TrackedRead, _decided, _fields, _later_columns,
-                               _struct, _with_inside, tracking_of)
+from ._options import make_request
+from ._formats import TrackedInput, _struct
+from ._rescue import CORRUPT_KEY, RESCUE_FORMATS
+from ._schema_decision import SchemaTracking, TrackedRead, _decided, tracking_of
 
 if TYPE_CHECKING:
-    from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql import SparkSession
 
     from ..planning.files import FileEntry
     from ..state import StateStore
-    from ._fetched import FetchedRecords
+    from ._formats import TrackedFormat
 
 __all__ = ["SchemaTracking", "TRACKED_FORMATS", "TrackedRead", "add_observed", "read_tracked",
            "tracking_of"]
@@ -82,11 +82,32 @@ def resolved_hints(text: str | None, format: str) -> list[Field]:
     return list(resolve_hints(entries, types))
 
 
+def _format_of(name: str) -> TrackedFormat:
+    """The tracked read of format ``name`` (one module each)."""
+    if name == "json":
+        from ._json_tracked import JsonTracked
+
+        return JsonTracked()
+    if name == "csv":
+        from ._csv_tracked import CsvTracked
+
+        return CsvTracked()
+    if name == "xml":
+        from ._xml_tracked import XmlTracked
+
+        return XmlTracked()
+    from ._avro_tracked import AvroTracked
+
+    return AvroTracked()
+
+
 def read_tracked(spark: SparkSession, store: StateStore, job_name: str, ctx: str,
                  files: Sequence[FileEntry], *, root: str, format: str,
                  options: Mapping[str, str] | None, mode: str,
                  tracking: SchemaTracking) -> TrackedRead:
-    """Read ``files`` of source ``ctx`` against its tracked schema (see the module doc)."""
+    """Read ``files`` of source ``ctx`` against its tracked schema (see the module doc): plan,
+    then the format's look at the files, the decision, the format's typed frame, in this
+    order (:mod:`._formats`)."""
     request = make_request(format, mode, options, None, root)
     if request.format not in TRACKED_FORMATS:
         raise FormatError(f"schema tracking (schema_evolution) reads "
@@ -99,9 +120,10 @@ def read_tracked(spark: SparkSession, store: StateStore, job_name: str, ctx: str
                                 if tracking.rescued_data_column else [])
     current = store.get_source_schema(job_name, ctx)
     tracked = [Field.from_json(f) for f in current.fields] if current and current.fields else None
+    version = current.version if current else None
     record: dict[str, Any] = {"kind": "schema", "ctx": ctx, "mode": tracking.mode,
                               "rescued_data_column": tracking.rescued_data_column,
-                              "tracked_version": current.version if current else None}
+                              "tracked_version": version}
     if not files:
         schema = _struct(tracked or [])
         empty = empty_frame(spark, schema)
@@ -110,241 +132,32 @@ def read_tracked(spark: SparkSession, store: StateStore, job_name: str, ctx: str
 
             empty = empty.withColumn(tracking.rescued_data_column, F.lit(None).cast("string"))
         return TrackedRead(empty, None, {**record, "inferred": False})
-    if request.format in ("xml", "avro"):
-        if request.format == "xml":
-            from ._xml_tracked import read_tracked_xml as read_other
-        else:
-            from ._avro_tracked import read_tracked_avro as read_other
-        return read_other(spark, request, files, root, tracking, tracked, hints, reserved,
-                          record, current.version if current else None)
-    if request.format == "json":
-        return _read_json(spark, request, files, root, tracking, tracked, hints, reserved,
-                          record, current.version if current else None,
-                          format=format, options=options, mode=mode)
-    return _read_csv(spark, request, files, root, tracking, tracked, hints, reserved, record,
-                     current.version if current else None, format=format, options=options,
-                     mode=mode)
-
-
-def _inferred_fields(spark: SparkSession, files: Sequence[FileEntry], *, root: str,
-                     format: str, options: Mapping[str, str] | None, mode: str,
-                     fetched: FetchedRecords | None = None,
-                     request: ReadRequest | None = None) -> list[Field]:
-    """The columns Spark infers from ``files``, one per name up to case.
-
-    Spark refuses to infer a schema from JSON records holding keys that differ only in case
-    (``code`` and ``Code``: COLUMN_ALREADY_EXISTS) unless the session is case-sensitive, which
-    would leave a source's first run failing forever. So inference runs case-sensitively and
-    keeps one column per case-insensitive name: the all-lowercase spelling when the files have
-    it, else the first in Spark's order. The other spellings are case variants, rescued.
-    ``fetched`` (with the ``request`` that made it): infer from the run's records kept from
-    S3 (:meth:`._fetched.FetchedRecords.infer_json`) instead of copying the files again.
-    """
-    from ._read import read_files
-
-    conf = spark.conf
-    before = conf.get("spark.sql.caseSensitive", "false") or "false"
-    conf.set("spark.sql.caseSensitive", "true")
+    reader = _format_of(request.format)
+    read = TrackedInput(spark, request, files, root, tracking, tracked, reserved, format,
+                        options, mode)
+    seen = reader.observe(read)
     try:
-        if fetched is not None and request is not None:
-            fields = _fields(fetched.infer_json(request, files))
-        else:
-            fields = _fields(read_files(spark, files, root=root, format=format,
-                                        options=options, mode=mode).schema)
-    finally:
-        conf.set("spark.sql.caseSensitive", before)
-    chosen: dict[str, Field] = {}
-    for f in fields:
-        key = name_key(f.name)
-        if key not in chosen or (f.name == f.name.lower() != chosen[key].name):
-            chosen[key] = f
-    keep = {id(f) for f in chosen.values()}
-    return [f for f in fields if id(f) in keep]
-
-
-def _read_json(spark: SparkSession, request: ReadRequest, files: Sequence[FileEntry], root: str,
-               tracking: SchemaTracking, tracked: list[Field] | None, hints: list[Field],
-               reserved: list[str], record: dict[str, Any], version: int | None, *,
-               format: str, options: Mapping[str, str] | None, mode: str) -> TrackedRead:
-    """A tracked JSON read by Spark's JSON reader (:mod:`._json_tracked`): one scan of the
-    text for untracked keys instead of a parse of every record; the exact path
-    (:mod:`._rescue`) only for files with keys that differ from a column in case. S3 objects
-    are fetched once for the scan and the typed frame (:mod:`._fetched`), kept until the
-    read's ``release`` is called."""
-    from ._fetched import fetch_records
-
-    fetched = fetch_records(spark, request, files, root)
-    kept: list[DataFrame] = []  # other frames persisted for the run (the exact path's, S3)
-
-    def release() -> None:
-        if fetched is not None:
-            fetched.release()
-        for frame in kept:
-            frame.unpersist(blocking=True)
-
-    try:
-        read = _read_json_fetched(spark, request, files, root, tracking, tracked, hints,
-                                  reserved, record, version, format=format, options=options,
-                                  mode=mode, fetched=fetched, kept=kept)
+        decision, pending, failed = _decided(spark, tracked, seen.observed, tracking,
+                                             skip=seen.skip, hints=hints, keys=seen.keys,
+                                             inferred=seen.inferred, record=record,
+                                             version=version)
+        if seen.untyped is not None and tracking.mode != "none":
+            names = {f.name for f in decision.schema}
+            untyped = {k: n for k, n in seen.untyped.items() if k not in names}
+            record["rescued_new_columns"] = dict(sorted(
+                {**record.get("rescued_new_columns", {}), **untyped}.items()))
+        if failed is not None:
+            if seen.release is not None:
+                seen.release()
+            return failed  # its record is ``record``: the lines above are in it
+        framed = reader.frame(read, seen, decision)
     except BaseException:
-        release()
+        if seen.release is not None:
+            seen.release()
         raise
-    if fetched is not None:
-        if read.error is not None:
-            release()
-        else:
-            read.release = release
-    return read
-
-
-def _read_json_fetched(spark: SparkSession, request: ReadRequest, files: Sequence[FileEntry],
-                       root: str, tracking: SchemaTracking, tracked: list[Field] | None,
-                       hints: list[Field], reserved: list[str], record: dict[str, Any],
-                       version: int | None, *, format: str, options: Mapping[str, str] | None,
-                       mode: str, fetched: FetchedRecords | None,
-                       kept: list[DataFrame]) -> TrackedRead:
-    """:func:`_read_json` with the run's S3 records (None: local files, read by Spark); frames
-    it persists for the run are added to ``kept``."""
-    from pyspark import StorageLevel
-    from pyspark.sql import Observation
-
-    from ._json_tracked import files_named, scan_keys
-    from ._json_tracked import typed_frame as fast_frame
-
-    inferred = False
-    if tracked is None:
-        partitions = set(_partition_names(spark, files, root))
-        base = [f for f in _inferred_fields(spark, files, root=root, format=format,
-                                            options=options, mode=mode, fetched=fetched,
-                                            request=request)
-                if f.name not in partitions]
-        inferred = True
-    else:
-        partitions = set(_partition_names(spark, files, root))
-        base = list(tracked)
-    skip = partitions | set(reserved)
-    scan = scan_keys(spark, request, files, root, _struct(base), fetched)
-    keys = {k: n for k, n in scan.keys.items() if k not in skip}
-    if tracked is None:
-        observed = [f for f in base if f.name not in skip]
-        known = {f.name for f in observed}
-        observed += [Field(k) for k in sorted(keys) if k not in known]
-    else:
-        def types_of(fresh: list[str]) -> dict[str, Any]:
-            holding = files_named(files, sorted({p for n in fresh for p in scan.files[n]}))
-            return {f.name: f.type for f in _inferred_fields(
-                spark, holding if holding else files, root=root, format=format,
-                options=options, mode=mode, fetched=fetched, request=request)}
-
-        observed, inferred = _later_columns(tracked, sorted(keys), reserved, tracking.mode,
-                                            types_of)
-    # Keys inside tracked columns that their types do not name (address.zip): typed by
-    # inference over the files holding them when addNewColumns adds them.
-    inside = {p: n for p, n in sorted(scan.fields.items()) if p[0] not in skip}
-    if inside:
-        types: Mapping[str, Any] = {}
-        if tracked is not None and tracking.mode == "addNewColumns":
-            holding = files_named(files, sorted({f for p in inside for f in scan.field_files[p]}))
-            types = {f.name: f.type for f in _inferred_fields(
-                spark, holding if holding else files, root=root, format=format,
-                options=options, mode=mode, fetched=fetched, request=request)}
-            inferred = True
-        observed = _with_inside(observed, inside, types)
-    counted = {**keys, **{path_text(p): n for p, n in inside.items()}}
-    decision, pending, failed = _decided(spark, tracked, observed, tracking, skip=skip,
-                                         hints=hints, keys=counted, inferred=inferred,
-                                         record=record, version=version)
-    if failed is not None:
-        return failed
-    schema = _struct(decision.schema)
-    names = {f.name for f in decision.schema}
-    column_keys = {name_key(n) for n in names}
-    variants = [k for k in keys if k not in names and name_key(k) in column_keys]
-    hidden = ([k for k in keys if k not in names and k not in variants]
-              if tracking.mode != "none" else [])
-    # Nested keys the schema does not take (mode rescue; case variants in every mode; not
-    # those mode none ignores): their files go to the exact path, which rescues the value.
-    taken = {*decision.added_fields, *decision.ignored_fields}
-    left = [p for p in inside if path_text(p) not in taken]
-    slow_files: list[FileEntry] = []
-    if variants or left:
-        named = files_named(files, sorted({p for k in variants for p in scan.files[k]}
-                                          | {f for p in left for f in scan.field_files[p]}))
-        slow_files = named if named is not None else list(files)
-    slow_paths = {f.path for f in slow_files}
-    fast_files = [f for f in files if f.path not in slow_paths]
-    frames = []
-    observation = None
-    if fast_files:
-        observation = Observation(f"lakemark_schema_{uuid.uuid4().hex}")
-        fast, _ = fast_frame(spark, request, fast_files, root, schema, hidden,
-                             rescued_column=tracking.rescued_data_column,
-                             file_key=FILE_PATH_KEY, corrupt_key=CORRUPT_KEY,
-                             observation=observation, records=fetched)
-        frames.append(fast)
-    if slow_files:
-        records, parts = read_records(spark, request, slow_files, root)
-        if fetched is not None:  # S3: the exact path's count and frame share one fetch too
-            records = records.persist(StorageLevel.MEMORY_AND_DISK)
-            kept.append(records)
-        seen = observe(records, schema, request.options,
-                       rescue_new=tracking.mode != "none")
-        record.update({"rescued_values": dict(sorted(seen.mismatched.items())),
-                       "corrupt_records": seen.corrupt})
-        frames.append(typed_frame(records, schema, parts,
-                                  rescued_column=tracking.rescued_data_column,
-                                  rescue_new=tracking.mode != "none",
-                                  options=request.options))
-    frame = frames[0]
-    for other in frames[1:]:
-        frame = frame.unionByName(other, allowMissingColumns=True)
-    return TrackedRead(frame, pending, record, observation=observation)
-
-
-def _read_csv(spark: SparkSession, request: ReadRequest, files: Sequence[FileEntry], root: str,
-              tracking: SchemaTracking, tracked: list[Field] | None, hints: list[Field],
-              reserved: list[str], record: dict[str, Any], version: int | None, *,
-              format: str, options: Mapping[str, str] | None, mode: str) -> TrackedRead:
-    """A tracked CSV read in one pass (:mod:`._csv_tracked`): the header names the columns."""
-    from pyspark.sql import Observation
-
-    from ._csv_tracked import header_of
-    from ._csv_tracked import typed_frame as csv_frame
-    from ._read import read_files
-
-    header, partitions = header_of(spark, request, files, root)
-    skip = set(partitions) | set(reserved)
-    keys = {n: 0 for n in header if n not in skip}
-    inferred = False
-    if tracked is None:
-        observed = [f for f in _fields(read_files(spark, files, root=root, format=format,
-                                                  options=options, mode=mode).schema)
-                    if f.name not in skip]
-        inferred = True
-    else:
-        observed, inferred = _later_columns(
-            tracked, list(keys), reserved, tracking.mode,
-            lambda _fresh: {f.name: f.type for f in _fields(read_files(
-                spark, files, root=root, format=format, options=options, mode=mode).schema)})
-    decision, pending, failed = _decided(spark, tracked, observed, tracking, skip=skip,
-                                         hints=hints, keys=keys, inferred=inferred,
-                                         record=record, version=version)
-    if failed is not None:
-        return failed
-    observation = Observation(f"lakemark_schema_{uuid.uuid4().hex}")
-    frame = csv_frame(spark, request, files, root, _struct(decision.schema), header,
-                      rescued_column=tracking.rescued_data_column,
-                      rescue_new=tracking.mode != "none", file_key=FILE_PATH_KEY,
-                      corrupt_key=CORRUPT_KEY, observation=observation)
-    return TrackedRead(frame, pending, record, observation=observation)
-
-
-def _partition_names(spark: SparkSession, files: Sequence[FileEntry], root: str) -> list[str]:
-    """The partition columns (``key=value`` folders under ``root``) of ``files``."""
-    from ._read import read_files
-
-    probe = read_files(spark, files[:1], root=root, format="text")
-    return [c for c in probe.columns if c != "value"]
+    record.update(framed.counts)
+    return TrackedRead(framed.frame, pending, record, observation=framed.observation,
+                       release=seen.release)
 
 
 def add_observed(record: dict[str, Any], observation: Any) -> bool:

@@ -54,6 +54,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError, ReadError
+from ._formats import Framed, Observed, TrackedInput
 from ._rescue import CORRUPT_KEY, FILE_PATH_KEY
 from ._text_cast import cast_text
 
@@ -64,11 +65,10 @@ if TYPE_CHECKING:
     from pyspark.sql.types import DataType, StructType
 
     from ..planning.files import FileEntry
-    from ..planning.schema import Field
+    from ..planning.schema import SchemaDecision
     from ._options import ReadRequest
-    from ._schema_decision import SchemaTracking, TrackedRead
 
-__all__ = ["XmlRows", "KeyScan", "parse_record", "scan", "typed_frame", "read_tracked_xml"]
+__all__ = ["XmlRows", "KeyScan", "parse_record", "scan", "typed_frame", "XmlTracked"]
 
 VALUE = "__lm_value"
 TEXTS = "__lm_texts"
@@ -453,86 +453,110 @@ def typed_frame(rows: DataFrame, schema: StructType, partitions: Sequence[str],
     return frame.select(*out, rescued.alias(rescued_column))
 
 
-def read_tracked_xml(spark: SparkSession, request: ReadRequest, files: Sequence[FileEntry],
-                     root: str, tracking: SchemaTracking, tracked: list[Field] | None,
-                     hints: list[Field], reserved: list[str], record: dict[str, Any],
-                     version: int | None) -> TrackedRead:
-    """A tracked XML read (the module doc): scan, decision, then the typed frame."""
-    from pyspark.sql import Observation
+@dataclass
+class _Looked:
+    """What :meth:`XmlTracked.observe` found: the parsed records and partition columns, and
+    the untracked keys (for :meth:`XmlTracked.frame`)."""
 
-    from ..planning.schema import Field, name_key
-    from ._errors import guard, read_error, spark_errors
-    from ._json_tracked import files_named
-    from ._read import read_files
-    from ..planning.schema_nested import path_text
-    from ._schema_decision import (TrackedRead, _decided, _fields, _later_columns, _struct,
-                                _with_inside)
+    rows: DataFrame
+    partitions: list[str]
+    keys: dict[str, int]
 
-    options = dict(request.options)
-    XmlOptions.of(request)  # rowTag is checked before any work
 
-    def infer(chosen: Sequence[FileEntry]) -> dict[str, Any]:
-        frame = read_files(spark, chosen, root=root, format="xml", options=options)
-        return {f.name: f.type for f in _fields(frame.schema)}
+class XmlTracked:
+    """The tracked XML read (:class:`._formats.TrackedFormat`, the module doc): the records
+    parsed and scanned, then the typed frame."""
 
-    drop_new = tracking.mode == "none"
-    rows, partitions = records(spark, request, files, root,
-                               _struct(tracked) if tracked is not None else None, drop_new)
-    skip = {p for p in partitions} | set(reserved)
-    try:
-        found = scan(rows, [f.name for f in tracked or []])
-    except spark_errors() as exc:  # a file that cannot be read: ReadError naming it
-        error = read_error(exc, "xml")
-        if error is None:
-            raise
-        raise error from exc
-    keys = {k: n for k, n in found.keys.items() if k not in skip}
-    inferred = False
-    if tracked is None:
-        types = infer(files)
-        by_key = {name_key(n): t for n, t in types.items()}
-        observed = [Field(n, t) for n, t in types.items() if n not in skip]
-        known = {f.name for f in observed}
-        # Keys Spark's inference did not name (case variants, fields after a malformed
-        # record): their own type up to case, else string.
-        observed += [Field(k, by_key.get(name_key(k), "string")) for k in sorted(keys)
-                     if k not in known]
-        inferred = True
-    else:
-        def types_of(fresh: list[str]) -> dict[str, Any]:
-            holding = files_named(files, sorted({p for n in fresh for p in found.files[n]}))
-            types = infer(holding if holding else files)
+    def observe(self, read: TrackedInput) -> Observed:
+        """The keys of the parsed records that are not tracked columns (and the names inside
+        columns), typed by Spark's XML inference over the files holding them where the mode
+        adds them; the first run's columns by inference."""
+        from ..planning.schema import Field, name_key
+        from ..planning.schema_nested import path_text
+        from ._errors import read_error, spark_errors
+        from ._formats import files_named
+        from ._read import read_files
+        from ._formats import _fields, _later_columns, _struct, _to_type, _with_inside
+
+        spark, request, files, root = read.spark, read.request, read.files, read.root
+        tracked, tracking, reserved = read.tracked, read.tracking, read.reserved
+        options = dict(request.options)
+        XmlOptions.of(request)  # rowTag is checked before any work
+
+        def infer(chosen: Sequence[FileEntry]) -> dict[str, Any]:
+            frame = read_files(spark, chosen, root=root, format="xml", options=options)
+            return {f.name: f.type for f in _fields(frame.schema)}
+
+        drop_new = tracking.mode == "none"
+        rows, partitions = records(spark, request, files, root,
+                                   _struct(tracked) if tracked is not None else None, drop_new)
+        skip = {p for p in partitions} | set(reserved)
+        try:
+            found = scan(rows, [f.name for f in tracked or []])
+        except spark_errors() as exc:  # a file that cannot be read: ReadError naming it
+            error = read_error(exc, "xml")
+            if error is None:
+                raise
+            raise error from exc
+        keys = {k: n for k, n in found.keys.items() if k not in skip}
+        inferred = False
+        if tracked is None:
+            types = infer(files)
             by_key = {name_key(n): t for n, t in types.items()}
-            return {n: types.get(n, by_key.get(name_key(n), "string")) for n in fresh}
-
-        observed, inferred = _later_columns(tracked, sorted(keys), reserved, tracking.mode,
-                                            types_of)
-    # Names inside tracked columns that their types do not know (address.zip): typed by
-    # inference over the files holding them when addNewColumns adds them.
-    inside = {p: n for p, n in sorted(found.fields.items()) if p[0] not in skip}
-    if inside and tracked is not None:
-        typed: dict[str, Any] = {}
-        if tracking.mode == "addNewColumns":
-            holding = files_named(files, sorted({f for p in inside
-                                                 for f in found.field_files[p]}))
-            typed = infer(holding if holding else files)
+            observed = [Field(n, t) for n, t in types.items() if n not in skip]
+            known = {f.name for f in observed}
+            # Keys Spark's inference did not name (case variants, fields after a malformed
+            # record): their own type up to case, else string.
+            observed += [Field(k, by_key.get(name_key(k), "string")) for k in sorted(keys)
+                         if k not in known]
             inferred = True
-        observed = _with_inside(observed, inside, typed)
-    counted = {**keys, **{path_text(p): n for p, n in inside.items()}}
-    decision, pending, failed = _decided(spark, tracked, observed, tracking, skip=skip,
-                                         hints=hints, keys=counted, inferred=inferred,
-                                         record=record, version=version)
-    if failed is not None:
-        return failed
-    schema = _struct(decision.schema)
-    names = {f.name for f in decision.schema}
-    column_keys = {name_key(n) for n in names}
-    hidden = [k for k in sorted(keys) if k not in names
-              and (tracking.mode != "none" or name_key(k) in column_keys)]
-    if tracked is None or decision.changed:  # knows new columns and nested fields
-        rows, partitions = records(spark, request, files, root, schema, drop_new)
-    observation = Observation(f"lakemark_schema_{uuid.uuid4().hex}")
-    frame = typed_frame(rows, schema, partitions, hidden,
-                        rescued_column=tracking.rescued_data_column, options=options,
-                        observation=observation)
-    return TrackedRead(guard(frame, "xml"), pending, record, observation=observation)
+        else:
+            fresh = _to_type(tracked, sorted(keys), reserved, tracking.mode)
+            types_of = None
+            if fresh:
+                holding = files_named(files, sorted({p for n in fresh for p in found.files[n]}))
+                types = infer(holding if holding else files)
+                by_key = {name_key(n): t for n, t in types.items()}
+                types_of = {n: types.get(n, by_key.get(name_key(n), "string")) for n in fresh}
+            observed = _later_columns(tracked, sorted(keys), reserved, types_of)
+            inferred = types_of is not None
+        # Names inside tracked columns that their types do not know (address.zip): typed by
+        # inference over the files holding them when addNewColumns adds them.
+        inside = {p: n for p, n in sorted(found.fields.items()) if p[0] not in skip}
+        if inside and tracked is not None:
+            typed: dict[str, Any] = {}
+            if tracking.mode == "addNewColumns":
+                holding = files_named(files, sorted({f for p in inside
+                                                     for f in found.field_files[p]}))
+                typed = infer(holding if holding else files)
+                inferred = True
+            observed = _with_inside(observed, inside, typed)
+        counted = {**keys, **{path_text(p): n for p, n in inside.items()}}
+        return Observed(observed, counted, skip, inferred,
+                        state=_Looked(rows, list(partitions), keys))
+
+    def frame(self, read: TrackedInput, seen: Observed, decision: SchemaDecision) -> Framed:
+        """The records cast to the decided schema (parsed again when the decision knows new
+        columns or fields), misfits, untracked keys and corrupt records rescued."""
+        from pyspark.sql import Observation
+
+        from ..planning.schema import name_key
+        from ._errors import guard
+        from ._formats import _struct
+
+        looked: _Looked = seen.state
+        tracking = read.tracking
+        schema = _struct(decision.schema)
+        names = {f.name for f in decision.schema}
+        column_keys = {name_key(n) for n in names}
+        hidden = [k for k in sorted(looked.keys) if k not in names
+                  and (tracking.mode != "none" or name_key(k) in column_keys)]
+        rows, partitions = looked.rows, looked.partitions
+        if read.tracked is None or decision.changed:  # knows new columns and nested fields
+            rows, partitions = records(read.spark, read.request, read.files, read.root,
+                                       schema, tracking.mode == "none")
+        observation = Observation(f"lakemark_schema_{uuid.uuid4().hex}")
+        frame = typed_frame(rows, schema, partitions, hidden,
+                            rescued_column=tracking.rescued_data_column,
+                            options=dict(read.request.options), observation=observation)
+        return Framed(guard(frame, "xml"), observation)
