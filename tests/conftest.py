@@ -184,9 +184,11 @@ def lakemark_cli(*args: str, env: dict[str, str] | None = None,
 
 
 @pytest.fixture(scope="session")
-def connect_server() -> Iterator[ConnectServer]:
+def connect_server(moto_server: MotoServer) -> Iterator[ConnectServer]:
     """A real Spark Connect server (``lakemark server start``) on a free loopback port, with
-    its own LAKEMARK_HOME; stopped with ``lakemark server stop`` after the session."""
+    its own LAKEMARK_HOME; stopped with ``lakemark server stop`` after the session. Started
+    after moto_server, so the server's Python workers see the same S3 (its endpoint and test
+    credentials in their environment) as the client, as a production server must."""
     home = tempfile.mkdtemp(prefix="lakemark-connect-home-")
     port = free_port()
     server = ConnectServer(f"sc://127.0.0.1:{port}", home, port)

@@ -99,6 +99,8 @@ class Job:
     ``max_bad_files`` fails a run that sets aside too many (docs/bookmarks.md, "Quarantine").
     Without it, ``$LAKEMARK_ON_BAD_FILE``/``_MAX_BAD_FILES``/``_MAX_RECORD_BYTES`` give it
     (``lakemark run``'s options set them for a script's jobs, Glue's included).
+    ``remote`` (``sc://HOST:PORT``) runs reads and writes on that Spark Connect server (checked
+    reachable here, before any run starts); bookmark and state stay here (docs/connect.md).
     """
 
     def __init__(
@@ -115,6 +117,7 @@ class Job:
         on_event: Callable[[JobEvent], None] | None = None,
         heartbeat_interval_s: float | None = None,
         bad_files: BadFilePolicy | None = None,
+        remote: str | None = None,
     ) -> None:
         if not isinstance(name, str) or not name.strip():
             raise ConfigError("job name must be a non-empty string")
@@ -140,6 +143,11 @@ class Job:
         self._own_store = not isinstance(state, StateStore)
         self._store_arg = state
         self._store: StateStore | None = state if isinstance(state, StateStore) else None
+        if remote is not None and spark is not None:
+            raise ConfigError("Job takes spark= or remote=, not both")
+        from .spark import remote_endpoint
+
+        self._remote = remote_endpoint(remote, option="remote=") if remote is not None else None
         self._spark = spark
         self._lease_timeout_s = lease_timeout_s
         self._force = force
@@ -176,7 +184,7 @@ class Job:
         if self._spark is None:
             from .spark import get_spark
 
-            self._spark = get_spark()
+            self._spark = get_spark(remote=self._remote)
         return self._spark
 
     @property

@@ -18,7 +18,8 @@ if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
 __all__ = ["check_java", "check_reachable", "default_parallelism", "empty_frame", "get_spark",
-           "is_connect", "not_over_connect", "spark_settings", "LAKEMARK_SPARK_CONF"]
+           "is_connect", "not_over_connect", "remote_endpoint", "spark_settings",
+           "LAKEMARK_SPARK_CONF"]
 
 #: Settings lakemark applies to sessions it creates (a caller's own values win).
 LAKEMARK_SPARK_CONF: dict[str, str] = {
@@ -234,3 +235,23 @@ def check_reachable(url: str, timeout: float = 5.0) -> None:
                                  f"sc://{host}:{port_text} ({exc.strerror or exc}); a local "
                                  "one: `lakemark server status` / `lakemark server start`"
                                  ) from None
+
+
+def remote_endpoint(remote: str | None, master: str | None = None, *,
+                    option: str = "--remote") -> str | None:
+    """The Spark Connect URL a command runs on: ``remote`` (``--remote``), else
+    ``SPARK_REMOTE``, else None (a local Spark). ConfigError, naming the option, for one that
+    is not ``sc://…`` or that comes with ``master``; EnvironmentProblem when nothing listens
+    there. Checked before a run starts, so a bad endpoint changes no state."""
+    url = remote or os.environ.get("SPARK_REMOTE") or None
+    if url is None:
+        return None
+    given = option if remote else "SPARK_REMOTE"
+    if not url.startswith("sc://"):
+        raise ConfigError(f"{given} must be a Spark Connect URL sc://HOST:PORT, got "
+                          f"{url.split(';')[0]!r}")
+    if master:
+        raise ConfigError(f"--master does not apply with {given}: the server's master is set "
+                          "where it starts (lakemark server start --master)")
+    check_reachable(url)
+    return url

@@ -152,23 +152,3 @@ def test_an_unreachable_server_is_one_line_before_the_run_starts(tmp_path: Path)
     assert lines[0].startswith(f"error: cannot reach the Spark Connect server at "
                                f"sc://127.0.0.1:{port} (")
     assert not state.exists() and not (tmp_path / "lake").exists()
-
-
-def test_the_glue_facade_is_refused_by_name_over_connect(connect_server: ConnectServer) -> None:
-    script = (
-        "from lakemark.spark import get_spark\n"
-        "from lakemark.errors import UnsupportedError\n"
-        f"get_spark(remote={connect_server.endpoint!r})\n"
-        "from lakemark.glue.context import GlueContext\n"
-        "try:\n"
-        "    GlueContext()\n"
-        "except UnsupportedError as exc:\n"
-        "    print(exc)\n"
-    )
-    src = Path(__file__).resolve().parents[2] / "src"
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                          timeout=300, env={**os.environ, "PYTHONPATH": str(src)})
-    assert done.returncode == 0, done.stderr[-2000:]
-    assert done.stdout.strip() == ("the Glue facade (GlueContext, DynamicFrame) is not "
-                                   "available over Spark Connect yet (run it without "
-                                   "--remote/SPARK_REMOTE)")

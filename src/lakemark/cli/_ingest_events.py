@@ -133,6 +133,10 @@ def _sqs_client() -> Any:
 @click.option("--option", "reader_options", multiple=True, metavar="KEY=VALUE",
               help="A Spark reader option (repeatable).")
 @click.option("--master", metavar="URL", help="Spark master [env LAKEMARK_SPARK_MASTER; local[*]].")
+@click.option("--remote", metavar="sc://HOST:PORT",
+              help="Read and write on this Spark Connect server instead of starting Spark in "
+              "this process, as `ingest files --remote` does [env SPARK_REMOTE]; the "
+              "checkpoint stays here. See docs/connect.md.")
 @click.option("--on-bad-file", type=click.Choice(ON_BAD_FILE), default="quarantine",
               show_default=True,
               help="An object that cannot be read (damaged, truncated, wrong format, "
@@ -160,8 +164,9 @@ def s3_incremental(target: str, events_table: str, job_name: str, fmt: str,
                    ignore_prefixes: tuple[str, ...], max_files: int | None,
                    max_bytes: int | None, check_exists: bool, backfill_prefix: str | None,
                    from_version: int | None, reader_options: tuple[str, ...],
-                   master: str | None, on_bad_file: str, max_bad_files: str | None,
-                   max_record_bytes: str | None, progress_interval: float | None,
+                   master: str | None, remote: str | None, on_bad_file: str,
+                   max_bad_files: str | None, max_record_bytes: str | None,
+                   progress_interval: float | None,
                    state_url: str | None, as_json: bool, verbose: bool) -> None:
     """Stage 2: ingest into TARGET the objects the events table says were created since the
     last run — each exactly once, in event order, bounded by --max-files/--max-bytes.
@@ -192,6 +197,12 @@ def s3_incremental(target: str, events_table: str, job_name: str, fmt: str,
         interval = interval_from(progress_interval)
     except ValueError as exc:
         raise click.UsageError(str(exc)) from exc
+    from ..spark import remote_endpoint
+
+    try:  # a bad endpoint is one line before any state changes; an unreachable one too
+        url = remote_endpoint(remote, master)
+    except ConfigError as exc:
+        raise click.UsageError(str(exc)) from exc
     store = open_state(state_url)
     # a log (cron, CI): a plain line at a steady interval, on stderr with --json
     progress = ProgressLines(lambda line: click.echo(line, err=as_json),
@@ -207,7 +218,7 @@ def s3_incremental(target: str, events_table: str, job_name: str, fmt: str,
         if files:  # nothing new: the run records and commits without starting Spark
             from ..spark import get_spark
 
-            get_spark(master, verbose=verbose)
+            get_spark(master, verbose=verbose, remote=url)
             # An object that breaks the read while writing is set aside and the read and
             # write are done again without it, before anything commits.
             result = write_setting_aside(

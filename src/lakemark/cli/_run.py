@@ -28,8 +28,15 @@ from ._progress import ProgressLines, interval_from, spark_tasks
 @click.argument("script", type=click.Path(dir_okay=False))
 @click.argument("script_args", nargs=-1, type=click.UNPROCESSED)
 @click.option("--master", metavar="URL", help="Spark master [env LAKEMARK_SPARK_MASTER; local[*]].")
+@click.option("--remote", metavar="sc://HOST:PORT",
+              help="Run the script's Spark on this Spark Connect server instead of in this "
+              "process, e.g. a warm `lakemark server start` [env SPARK_REMOTE]: its jobs' "
+              "bookmarks stay here. Glue scripts run with DataFrame operations only; what "
+              "needs a local JVM is refused in one line. Not with --master or --submit. "
+              "See docs/connect.md.")
 @click.option("--conf", "confs", multiple=True, metavar="KEY=VALUE",
-              help="A Spark configuration setting (repeatable).")
+              help="A Spark configuration setting (repeatable; with --remote, a SQL setting "
+              "of the script's session).")
 @click.option("--submit", is_flag=True,
               help="Launch the script with spark-submit instead of in this process.")
 @click.option("--catalog", "catalog", metavar="DIR|glue",
@@ -61,6 +68,7 @@ def run(
     script: str,
     script_args: tuple[str, ...],
     master: str | None,
+    remote: str | None,
     confs: tuple[str, ...],
     submit: bool,
     catalog: str | None,
@@ -92,6 +100,7 @@ def run(
     if not path.is_file():
         raise ConfigError(f"script {script} does not exist or is not a file")
     conf = parse_key_values(confs, "--conf")
+    url = _endpoint(remote, master, submit)  # bad or unreachable: one line, before anything
     try:
         interval = interval_from(progress_interval)
     except ValueError as exc:
@@ -142,7 +151,7 @@ def run(
     os.environ.update(env)
     # A script that makes its own SparkContext() (as Glue scripts do) gets lakemark's settings.
     spark_master, settings = spark_settings(verbose=verbose)
-    if "PYSPARK_SUBMIT_ARGS" not in os.environ:
+    if "PYSPARK_SUBMIT_ARGS" not in os.environ and url is None:
         words = ["--master", spark_master]
         for key, value in settings.items():
             words += ["--conf", f"{key}={value}"]
@@ -154,15 +163,21 @@ def run(
     install_delta_shim()  # `from delta.tables import DeltaTable` without delta-spark
     from pyspark.sql import SparkSession
 
-    from ..session.jvm_stderr import patch_gateway
     from ..glue import finish_open_jobs
 
-    patch_gateway()
-    from ..spark_io import install
+    restore: Callable[[], None] = lambda: None  # noqa: E731
+    if url is None:
+        from ..session.jvm_stderr import patch_gateway
+        from ..spark_io import install
 
-    install()  # the script's spark.read/df.write: s3:// without S3A, format("delta") without jars
+        patch_gateway()
+        install()  # the script's spark.read/df.write: s3:// without S3A, format("delta") w/o jars
+        session_before = SparkSession.getActiveSession()
+    else:
+        from ._run_remote import start_remote
 
-    session_before = SparkSession.getActiveSession()
+        session_before = None
+        restore = start_remote(url, conf, verbose)
     set_aside, unfollow = _follow_set_aside()
     progress = _progress_lines(0.0 if console.is_terminal else interval)
     try:
@@ -185,7 +200,24 @@ def run(
             active.stop()
         unfollow()  # an in-process caller's later Jobs are not this script's
         progress.unfollow()
+        restore()
     _exit_if_set_aside(set_aside)
+
+
+def _endpoint(remote: str | None, master: str | None, submit: bool) -> str | None:
+    """The Spark Connect URL of ``--remote``/SPARK_REMOTE, checked (UsageError for a bad one;
+    EnvironmentProblem for a server that does not answer), or None for a local Spark."""
+    from ..spark import remote_endpoint
+
+    try:
+        url = remote_endpoint(remote, master)
+    except ConfigError as exc:
+        raise click.UsageError(str(exc)) from exc
+    if url is not None and submit:
+        raise click.UsageError(f"--submit does not apply with "
+                               f"{'--remote' if remote else 'SPARK_REMOTE'}: the script runs "
+                               "in this process against the server")
+    return url
 
 
 def _policy_env(on_bad_file: str | None, max_bad_files: str | None,

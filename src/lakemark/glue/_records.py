@@ -27,6 +27,7 @@ import logging
 from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
+from ..connect_compat import is_connect, not_over_connect
 from ..errors import ConfigError, ReadError
 
 if TYPE_CHECKING:
@@ -103,6 +104,8 @@ def _map_partition(
 def filter_frame(df: DataFrame, f: Callable[[dict[str, Any]], Any]) -> DataFrame:
     """Rows of ``df`` for which ``f(record)`` is true (error records dropped)."""
     _check_callable(f, "Filter")
+    if is_connect(df.sparkSession):  # no RDD over Spark Connect: Arrow batches instead
+        return df.mapInArrow(_arrow_filter(f), df.schema)
     rdd = df.rdd.mapPartitions(_filter_partition(f), preservesPartitioning=True)
     return df.sparkSession.createDataFrame(rdd, df.schema, verifySchema=False)
 
@@ -110,6 +113,7 @@ def filter_frame(df: DataFrame, f: Callable[[dict[str, Any]], Any]) -> DataFrame
 def map_frame(df: DataFrame, f: Callable[[dict[str, Any]], Any]) -> DataFrame:
     """``f`` applied to every record of ``df``; the schema is inferred from the results."""
     _check_callable(f, "Map")
+    not_over_connect(df.sparkSession, "Glue's Map transform (DynamicFrame.map)")
     hint = df.schema
     mapped = df.rdd.mapPartitions(_map_partition(f))
     from pyspark.sql.types import NullType
@@ -166,6 +170,9 @@ class RecordErrors:
 
     def count(self) -> int:
         """How many input records the function failed on (one Spark job, then remembered)."""
+        if self._count is None and is_connect(self._df.sparkSession):
+            rows = self._df.mapInArrow(_arrow_errors(self._f, self.kind), ERROR_SCHEMA)
+            self._count = rows.count()
         if self._count is None:
             f, kind = self._f, self.kind
             self._count = int(
@@ -176,6 +183,8 @@ class RecordErrors:
     def frame(self, spark: SparkSession) -> DataFrame:
         """The error records: the transformation, the error, and the record as JSON."""
         f, kind = self._f, self.kind
+        if is_connect(spark):
+            return self._df.mapInArrow(_arrow_errors(f, kind), ERROR_SCHEMA)
 
         def errors(rows: Iterable[Row]) -> Iterator[tuple[str, str, str]]:
             for row in rows:
@@ -184,6 +193,61 @@ class RecordErrors:
                     yield kind, err, json.dumps(to_record(row), default=str, sort_keys=False)
 
         return spark.createDataFrame(self._df.rdd.mapPartitions(errors), ERROR_SCHEMA)
+
+
+def _arrow_record(value: Any) -> Any:
+    """A value of ``pyarrow``'s ``to_pylist`` as a Glue record function sees it: a map (a list
+    of key-value tuples) as a dict, a choice struct as the value it holds."""
+    if isinstance(value, list):
+        if value and all(isinstance(v, tuple) and len(v) == 2 for v in value):
+            return {k: _arrow_record(v) for k, v in value}
+        return [_arrow_record(v) for v in value]
+    if isinstance(value, dict):
+        return _unchoice({k: _arrow_record(v) for k, v in value.items()})
+    return value
+
+
+def _arrow_filter(f: Callable[[dict[str, Any]], Any]) -> Callable[[Any], Iterator[Any]]:
+    """Filter over Arrow batches (``mapInArrow``, Spark Connect): the rows ``f`` keeps."""
+
+    def run(batches: Iterable[Any]) -> Iterator[Any]:
+        import pyarrow as pa
+
+        for batch in batches:
+            keep = []
+            for record in batch.to_pylist():
+                try:
+                    keep.append(bool(f(_arrow_record(record))))
+                except Exception:
+                    keep.append(False)
+            yield batch.filter(pa.array(keep, pa.bool_()))
+    return run
+
+
+def _arrow_errors(f: Callable[[dict[str, Any]], Any], kind: str
+                  ) -> Callable[[Any], Iterator[Any]]:
+    """The error records of ``f`` over Arrow batches (``mapInArrow``, Spark Connect)."""
+
+    def run(batches: Iterable[Any]) -> Iterator[Any]:
+        import pyarrow as pa
+
+        for batch in batches:
+            out: list[dict[str, str]] = []
+            for record in batch.to_pylist():
+                value = _arrow_record(record)
+                try:
+                    result = f(value)
+                    err = (None if kind != "Map" or isinstance(result, dict) else
+                           f"Map function returned {type(result).__name__}, not a dict")
+                except Exception as exc:
+                    err = f"{type(exc).__name__}: {exc}"
+                if err is not None:
+                    out.append({"transformation": kind, "error": err,
+                                "record": json.dumps(value, default=str, sort_keys=False)})
+            names = ["transformation", "error", "record"]
+            yield pa.RecordBatch.from_pylist(out, schema=pa.schema([(n, pa.string())
+                                                                    for n in names]))
+    return run
 
 
 def _threshold(value: Any, name: str, what: str) -> int:

@@ -71,14 +71,12 @@ class GlueContext:
         else:
             session = SparkSession.getActiveSession() or SparkSession(sparkContext)
         assert session is not None
-        from ..connect_compat import not_over_connect
-
-        not_over_connect(session, "the Glue facade (GlueContext, DynamicFrame)")
         from ..tables import register
 
         register(session)  # format("delta") with no jars (lakemark.tables)
+        # Over Spark Connect the frames are built with DataFrame operations only; what needs
+        # the JVM here (RDD record functions, getNumPartitions) refuses by name.
         self.spark_session: SparkSession = session
-        self._sc = session.sparkContext
         self._job: CoreJob | None = None
         self._catalog: Catalog | None = None
         self.create_dynamic_frame = DynamicFrameReader(self)

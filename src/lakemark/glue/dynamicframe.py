@@ -192,6 +192,9 @@ class DynamicFrame:
             print(row["r"])
 
     def getNumPartitions(self) -> int:
+        from ..connect_compat import not_over_connect
+
+        not_over_connect(self._df.sparkSession, "DynamicFrame.getNumPartitions")
         return self._df.rdd.getNumPartitions()
 
     def repartition(self, num_partitions: int, transformation_ctx: str = "", info: str = "",

@@ -1,0 +1,95 @@
+"""``lakemark run --remote``: a script's Spark is a Spark Connect session to a server.
+
+The script's jobs plan and keep their bookmarks in this process; Spark's reads and writes run
+on the server (docs/connect.md). The session is made before the script starts, with
+lakemark's SQL settings and ``--conf``, so ``SparkSession.builder.getOrCreate()``, lakemark's
+``Job`` and ``GlueContext`` all get it. A Glue script's ``SparkContext.getOrCreate()`` (or
+``SparkContext()``) gets a stand-in that holds no JVM: handed to ``GlueContext`` it stands for
+the Connect session, and any use of the SparkContext itself beyond ``setLogLevel``,
+``defaultParallelism``, ``appName`` and ``stop`` is refused in one line naming it.
+"""
+
+from __future__ import annotations
+
+import sys
+import types
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
+
+from ..errors import UnsupportedError
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+__all__ = ["start_remote"]
+
+#: What a script may use of the SparkContext stand-in.
+_ALLOWED = frozenset({"setLogLevel", "defaultParallelism", "appName", "stop", "getOrCreate",
+                      "_session"})
+
+
+def start_remote(url: str, conf: Mapping[str, str], verbose: bool) -> Callable[[], None]:
+    """Open the Connect session to ``url`` for the script (EnvironmentProblem, one line, when
+    it cannot be reached) and serve ``pyspark.SparkContext`` / ``pyspark.context`` with the
+    stand-in; returns the call that puts pyspark's own back."""
+    import os
+
+    from ..spark import get_spark
+
+    os.environ["SPARK_REMOTE"] = url  # the script's own SparkSession.builder gets the server
+    session = get_spark(remote=url, conf=conf, verbose=verbose)
+    return _install_context(session)
+
+
+def _install_context(session: SparkSession) -> Callable[[], None]:
+    import pyspark
+    from pyspark import SparkContext
+
+    class RemoteSparkContext(SparkContext):
+        """A SparkContext over Spark Connect: no JVM here, only what a Glue script needs."""
+
+        _session = session
+
+        def __init__(self, *args: Any, **kwargs: Any) -> None:  # noqa: D107 - no JVM to start
+            pass
+
+        @classmethod
+        def getOrCreate(cls, conf: Any = None) -> RemoteSparkContext:  # type: ignore[override]  # noqa: N802
+            return cls()
+
+        def setLogLevel(self, logLevel: str) -> None:  # noqa: N802, N803
+            """The server's log level is its own (``lakemark server start``)."""
+
+        @property
+        def defaultParallelism(self) -> int:  # type: ignore[override]  # noqa: N802
+            from ..connect_compat import default_parallelism
+
+            return default_parallelism(type(self)._session)
+
+        @property
+        def appName(self) -> str:  # type: ignore[override]  # noqa: N802
+            return "lakemark"
+
+        def stop(self) -> None:
+            """The server goes on; ``lakemark run`` closes the script's session."""
+
+        def __getattribute__(self, name: str) -> Any:
+            if name.startswith("__") or name in _ALLOWED:
+                return object.__getattribute__(self, name)
+            raise UnsupportedError(f"SparkContext.{name} is not available over Spark Connect "
+                                   "yet (run it without --remote/SPARK_REMOTE)")
+
+    import pyspark.context as classic
+
+    module = types.ModuleType("pyspark.context")
+    module.__dict__.update(classic.__dict__)
+    module.SparkContext = RemoteSparkContext  # type: ignore[attr-defined]
+    saved = (classic, pyspark.SparkContext)
+    sys.modules["pyspark.context"] = pyspark.context = module  # type: ignore[attr-defined]
+    pyspark.SparkContext = RemoteSparkContext  # type: ignore[misc]
+
+    def restore() -> None:
+        sys.modules["pyspark.context"] = pyspark.context = saved[0]  # type: ignore[attr-defined]
+        pyspark.SparkContext = saved[1]  # type: ignore[misc]
+
+    return restore
