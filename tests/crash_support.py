@@ -37,8 +37,8 @@ FOLDER_FORMATS = ("parquet", "json")
 
 def _ingest_command(source: str, target: str, job: str, state: str, target_format: str,
                     force: bool, env: Mapping[str, str] | None, fault: str | None,
-                    wait: tuple[str, Path] | None,
-                    extra: Sequence[str] = ()) -> tuple[list[str], dict[str, str]]:
+                    wait: tuple[str, Path] | None, extra: Sequence[str] = (),
+                    remote: str | None = None) -> tuple[list[str], dict[str, str]]:
     child = {k: v for k, v in os.environ.items() if k not in (FAULT_ENV, FAULT_WAIT_ENV)}
     child.update(env or {})
     child["PYTHONPATH"] = os.pathsep.join(p for p in (str(SRC), child.get("PYTHONPATH")) if p)
@@ -48,35 +48,38 @@ def _ingest_command(source: str, target: str, job: str, state: str, target_forma
         child[FAULT_WAIT_ENV] = f"{wait[0]}={wait[1]}"
     # an Iceberg target is a catalog table, named by --table (its catalog: ``extra``)
     where = ["--table", target] if target_format == "iceberg" else [target]
+    # over Spark Connect the server's master applies (--master is refused with --remote)
+    spark = ["--remote", remote] if remote else ["--master", "local[1]"]
     cmd = [sys.executable, "-m", "lakemark", "ingest", "files", source, *where, "--job", job,
-           "--state", state, "--json", "--master", "local[1]", "--target-format", target_format]
+           "--state", state, "--json", *spark, "--target-format", target_format]
     return cmd + (["--force"] if force else []) + list(extra), child
 
 
 def run_ingest(source: str, target: str, *, job: str, state: str, fault: str | None = None,
                target_format: str = "delta", env: Mapping[str, str] | None = None,
-               timeout: float = 900, force: bool = False,
-               extra: Sequence[str] = ()) -> subprocess.CompletedProcess[str]:
+               timeout: float = 900, force: bool = False, extra: Sequence[str] = (),
+               remote: str | None = None) -> subprocess.CompletedProcess[str]:
     """One ``python -m lakemark ingest files`` run in a fresh process (``--json``,
     ``--master local[1]``), killed at ``fault`` if given. The repository's ``src`` comes first
     on the child's ``PYTHONPATH``, so the run uses this tree's code; ``env`` adds variables
     (an S3 endpoint, for instance); ``force`` takes the job's lease over; ``extra``: more
-    options (``--clean-source delete``, for instance)."""
+    options (``--clean-source delete``, for instance); ``remote``: a Spark Connect endpoint
+    to run on (``--remote``) instead of ``--master local[1]``."""
     cmd, child = _ingest_command(source, target, job, state, target_format, force, env, fault,
-                                 None, extra)
+                                 None, extra, remote)
     return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=child)
 
 
 def start_held(source: str, target: str, *, job: str, state: str, point: str, gate: Path,
                target_format: str = "delta", force: bool = False,
-               env: Mapping[str, str] | None = None,
-               extra: Sequence[str] = ()) -> tuple[subprocess.Popen[str], bool]:
+               env: Mapping[str, str] | None = None, extra: Sequence[str] = (),
+               remote: str | None = None) -> tuple[subprocess.Popen[str], bool]:
     """Start an ``ingest files`` process that stops at ``point`` (``LAKEMARK_FAULT_WAIT``)
     until ``gate`` exists; return it once it stands there — ``(process, True)`` — or once it
     ended without reaching the point — ``(process, False)``, e.g. ``mid-write`` in a run with
     nothing to write. Waiting is on the barrier file, never on a guessed duration."""
     cmd, child = _ingest_command(source, target, job, state, target_format, force, env, None,
-                                 (point, gate), extra)
+                                 (point, gate), extra, remote)
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env=child)
     reached = Path(f"{gate}.reached")

@@ -186,6 +186,7 @@ def _remote_session(url: str, conf: Mapping[str, str] | None) -> SparkSession:
 
     try:
         session = SparkSession.builder.remote(url).getOrCreate()
+        _bound_retries(session)
         _ = session.version  # the first call: reaches the server now, not mid-run
     except Exception as exc:
         raise EnvironmentProblem(f"cannot reach the Spark Connect server at {_no_token(url)}: "
@@ -200,6 +201,27 @@ def _remote_session(url: str, conf: Mapping[str, str] | None) -> SparkSession:
                               f"server start --conf`") from None
     _register_delta(session)
     return session
+
+
+#: How long a Connect client keeps retrying a server that stopped answering (gRPC UNAVAILABLE)
+#: before the run fails, in seconds, about: the backoff 0.05, 0.2, 0.8, 3.2, 8, 8, 8 s.
+#: Spark's default retries for at least 10 minutes, too long for a scheduled run to sit on a
+#: dead server; a restart of the local server takes longer than this anyway.
+CONNECT_RETRY_S = 28
+
+
+def _bound_retries(session: SparkSession) -> None:
+    """Retry a lost server for about CONNECT_RETRY_S seconds, not Spark's ten minutes, and
+    without Spark's RETRIES_EXCEEDED warning (the command line says it in one line)."""
+    import warnings
+
+    from pyspark.sql.connect.client.retries import DefaultPolicy
+
+    warnings.filterwarnings("ignore", message=r"\[RETRIES_EXCEEDED\]")
+    client = getattr(session, "client", None)
+    if client is not None and hasattr(client, "set_retry_policies"):
+        client.set_retry_policies([DefaultPolicy(max_retries=7, initial_backoff=50,
+                                                 backoff_multiplier=4.0, max_backoff=8000)])
 
 
 def _no_token(url: str) -> str:

@@ -108,7 +108,8 @@ def handle_errors(func: F) -> F:
                 print_json({"error": exc.format_message(), "kind": "UsageError"})
             raise
         except Exception as exc:
-            message = jvm_lost_message(exc) or connect_missing_message(exc)
+            message = (jvm_lost_message(exc) or connect_lost_message(exc)
+                       or connect_missing_message(exc))
             if message is None:
                 raise
             err_console.print(f"[bold red]error:[/] {escape(message)}", highlight=False)
@@ -133,6 +134,23 @@ def jvm_lost_message(exc: BaseException) -> str | None:
             "too large for spark.driver.memory); the run failed and its files stay for the "
             "next run. Rerun with --verbose to see the JVM's output; lower --max-record-bytes "
             "or give Spark more memory (spark.driver.memory)")
+
+
+def connect_lost_message(exc: BaseException) -> str | None:
+    """One line for a run whose Spark Connect server stopped answering (killed, stopped,
+    restarted) after the client's retries (lakemark.spark.CONNECT_RETRY_S), or None for any
+    other error: gRPC's own text is a dump of channel states that says nothing of the cause."""
+    for error in _chain(exc):
+        code = getattr(error, "getGrpcStatusCode", None)
+        status = code() if callable(code) else getattr(error, "code", None)
+        if callable(status):  # a raw grpc.RpcError
+            status = status()
+        if str(status) == "StatusCode.UNAVAILABLE":
+            return ("the Spark Connect server stopped answering during the run (killed, "
+                    "stopped or restarted); the run failed and its files stay for the next "
+                    "run. Check it with `lakemark server status`, start it again with "
+                    "`lakemark server start`, then rerun")
+    return None
 
 
 def connect_missing_message(exc: BaseException) -> str | None:
