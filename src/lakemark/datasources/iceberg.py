@@ -10,8 +10,9 @@ read the session's settings).
 Reads (:class:`IcebergReader`): the snapshot is the current one, or the one ``snapshot-id`` or
 ``as-of-timestamp`` (ms since the epoch) selects, as today; the filters Spark pushes become a
 pyiceberg row filter that prunes data files by partition values and column statistics; the
-files are planned on the driver into tasks and read by pyiceberg's Arrow scan in the Python
-workers (by field id or the table's name mapping, so renamed or added columns read right).
+files are planned on the driver into tasks and read with pyarrow in the Python workers
+(:mod:`._iceberg_read`: by field id or the table's name mapping, so renamed or added columns
+read right; pyiceberg's Arrow scan where the schema has nested columns).
 Delete files are refused as today.
 
 Writes (:class:`IcebergWriter`): save modes as today (``errorifexists`` refuses an existing
@@ -212,19 +213,15 @@ class IcebergReader(DataSourceReader):  # type: ignore[misc]
         return [_Files(i, g) for i, g in enumerate(_group(tasks, os.cpu_count() or 2))]
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
-        """One task: its files through pyiceberg's Arrow scan, as the Spark schema's types."""
-        import pyarrow as pa
-        from pyiceberg.expressions import AlwaysTrue
-        from pyiceberg.io.pyarrow import ArrowScan
+        """One task: its files read with pyarrow by field id (:mod:`._iceberg_read`), as the
+        Spark schema's types."""
+        from ._iceberg_read import read_tasks
 
         tasks = partition.tasks if isinstance(partition, _Files) else []
         if not tasks:
             return
-        scan = ArrowScan(self.metadata, self.io, self._scan_schema(), AlwaysTrue())
-        for batch in scan.to_record_batches(tasks):
-            if batch.num_rows:
-                yield from pa.Table.from_batches([batch]).select(
-                    self.arrow_schema.names).cast(self.arrow_schema).to_batches()
+        yield from read_tasks(self.metadata, self.io, self._scan_schema(), tasks,
+                              self.arrow_schema)
 
 
 @dataclass
