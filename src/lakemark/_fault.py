@@ -40,9 +40,12 @@ CLEAN_FAULT_POINTS: tuple[str, ...] = (
 )
 
 
-def fault_point(name: str) -> None:
-    """SIGKILL this process if ``LAKEMARK_FAULT`` names ``name``."""
+def fault_point(name: str, *, driver: int | None = None) -> None:
+    """SIGKILL this process if ``LAKEMARK_FAULT`` names ``name``; ``driver``: the pid of the
+    Python driver this process works for (a data source's commit worker), killed first."""
     if os.environ.get(FAULT_ENV) == name:
+        if driver is not None and driver != os.getpid():
+            os.kill(driver, signal.SIGKILL)
         os.kill(os.getpid(), signal.SIGKILL)
     wait = os.environ.get(FAULT_WAIT_ENV)
     if wait:

@@ -5,6 +5,7 @@ changes, Spark's save modes."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -78,9 +79,17 @@ def test_delta_option_it_cannot_honour_is_refused_by_name(spark: Any, tmp_path: 
     path = str(tmp_path / "t")
     df = spark.createDataFrame([(1, "a")], "id long, d string")
     df.write.format("delta").save(path)
-    with pytest.raises(UnsupportedError, match="replaceWhere"):
-        df.write.format("delta").mode("overwrite").option("replaceWhere", "d = 'a'").save(path)
+    with pytest.raises(UnsupportedError, match="dataChange"):
+        df.write.format("delta").mode("overwrite").option("dataChange", "false").save(path)
     assert DeltaTable(path).version() == 0
+    # replaceWhere is honoured: the driver checks and plans it (it needs Spark), the data
+    # source commits it (here over a data column: the rows it does not select are kept)
+    spark.createDataFrame([(2, "b")], "id long, d string").write.format("delta") \
+        .mode("append").save(path)
+    spark.createDataFrame([(3, "a")], "id long, d string").write.format("delta") \
+        .mode("overwrite").option("replaceWhere", "d = 'a'").save(path)
+    assert sorted(DeltaTable(path).to_pyarrow_table().column("id").to_pylist()) == [2, 3]
+    assert "d = 'a'" in json.dumps(DeltaTable(path).history(1)[0])
 
 
 def test_iceberg_write_and_read_go_through_the_data_source(spark: Any, tmp_path: Path,

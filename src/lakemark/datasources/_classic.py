@@ -12,17 +12,27 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import os
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING
 
-from ._options import PARTITION_OPTION, SAVE_MODE_OPTION, SPARK_CATALOG_OPTION, ZONE_OPTION
+from ._options import (
+    DRIVER_PID_OPTION,
+    PARTITION_OPTION,
+    REPLACE_WHERE_OPTION,
+    SAVE_MODE_OPTION,
+    SPARK_CATALOG_OPTION,
+    ZONE_OPTION,
+)
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
 __all__ = ["hidden_options", "iceberg_catalog_option", "lakemark_errors", "load", "save"]
+
+log = logging.getLogger("lakemark.datasources")
 
 
 def _zone(spark: SparkSession) -> str:
@@ -81,16 +91,68 @@ def save(df: DataFrame, fmt: str, path: str, mode: str | None, partition_by: Seq
          options: Mapping[str, str], endpoint: str) -> None:
     """``df.write.format(fmt).mode(mode).partitionBy(...).options(...).save(path)`` handed to
     the registered data source: the save mode and ``partitionBy`` as hidden options, Spark
-    given ``append`` (or ``overwrite``)."""
+    given ``append`` (or ``overwrite``). A Delta write's driver-side part runs here first
+    (:func:`_delta_first`)."""
     how = (mode or "errorifexists").strip().lower()
+    given = {**options, SAVE_MODE_OPTION: how, PARTITION_OPTION: json.dumps(list(partition_by)),
+             DRIVER_PID_OPTION: str(os.getpid())}
+    if fmt == "delta":
+        with lakemark_errors():
+            planned = _delta_first(df, path, how, given)
+        if planned is None:
+            return
+        df, given = planned
     spark_mode = "overwrite" if how == "overwrite" else "append"
     writer = df._jdf.write().format(fmt).mode(spark_mode)
-    given = {**options, SAVE_MODE_OPTION: how, PARTITION_OPTION: json.dumps(list(partition_by))}
     given.update(hidden_options(df.sparkSession, fmt, path, endpoint))
     for key, value in given.items():
         writer = writer.option(key, str(value))
     with lakemark_errors():
         writer.save(path)
+
+
+def _delta_first(df: DataFrame, path: str, how: str, options: dict[str, str]
+                 ) -> tuple[DataFrame, dict[str, str]] | None:
+    """What only the driver can do for a Delta write, before Spark calls the data source:
+    a write already recorded (``txnAppId``/``txnVersion``) or ``ignore`` on an existing table
+    is skipped here, with its log line in the driver's log (None); ``replaceWhere`` is checked
+    on the DataFrame and planned with Spark (:func:`lakemark.tables._delta_save.plan_replace_where`)
+    and handed over as :data:`REPLACE_WHERE_OPTION` — with the rows to keep when the predicate
+    is over data columns."""
+    from ..sinks import TXN_APP_ID, TXN_VERSION, token_from_options
+    from ..sinks._location import open_delta, resolve_target
+    from ..tables._delta_save import SAVE_MODES, plan_replace_where
+
+    lower = {k.lower(): k for k in options}
+    txn = {TXN_APP_ID: options[lower["txnappid"]]} if "txnappid" in lower else {}
+    if "txnversion" in lower:
+        txn[TXN_VERSION] = options[lower["txnversion"]]
+    token = token_from_options(None, txn, format="delta",
+                               mode="overwrite" if how == "overwrite" else "append")
+    expr = options.get(lower.get("replacewhere", ""))
+    if token is None and how != "ignore" and expr is None:
+        return df, options
+    target = resolve_target(path)
+    table = open_delta(target)
+    if token is not None and table is not None:
+        recorded = table.transaction_version(token.app_id)
+        if recorded is not None and recorded >= token.version:
+            log.info("writing Delta table %s skipped: it already recorded txnAppId %r at "
+                     "txnVersion %d >= %d (nothing written)", target.root, token.app_id,
+                     recorded, token.version)
+            return None
+    if how == "ignore" and table is not None:
+        log.info("writing Delta table %s skipped: it exists and the save mode is 'ignore'",
+                 target.root)
+        return None
+    if expr is None:
+        return df, options
+    filters, df, removes = plan_replace_where(df, expr, SAVE_MODES.get(how, how), table,
+                                         target.root, path)
+    out = {k: v for k, v in options.items() if k.lower() != "replacewhere"}
+    out[REPLACE_WHERE_OPTION] = json.dumps({"expr": expr, "filters": filters,
+                                            "removes": [list(r) for r in removes]})
+    return df, out
 
 
 _RAISED = re.compile(r"lakemark\.errors\.(\w+): ([^\n]*)")

@@ -12,9 +12,9 @@ from typing import Any
 
 from ..errors import ConfigError
 
-__all__ = ["PARTITION_OPTION", "SAVE_MODE_OPTION", "SERVING_ENV", "SERVINGS",
-           "SPARK_CATALOG_OPTION", "ZONE_OPTION", "flag", "lower_options", "partition_by",
-           "save_mode"]
+__all__ = ["DRIVER_PID_OPTION", "PARTITION_OPTION", "REPLACE_WHERE_OPTION", "SAVE_MODE_OPTION",
+           "SERVING_ENV", "SERVINGS", "SPARK_CATALOG_OPTION", "ZONE_OPTION", "flag",
+           "lower_options", "partition_by", "save_mode"]
 
 SERVING_ENV = "LAKEMARK_FORMAT_SERVING"
 SERVINGS = ("patch", "datasource")
@@ -30,6 +30,14 @@ ZONE_OPTION = "lakemark.sessionTimeZone"
 #: may hold credentials (``s3.secret-access-key``, ``token``): the name matches Spark's
 #: ``spark.redaction.regex`` so plans, the UI and logs show its value redacted.
 SPARK_CATALOG_OPTION = "lakemark.sparkCatalogSecrets"
+#: Hidden Delta writer option: a ``replaceWhere`` the driver already checked and planned
+#: (JSON ``{"expr", "filters", "removes"}``: deltalake partition filters, or the live files the
+#: commit removes when the predicate is over data columns and the DataFrame was widened with
+#: the rows they keep). Only lakemark's driver-side hook can plan it (it needs Spark).
+REPLACE_WHERE_OPTION = "lakemark.replaceWherePlan"
+#: Hidden writer option: the pid of the Python driver process, so that a crash-test fault
+#: point reached in the driver-side commit worker kills the driver, as a lost driver dies.
+DRIVER_PID_OPTION = "lakemark.driverPid"
 
 #: Spark's save-mode names as lakemark's writers take them.
 _MODES = {"append": "append", "overwrite": "overwrite", "error": "error",

@@ -10,8 +10,9 @@ read the session's settings).
 Reads (:class:`IcebergReader`): the snapshot is the current one, or the one ``snapshot-id`` or
 ``as-of-timestamp`` (ms since the epoch) selects, as today; the filters Spark pushes become a
 pyiceberg row filter that prunes data files by partition values and column statistics; the
-files are planned on the driver into tasks and read by pyiceberg's Arrow scan in the Python
-workers (by field id or the table's name mapping, so renamed or added columns read right).
+files are planned on the driver into tasks and read with pyarrow in the Python workers
+(:mod:`._iceberg_read`: by field id or the table's name mapping, so renamed or added columns
+read right; pyiceberg's Arrow scan where the schema has nested columns).
 Delete files are refused as today.
 
 Writes (:class:`IcebergWriter`): save modes as today (``errorifexists`` refuses an existing
@@ -19,10 +20,10 @@ table, ``ignore`` then writes nothing), ``txnAppId``/``txnVersion`` (recorded in
 summary; a version already recorded writes nothing), ``mergeSchema``; tasks write Parquet
 files into the table's ``data`` folder with the sink's Arrow writer and the driver's
 ``commit`` adds them in one Iceberg commit (:func:`lakemark.sinks._iceberg._commit`: the
-sink's race and token checks). ``partitionBy`` gives a new table identity partitions (an
-existing table keeps its own; each file holds one partition value, in a folder as the sink
-writes it); transforms such as ``days(ts)`` are not written through this source yet (refused
-in one line).
+sink's race and token checks). ``partitionBy`` gives a new table its partition fields (column
+names or ``years``/``months``/``days``/``hours``/``truncate`` transforms, as the sink takes
+them; an existing table keeps its own): each file holds one partition value, in a folder as
+the sink writes it (:mod:`._iceberg_folders`).
 """
 
 from __future__ import annotations
@@ -44,6 +45,7 @@ from pyspark.sql.datasource import (
 )
 
 from ..errors import ConfigError, SourceError, UnsupportedError
+from ._iceberg_folders import folder_array, folder_kind, folder_name
 from ._options import (
     PARTITION_OPTION,
     SAVE_MODE_OPTION,
@@ -103,12 +105,6 @@ def _apply_env(options: Any) -> None:
             os.environ[str(key)] = str(value)
         else:
             os.environ.pop(str(key), None)
-
-
-def _folder_name(column: str, names: Sequence[str]) -> str:
-    """The folder column of identity field ``column``, named as lakemark's sink names it."""
-    name = f"{column}_part"
-    return f"_lakemark_{name}" if name in names else name
 
 
 def _table_name(options: Any) -> str:
@@ -212,19 +208,15 @@ class IcebergReader(DataSourceReader):  # type: ignore[misc]
         return [_Files(i, g) for i, g in enumerate(_group(tasks, os.cpu_count() or 2))]
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
-        """One task: its files through pyiceberg's Arrow scan, as the Spark schema's types."""
-        import pyarrow as pa
-        from pyiceberg.expressions import AlwaysTrue
-        from pyiceberg.io.pyarrow import ArrowScan
+        """One task: its files read with pyarrow by field id (:mod:`._iceberg_read`), as the
+        Spark schema's types."""
+        from ._iceberg_read import read_tasks
 
         tasks = partition.tasks if isinstance(partition, _Files) else []
         if not tasks:
             return
-        scan = ArrowScan(self.metadata, self.io, self._scan_schema(), AlwaysTrue())
-        for batch in scan.to_record_batches(tasks):
-            if batch.num_rows:
-                yield from pa.Table.from_batches([batch]).select(
-                    self.arrow_schema.names).cast(self.arrow_schema).to_batches()
+        yield from read_tasks(self.metadata, self.io, self._scan_schema(), tasks,
+                              self.arrow_schema)
 
 
 @dataclass
@@ -281,12 +273,9 @@ class IcebergWriter(DataSourceArrowWriter):  # type: ignore[misc]
             raise ConfigError(f"[TABLE_OR_VIEW_ALREADY_EXISTS] Iceberg table {table} already "
                               "exists. Set mode as \"append\" or \"overwrite\".")
         fields = _partition_fields(current, self.name, parts)
-        if any(f.transform != "identity" for f in fields):
-            raise UnsupportedError(f"writing {what} through the iceberg data source: only "
-                                   "identity partitions (column names) are supported yet, not "
-                                   + ", ".join(f.text() for f in fields
-                                               if f.transform != "identity")
-                                   + " (use LAKEMARK_FORMAT_SERVING=patch)")
+        if any(f.transform == "bucket" for f in fields):
+            raise UnsupportedError(f"writing {what}: bucket partitions cannot be written by "
+                                   "lakemark")
         missing = [f.column for f in fields if f.column not in schema.fieldNames()]
         if missing:
             from ..errors import SinkError
@@ -297,10 +286,12 @@ class IcebergWriter(DataSourceArrowWriter):  # type: ignore[misc]
         if current is None:
             check_partition_schema(parts, schema, str(self.name))
         self.fields = tuple(fields)
-        # one folder column per identity field, as lakemark's sink writes them: the source
-        # column stays in the file, so add_files reads each file's partition value from it
-        self.folders = tuple((f.column, _folder_name(f.column, schema.fieldNames()))
-                             for f in fields)
+        # one folder column per field, as lakemark's sink writes them: the source column
+        # stays in the file, so add_files reads each file's partition value from it
+        folders: list[str] = []
+        for f in fields:
+            folders.append(folder_name(f, schema.fieldNames(), folders))
+        self.folders = tuple(zip(fields, folders))
         frame = arrow_schema(schema, target=table)
         if current is not None and not self.skipped:
             differences = _differences(current, frame, self.merge)
@@ -318,7 +309,7 @@ class IcebergWriter(DataSourceArrowWriter):  # type: ignore[misc]
             check_target(self.data, self.data.filesystem())
         self.write_id = uuid.uuid4().hex
         kinds = kinds_of(delta_schema(schema, target=table))
-        kinds.update({folder: kinds[column] for column, folder in self.folders})
+        kinds.update({folder: folder_kind(f, kinds[f.column]) for f, folder in self.folders})
         zone_name = lower.get(ZONE_OPTION.lower(), ("", "UTC"))[1]
         self.spec = ArrowWriteSpec(
             fs_config=self.data.fs_config, root=self.data.fs_path, write_id=self.write_id,
@@ -339,13 +330,14 @@ class IcebergWriter(DataSourceArrowWriter):  # type: ignore[misc]
         return _Written(files)
 
     def _with_folders(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        """Each batch with its folder columns (copies of the identity partition columns)."""
-        if not self.folders:
-            yield from batches
-            return
+        """Each batch with its timestamps in UTC (Iceberg's only zone; Spark hands them in the
+        session's) and its folder columns (:mod:`._iceberg_folders`)."""
+        from ._iceberg_folders import in_utc
+
         for batch in batches:
-            for column, folder in self.folders:
-                batch = batch.append_column(folder, batch.column(column))
+            batch = in_utc(batch)
+            for f, folder in self.folders:
+                batch = batch.append_column(folder, folder_array(f, batch.column(f.column)))
             yield batch
 
     @staticmethod

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 
     from ._delta_snapshot import DataFileRef, Snapshot
 
-__all__ = ["FileTask", "plan_tasks", "may_match", "read_files"]
+__all__ = ["FileTask", "conform", "may_match", "plan_tasks", "read_files"]
 
 #: Bytes of Parquet per task, before there are enough tasks to keep every core busy.
 TARGET_TASK_BYTES = 128 * 1024 * 1024
@@ -153,20 +153,22 @@ def _constant(value: Any, typ: pa.DataType, rows: int) -> pa.Array:
     return pa.repeat(pa.scalar(value, typ), rows)
 
 
-def _conform(batch: pa.RecordBatch, schema: pa.Schema, partition: dict[str, Any],
-             uri: str) -> pa.RecordBatch:
+def conform(batch: pa.RecordBatch, schema: pa.Schema, partition: dict[str, Any],
+            uri: str, rows: int | None = None) -> pa.RecordBatch:
     """``batch`` (a file's columns) as a batch of ``schema``: partition constants added,
-    missing columns null, types cast to the table's."""
+    missing columns null, types cast to the table's (``rows``: the count when ``batch`` has
+    no columns). Shared with the Iceberg data source's reader."""
     import pyarrow as pa
 
+    count = batch.num_rows if rows is None else rows
     columns = []
     for fld in schema:
         if fld.name in partition:
-            columns.append(_constant(partition[fld.name], fld.type, batch.num_rows))
+            columns.append(_constant(partition[fld.name], fld.type, count))
             continue
         index = batch.schema.get_field_index(fld.name)
         if index < 0:
-            columns.append(pa.nulls(batch.num_rows, fld.type))
+            columns.append(pa.nulls(count, fld.type))
             continue
         column = batch.column(index)
         if column.type != fld.type:
@@ -199,7 +201,7 @@ def read_files(snapshot: Snapshot, task: FileTask, schema: pa.Schema
                 present = [n for n in parquet.schema_arrow.names if n in names]
                 for batch in parquet.iter_batches(batch_size=BATCH_ROWS, columns=present,
                                                   use_threads=False):
-                    yield _conform(batch, schema, partition, uri)
+                    yield conform(batch, schema, partition, uri)
         except FileNotFoundError as exc:
             raise ReadError(f"data file {uri} of Delta table {snapshot.root} (version "
                             f"{snapshot.version}) is missing: was the table vacuumed?") from exc

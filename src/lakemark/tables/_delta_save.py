@@ -39,7 +39,7 @@ if TYPE_CHECKING:
 
     from ..sinks import WriteResult
 
-__all__ = ["save_delta", "SAVE_MODES"]
+__all__ = ["plan_replace_where", "save_delta", "SAVE_MODES"]
 
 log = logging.getLogger("lakemark.tables")
 
@@ -121,8 +121,8 @@ def save_delta(df: DataFrame, path: str, *, mode: str | None,
     removes: list[tuple[str, int]] = []
     write_mode = "overwrite" if how == "overwrite" else "append"
     if replace_where is not None:
-        filters, df, removes = _replace_where(df, replace_where, how, open_delta(target),
-                                              target.root, path)
+        filters, df, removes = plan_replace_where(df, replace_where, how, open_delta(target),
+                                                   target.root, path)
         if filters is None:  # rows replaced: the commit adds and removes files itself
             write_mode = "append"
     # history() shows Delta on Spark's record: the save mode and partitionBy the user gave
@@ -151,7 +151,7 @@ def _flag(key: str, value: object, path: str) -> bool:
     return text == "true"
 
 
-def _replace_where(df: DataFrame, expr: str, how: str, table: Any, root: str, path: str
+def plan_replace_where(df: DataFrame, expr: str, how: str, table: Any, root: str, path: str
                    ) -> tuple[list[tuple[str, str, Any]] | None, DataFrame,
                               list[tuple[str, int]]]:
     """``(partition filters, DataFrame to write, files to remove)`` for ``replaceWhere``, after
