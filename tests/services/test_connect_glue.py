@@ -140,6 +140,7 @@ args = getResolvedOptions(sys.argv, ["JOB_NAME", "src"])
 sc = SparkContext.getOrCreate()
 sc.setLogLevel("WARN")
 glue = GlueContext(sc)
+print("PARALLELISM", glue.sparkContext.defaultParallelism)
 job = Job(glue)
 job.init(args["JOB_NAME"], args)
 frame = glue.create_dynamic_frame.from_options(
@@ -170,6 +171,7 @@ def test_record_functions_and_their_error_records_over_connect(
     script.write_text(RECORD_ERRORS)
     done = _run(connect_server, tmp_path, script, "--JOB_NAME", "errs", "--src", str(src),
                 "--job-bookmark-option", "job-bookmark-enable")
+    assert "PARALLELISM 2" in done.stdout  # the server's local[2], through the stand-in
     assert "KEPT [3, 4]" in done.stdout  # 100/1 is not < 50; 100/0 fails: an error record
     assert "ERRORS 1 1" in done.stdout
     assert 'ERROR Filter ZeroDivisionError {"id": 2, "amount": 0}' in done.stdout
