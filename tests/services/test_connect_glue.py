@@ -222,3 +222,51 @@ def test_what_needs_the_jvm_is_refused_by_name_and_keeps_the_bookmark(
     runs = _cli(tmp_path, "runs", "list", "refused")
     assert [r["status"] for r in runs] == ["FAILED"]
     assert _cli(tmp_path, "bookmark", "show", "refused")["state"] == {}
+
+
+def test_choice_columns_and_resolve_choice_over_connect(connect_server: ConnectServer,
+                                                        tmp_path: Path) -> None:
+    """AWS's resolveChoice tutorial shape (tests/glue/scripts/payments_resolve_choice.py): a
+    crawled CSV id column of longs with two text ids is choice(long, string) over Connect too,
+    and each strategy keeps every value as in classic mode."""
+    data = tmp_path / "claims"
+    data.mkdir()
+    lines = ["DRG Definition,Provider Id,Provider Name,Total Discharges"]
+    lines += [f"039 - X,{10001 + i},Hospital {i},{20 + i * 10}" for i in range(4)]
+    lines += ["948 - Y,ABC0,Clinic A,12", "948 - Y,ABC1,Clinic B,40"]
+    (data / "part-0.csv").write_text("\n".join(lines) + "\n")
+    cols = [("drg definition", "string"), ("provider id", "bigint"),
+            ("provider name", "string"), ("total discharges", "bigint")]
+    catalog = tmp_path / "connection" / "catalog"
+    (catalog / "tables").mkdir(parents=True)
+    (catalog / "databases.json").write_text(json.dumps({"DatabaseList": [{"Name": "payments"}]}))
+    (catalog / "tables" / "payments.json").write_text(json.dumps({"TableList": [{
+        "Name": "claims", "DatabaseName": "payments",
+        "StorageDescriptor": {
+            "Columns": [{"Name": n, "Type": t} for n, t in cols],
+            "Location": str(data) + "/",
+            "SerdeInfo": {"SerializationLibrary":
+                          "org.apache.hadoop.hive.serde2.lazy.LazySimpleSerDe",
+                          "Parameters": {"field.delim": ","}}},
+        "PartitionKeys": [],
+        "Parameters": {"classification": "csv", "skip.header.line.count": "1"}}]}))
+    out = tmp_path / "out"
+    result = _run(connect_server, tmp_path, SCRIPTS / "payments_resolve_choice.py",
+                  "--JOB_NAME", "claims", "--out", str(out))
+    assert "|-- provider id: choice\n|    |-- long\n|    |-- string" in result.stdout
+
+    def rows(name: str) -> list[dict[str, Any]]:
+        return [json.loads(line) for f in sorted((out / name).glob("*.json"))
+                for line in f.read_text().splitlines() if line.strip()]
+
+    longs = [10001, 10002, 10003, 10004]
+    for name in ("cast", "project", "match_catalog"):
+        assert sorted((r.get("provider id") for r in rows(name)), key=repr) == \
+            sorted(longs + [None, None], key=repr)
+    cols_rows = rows("make_cols")
+    assert sorted(r["provider id_string"] for r in cols_rows
+                  if "provider id_string" in r) == ["ABC0", "ABC1"]
+    structs = [r["provider id"] for r in rows("make_struct")]
+    assert sorted(s["long"] for s in structs if "long" in s) == longs
+    assert sorted(((r.get("provider id"), r["total discharges"]) for r in rows("busy")),
+                  key=repr) == [(10003, 40), (10004, 50), (None, 40)]
