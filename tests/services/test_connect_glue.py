@@ -132,7 +132,7 @@ RECORD_ERRORS = '''\
 import sys
 from awsglue.context import GlueContext
 from awsglue.job import Job
-from awsglue.transforms import Filter
+from awsglue.transforms import Filter, Map
 from awsglue.utils import getResolvedOptions
 from pyspark.context import SparkContext
 
@@ -140,6 +140,7 @@ args = getResolvedOptions(sys.argv, ["JOB_NAME", "src"])
 sc = SparkContext.getOrCreate()
 sc.setLogLevel("WARN")
 glue = GlueContext(sc)
+print("PARALLELISM", glue.sparkContext.defaultParallelism)
 job = Job(glue)
 job.init(args["JOB_NAME"], args)
 frame = glue.create_dynamic_frame.from_options(
@@ -149,6 +150,13 @@ print("KEPT", sorted(r["id"] for r in big.toDF().collect()))
 print("ERRORS", big.errorsCount(), big.stageErrorsCount())
 for row in big.errorsAsDynamicFrame().toDF().collect():
     print("ERROR", row["transformation"], row["error"].split(":")[0], row["record"])
+inverse = Map.apply(frame=frame, f=lambda r: {"id": r["id"], "inverse": 1 / r["amount"],
+                                              "tags": {"big": r["amount"] > 3}},
+                    transformation_ctx="inverse")
+print("SCHEMA", inverse.toDF().schema.simpleString())
+print("MAPPED", sorted((r["id"], r["inverse"], r["tags"]["big"])
+                       for r in inverse.toDF().collect()))
+print("MAP ERRORS", inverse.errorsCount())
 job.commit()
 '''
 
@@ -163,16 +171,20 @@ def test_record_functions_and_their_error_records_over_connect(
     script.write_text(RECORD_ERRORS)
     done = _run(connect_server, tmp_path, script, "--JOB_NAME", "errs", "--src", str(src),
                 "--job-bookmark-option", "job-bookmark-enable")
+    assert "PARALLELISM 2" in done.stdout  # the server's local[2], through the stand-in
     assert "KEPT [3, 4]" in done.stdout  # 100/1 is not < 50; 100/0 fails: an error record
     assert "ERRORS 1 1" in done.stdout
     assert 'ERROR Filter ZeroDivisionError {"id": 2, "amount": 0}' in done.stdout
+    # Map: the output schema inferred from every record on the server, as in classic mode
+    assert "SCHEMA struct<id:bigint,inverse:double,tags:struct<big:boolean>>" in done.stdout
+    assert ("MAPPED [(1, 1.0, False), (3, 0.25, True), (4, 0.1, True)]") in done.stdout
+    assert "MAP ERRORS 1" in done.stdout
 
 
 REFUSED = '''\
 import sys
 from awsglue.context import GlueContext
 from awsglue.job import Job
-from awsglue.transforms import Map
 from awsglue.utils import getResolvedOptions
 from pyspark.context import SparkContext
 
@@ -182,9 +194,7 @@ job = Job(glue)
 job.init(args["JOB_NAME"], args)
 frame = glue.create_dynamic_frame.from_options(
     "s3", {"paths": [args["src"]]}, format="json", transformation_ctx="src")
-if args["use"] == "map":
-    frame = Map.apply(frame=frame, f=lambda r: {**r, "twice": r["id"] * 2})
-elif args["use"] == "partitions":
+if args["use"] == "partitions":
     print(frame.getNumPartitions())
 else:
     SparkContext.getOrCreate().parallelize([1, 2]).count()
@@ -193,7 +203,6 @@ job.commit()
 
 
 @pytest.mark.parametrize(("use", "named"), [
-    ("map", "Glue's Map transform (DynamicFrame.map)"),
     ("partitions", "DynamicFrame.getNumPartitions"),
     ("rdd", "SparkContext.parallelize"),
 ])
@@ -213,3 +222,51 @@ def test_what_needs_the_jvm_is_refused_by_name_and_keeps_the_bookmark(
     runs = _cli(tmp_path, "runs", "list", "refused")
     assert [r["status"] for r in runs] == ["FAILED"]
     assert _cli(tmp_path, "bookmark", "show", "refused")["state"] == {}
+
+
+def test_choice_columns_and_resolve_choice_over_connect(connect_server: ConnectServer,
+                                                        tmp_path: Path) -> None:
+    """AWS's resolveChoice tutorial shape (tests/glue/scripts/payments_resolve_choice.py): a
+    crawled CSV id column of longs with two text ids is choice(long, string) over Connect too,
+    and each strategy keeps every value as in classic mode."""
+    data = tmp_path / "claims"
+    data.mkdir()
+    lines = ["DRG Definition,Provider Id,Provider Name,Total Discharges"]
+    lines += [f"039 - X,{10001 + i},Hospital {i},{20 + i * 10}" for i in range(4)]
+    lines += ["948 - Y,ABC0,Clinic A,12", "948 - Y,ABC1,Clinic B,40"]
+    (data / "part-0.csv").write_text("\n".join(lines) + "\n")
+    cols = [("drg definition", "string"), ("provider id", "bigint"),
+            ("provider name", "string"), ("total discharges", "bigint")]
+    catalog = tmp_path / "connection" / "catalog"
+    (catalog / "tables").mkdir(parents=True)
+    (catalog / "databases.json").write_text(json.dumps({"DatabaseList": [{"Name": "payments"}]}))
+    (catalog / "tables" / "payments.json").write_text(json.dumps({"TableList": [{
+        "Name": "claims", "DatabaseName": "payments",
+        "StorageDescriptor": {
+            "Columns": [{"Name": n, "Type": t} for n, t in cols],
+            "Location": str(data) + "/",
+            "SerdeInfo": {"SerializationLibrary":
+                          "org.apache.hadoop.hive.serde2.lazy.LazySimpleSerDe",
+                          "Parameters": {"field.delim": ","}}},
+        "PartitionKeys": [],
+        "Parameters": {"classification": "csv", "skip.header.line.count": "1"}}]}))
+    out = tmp_path / "out"
+    result = _run(connect_server, tmp_path, SCRIPTS / "payments_resolve_choice.py",
+                  "--JOB_NAME", "claims", "--out", str(out))
+    assert "|-- provider id: choice\n|    |-- long\n|    |-- string" in result.stdout
+
+    def rows(name: str) -> list[dict[str, Any]]:
+        return [json.loads(line) for f in sorted((out / name).glob("*.json"))
+                for line in f.read_text().splitlines() if line.strip()]
+
+    longs = [10001, 10002, 10003, 10004]
+    for name in ("cast", "project", "match_catalog"):
+        assert sorted((r.get("provider id") for r in rows(name)), key=repr) == \
+            sorted(longs + [None, None], key=repr)
+    cols_rows = rows("make_cols")
+    assert sorted(r["provider id_string"] for r in cols_rows
+                  if "provider id_string" in r) == ["ABC0", "ABC1"]
+    structs = [r["provider id"] for r in rows("make_struct")]
+    assert sorted(s["long"] for s in structs if "long" in s) == longs
+    assert sorted(((r.get("provider id"), r["total discharges"]) for r in rows("busy")),
+                  key=repr) == [(10003, 40), (10004, 50), (None, 40)]

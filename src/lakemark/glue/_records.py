@@ -27,7 +27,7 @@ import logging
 from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
-from ..connect_compat import is_connect, not_over_connect
+from ..connect_compat import empty_frame, is_connect
 from ..errors import ConfigError, ReadError
 
 if TYPE_CHECKING:
@@ -113,7 +113,8 @@ def filter_frame(df: DataFrame, f: Callable[[dict[str, Any]], Any]) -> DataFrame
 def map_frame(df: DataFrame, f: Callable[[dict[str, Any]], Any]) -> DataFrame:
     """``f`` applied to every record of ``df``; the schema is inferred from the results."""
     _check_callable(f, "Map")
-    not_over_connect(df.sparkSession, "Glue's Map transform (DynamicFrame.map)")
+    if is_connect(df.sparkSession):  # no RDD over Spark Connect: Arrow batches instead
+        return _map_frame_arrow(df, f)
     hint = df.schema
     mapped = df.rdd.mapPartitions(_map_partition(f))
     from pyspark.sql.types import NullType
@@ -248,6 +249,87 @@ def _arrow_errors(f: Callable[[dict[str, Any]], Any], kind: str
             yield pa.RecordBatch.from_pylist(out, schema=pa.schema([(n, pa.string())
                                                                     for n in names]))
     return run
+
+
+def _map_frame_arrow(df: DataFrame, f: Callable[[dict[str, Any]], Any]) -> DataFrame:
+    """``map_frame`` over Arrow batches (``mapInArrow``, Spark Connect): each batch's records
+    give their merged type (one Spark job), merged here as the classic fold does; then the
+    function runs again and its records are written with that schema."""
+    from pyspark.sql.types import NullType, StructType, _parse_datatype_json_string
+
+    hint = df.schema
+    merged: DataType = NullType()
+    try:
+        for row in df.mapInArrow(_arrow_map_types(f, hint), "type string").collect():
+            merged = merge_types(merged, _parse_datatype_json_string(row["type"]))
+    except Exception as exc:
+        _reraise_config_error(exc)
+        raise
+    if not isinstance(merged, StructType):  # no record came out: keep the input's schema
+        return empty_frame(df.sparkSession, df.schema)
+    schema = _no_null_types(merged)
+    assert isinstance(schema, StructType)
+    return df.mapInArrow(_arrow_map_rows(f, schema), schema)
+
+
+def _arrow_map_types(f: Callable[[dict[str, Any]], Any], hint: DataType
+                     ) -> Callable[[Any], Iterator[Any]]:
+    def run(batches: Iterable[Any]) -> Iterator[Any]:
+        import pyarrow as pa
+        from pyspark.sql.types import NullType
+
+        for batch in batches:
+            merged: DataType = NullType()
+            for out in _arrow_outputs(f, batch):
+                merged = merge_types(merged, infer_type(out, hint))
+            if not isinstance(merged, NullType):
+                yield pa.RecordBatch.from_pylist([{"type": merged.json()}],
+                                                 schema=pa.schema([("type", pa.string())]))
+    return run
+
+
+def _arrow_map_rows(f: Callable[[dict[str, Any]], Any], schema: DataType
+                    ) -> Callable[[Any], Iterator[Any]]:
+    def run(batches: Iterable[Any]) -> Iterator[Any]:
+        import pyarrow as pa
+        from pyspark.sql.pandas.types import to_arrow_schema
+
+        arrow_schema = to_arrow_schema(schema)  # type: ignore[arg-type]
+        for batch in batches:
+            rows = [_arrow_value(coerce(out, schema), schema)
+                    for out in _arrow_outputs(f, batch)]
+            yield pa.RecordBatch.from_pylist(rows, schema=arrow_schema)
+    return run
+
+
+def _arrow_outputs(f: Callable[[dict[str, Any]], Any], batch: Any) -> Iterator[dict[str, Any]]:
+    """What a Map function returns for the records of an Arrow batch (error records left
+    out, as ``_map_partition`` does for Rows)."""
+    for record in batch.to_pylist():
+        try:
+            out = f(_arrow_record(record))
+        except Exception:
+            continue
+        if isinstance(out, dict):
+            yield out
+
+
+def _arrow_value(value: Any, dtype: DataType) -> Any:
+    """A value ``coerce`` made for Spark (structs as tuples) as pyarrow's ``from_pylist``
+    takes it (structs as dicts, maps as key-value pairs)."""
+    from pyspark.sql import types as T
+
+    if value is None:
+        return None
+    if isinstance(dtype, T.StructType):
+        return {fld.name: _arrow_value(v, fld.dataType) for fld, v in zip(dtype.fields, value,
+                                                                         strict=True)}
+    if isinstance(dtype, T.ArrayType):
+        return [_arrow_value(v, dtype.elementType) for v in value]
+    if isinstance(dtype, T.MapType):
+        return [(_arrow_value(k, dtype.keyType), _arrow_value(v, dtype.valueType))
+                for k, v in value.items()]
+    return value
 
 
 def _threshold(value: Any, name: str, what: str) -> int:

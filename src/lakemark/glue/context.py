@@ -86,6 +86,15 @@ class GlueContext:
 
     # -- plumbing for the facade --------------------------------------------------------------
     def __getattr__(self, name: str) -> Any:
+        if name == "sparkContext":
+            from ..connect_compat import is_connect, not_over_connect
+
+            if is_connect(self.spark_session):  # lakemark run --remote's stand-in, if any
+                import pyspark
+
+                if getattr(pyspark.SparkContext, "_session", None) is self.spark_session:
+                    return pyspark.SparkContext.getOrCreate()
+                not_over_connect(self.spark_session, "GlueContext.sparkContext")
         if name in _SESSION_PASSTHROUGH:
             return getattr(self.spark_session, name)
         raise AttributeError(
