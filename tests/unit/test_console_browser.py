@@ -82,6 +82,7 @@ def console_url(tmp_path: Path) -> Iterator[tuple[str, dict[str, str]]]:
 def test_an_operator_finds_a_run_and_a_file_in_chromium(console_url: tuple[str, dict[str, str]],
                                                         tmp_path: Path) -> None:
     from playwright.sync_api import expect, sync_playwright
+    expect.set_options(timeout=30_000)  # a loaded CI machine renders slowly
 
     url, ids = console_url
     shots: dict[str, Path] = {}
