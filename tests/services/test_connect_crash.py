@@ -105,7 +105,8 @@ def test_client_killed_at_each_point_then_rerun_writes_every_row_once(
         if before is not None:  # a kill leaves the bookmark's state as it was, whole
             after = land.bookmark()
             assert (after["run"], after["state"]) == (before["run"], before["state"]), point
-        land.check(all_taken=False)  # what the target shows is what the bookmark covers
+        if FAULT_POINTS.index(point) < FAULT_POINTS.index("after-sink-commit"):
+            land.check(all_taken=False)  # nothing published: the target is the bookmark's
         land.arrive(2)  # arrives before the rerun, which takes it too (or the next one does)
         land.succeed()
         land.succeed()
