@@ -204,6 +204,11 @@ def read_plan(job: Job, roots: Sequence[str], plan: FilePlan, *, format: str,
         return tracked
     job._read_started = True
     if len(roots) == 1 or base_path is not None:
+        if not plan.files and schema is None:  # the columns of a file taken before
+            from .run.earlier_schema import earlier_schema
+
+            schema = earlier_schema(job._run_context(), key, root=base_path or roots[0],
+                                    format=format, options=options)
         frame = read_files(
             job.spark, plan.files, root=base_path or roots[0], format=format,
             options=options, schema=schema, mode=mode,
