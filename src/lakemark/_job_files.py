@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from .errors import ConfigError, SourceError
+from .errors import ConfigError, ReadError, SourceError
 from .planning import (
     FileEntry,
     FileOptions,
@@ -26,7 +26,7 @@ from ._exact_read import fresh_plan, plan_report
 from ._fault import fault_point
 from .state.manifest import SourceManifest
 from ._job_replay import pinned_inputs, pinned_plan, replay_case_of
-from ._quarantine import ReadArgs, add_retries, remember_read, screen
+from ._quarantine import ReadArgs, add_retries, record_pinned, remember_read, screen
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -174,14 +174,34 @@ def read_plan(job: Job, roots: Sequence[str], plan: FilePlan, *, format: str,
                options: Mapping[str, str] | None, schema: Any, mode: str,
                base_path: str | None, ctx: str | None = None,
                tracking: SchemaTracking | None = None) -> DataFrame:
-    from .sources import read_files
-
     key = ctx if ctx is not None else next(
         (k for k, p in job.plans.items() if p is plan), "(untracked)")
     planned = len(plan.files)
     # Files that cannot be read are set aside, never allowed to stick the run (_quarantine).
     plan = replace(plan, files=tuple(screen(job, key, plan.files, format=format,
                                             options=options)))
+    while True:
+        try:
+            return _read_once(job, key, planned, roots, plan, format=format, options=options,
+                              schema=schema, mode=mode, base_path=base_path, ctx=ctx,
+                              tracking=tracking)
+        except ReadError as exc:  # inferring the schema failed on one file: set it aside
+            named = [f for f in plan.files if f"file {f.path}: " in str(exc)]
+            if "cannot infer the schema" not in str(exc) or len(named) != 1:
+                raise
+            cause = str(exc).split(f"file {named[0].path}: ", 1)[1]
+            record_pinned(job, key, named[0], f"no schema can be inferred from it: {cause}",
+                          planned)
+            plan = replace(plan, files=tuple(f for f in plan.files if f is not named[0]))
+
+
+def _read_once(job: Job, key: str, planned: int, roots: Sequence[str], plan: FilePlan, *,
+               format: str, options: Mapping[str, str] | None, schema: Any, mode: str,
+               base_path: str | None, ctx: str | None,
+               tracking: SchemaTracking | None) -> DataFrame:
+    """:func:`read_plan` of the screened ``plan``."""
+    from .sources import read_files
+
     if len(roots) == 1 or base_path is not None:
         remember_read(job, key, ReadArgs(plan.files, planned, base_path or roots[0], format,
                                          dict(options or {}), mode))
