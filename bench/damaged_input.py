@@ -84,8 +84,9 @@ NOTES = [
     "check does not judge a file starting with a UTF-16/32 BOM.",
     "- fifo: not taken (0 rows, not set aside) and no read blocks on it.",
     "- Not in the table: *permission denied* cannot be made here (the sessions run as root, "
-    "which reads any file; the check is `sources/_inspect.py:_local_problem`, EACCES/EPERM); *a file replaced "
-    "while being read* is the exact-read check (size and mtime after the read, "
+    "which reads any file; the check is `sources/_inspect.py:_local_problem`, "
+    "EACCES/EPERM); *a file replaced while being read* is the exact-read check (size and "
+    "mtime after the read, "
     "`tests/spark/test_exact_read.py`); symlink loops, dangling links, truncated and "
     "wrong-format files are in the sweep above.",
 ]
