@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from ..errors import ConfigError, SourceError
+from ..errors import ConfigError, ReadError, SourceError
 from ..planning import (
     FileEntry,
     FileOptions,
@@ -26,7 +26,7 @@ from .exact_read import fresh_plan, plan_report
 from .._fault import fault_point
 from ..state.manifest import SourceManifest
 from .replay import pinned_inputs, pinned_plan, replay_case_of
-from .quarantine import ReadArgs, add_retries, remember_read, screen
+from .quarantine import ReadArgs, add_retries, record_pinned, remember_read, screen
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -177,17 +177,37 @@ def read_plan(run: RunContext, state: RunState, roots: Sequence[str], plan: File
                options: Mapping[str, str] | None, schema: Any, mode: str,
                base_path: str | None, ctx: str | None = None,
                tracking: SchemaTracking | None = None) -> DataFrame:
-    from ..sources import read_files
-
     key = ctx if ctx is not None else next(
         (k for k, p in state.plans.items() if p is plan), "(untracked)")
     planned = len(plan.files)
     # Files that cannot be read are set aside, never allowed to stick the run (quarantine).
     plan = replace(plan, files=tuple(screen(run, state, key, plan.files, format=format,
                                             options=options)))
+    while True:
+        try:
+            return _read_once(run, state, key, planned, roots, plan, format=format,
+                              options=options, schema=schema, mode=mode, base_path=base_path,
+                              ctx=ctx, tracking=tracking)
+        except ReadError as exc:  # inferring the schema failed on one file: set it aside
+            named = [f for f in plan.files if f"file {f.path}: " in str(exc)]
+            if "cannot infer the schema" not in str(exc) or len(named) != 1:
+                raise
+            cause = str(exc).split(f"file {named[0].path}: ", 1)[1]
+            record_pinned(run, state, key, named[0], f"no schema can be inferred from it: {cause}",
+                          planned)
+            plan = replace(plan, files=tuple(f for f in plan.files if f is not named[0]))
+
+
+def _read_once(run: RunContext, state: RunState, key: str, planned: int,
+               roots: Sequence[str], plan: FilePlan, *, format: str, options: Mapping[str, str] | None, schema: Any, mode: str,
+               base_path: str | None, ctx: str | None,
+               tracking: SchemaTracking | None) -> DataFrame:
+    """:func:`read_plan` of the screened ``plan``."""
+    from ..sources import read_files
+
     if len(roots) == 1 or base_path is not None:
         remember_read(state, key, ReadArgs(plan.files, planned, base_path or roots[0], format,
-                                         dict(options or {}), mode))
+                                           dict(options or {}), mode))
     if tracking is not None:  # the tracked schema decides before the run counts as read
         from .tracked_read import read_with_tracking
 
@@ -207,6 +227,11 @@ def read_plan(run: RunContext, state: RunState, roots: Sequence[str], plan: File
         return tracked
     state.read_started = True
     if len(roots) == 1 or base_path is not None:
+        if not plan.files and schema is None:  # the columns of a file taken before
+            from .earlier_schema import earlier_schema
+
+            schema = earlier_schema(run, key, root=base_path or roots[0],
+                                    format=format, options=options)
         frame = read_files(
             run.spark(), plan.files, root=base_path or roots[0], format=format,
             options=options, schema=schema, mode=mode,
