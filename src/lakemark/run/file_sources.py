@@ -199,7 +199,8 @@ def read_plan(run: RunContext, state: RunState, roots: Sequence[str], plan: File
 
 
 def _read_once(run: RunContext, state: RunState, key: str, planned: int,
-               roots: Sequence[str], plan: FilePlan, *, format: str, options: Mapping[str, str] | None, schema: Any, mode: str,
+               roots: Sequence[str], plan: FilePlan, *, format: str,
+               options: Mapping[str, str] | None, schema: Any, mode: str,
                base_path: str | None, ctx: str | None,
                tracking: SchemaTracking | None) -> DataFrame:
     """:func:`read_plan` of the screened ``plan``."""
