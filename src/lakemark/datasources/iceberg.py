@@ -385,7 +385,7 @@ class IcebergSource(DataSource):  # type: ignore[misc]
     def _opened(self) -> tuple[str, Table, int | None]:
         cached: tuple[str, Table, int | None] | None = getattr(self, "_cached", None)
         if cached is None:
-            from ..sources.iceberg import open_table
+            from ..sources.iceberg import _delete_file_count, _delete_files_error, open_table
 
             _apply_env(self.options)
             table = _table_name(self.options)
@@ -399,6 +399,10 @@ class IcebergSource(DataSource):  # type: ignore[misc]
             name, catalog = resolve(table, dict(self.options))
             iceberg = open_table(name, catalog)
             cached = (table, iceberg, _snapshot_id(table, iceberg, options))
+            if cached[2] is not None:  # refused at load, as the wrapper refuses it
+                count = _delete_file_count(iceberg, cached[2])
+                if count:
+                    raise _delete_files_error(table, cached[2], count)
             self._cached = cached
         return cached
 
