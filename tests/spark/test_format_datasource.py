@@ -142,8 +142,16 @@ def test_iceberg_write_and_read_go_through_the_data_source(spark: Any, tmp_path:
                   .column("order_id").to_pylist()) == [2]
     more.write.format("iceberg").mode("append").save("sales.by_customer")  # keeps its spec
     assert spark.read.format("iceberg").load("sales.by_customer").count() == 3
-    with pytest.raises(UnsupportedError, match="days"):
-        spark.createDataFrame([(1, "2024-05-01 10:00:00")], "id long, ts string") \
-            .selectExpr("id", "cast(ts as timestamp) ts").write.format("iceberg") \
-            .partitionBy("days(ts)").save("sales.by_day")
-    assert not catalog.table_exists("sales.by_day")
+    # a transform: each task computes the day of each row with pyarrow, one file per day
+    stamped = spark.createDataFrame([(1, "2024-05-01 10:00:00"), (2, "2024-05-02 23:00:00")],
+                                    "id long, ts string") \
+        .selectExpr("id", "cast(ts as timestamp) ts")
+    stamped.write.format("iceberg").partitionBy("days(ts)").save("sales.by_day")
+    by_day = catalog.load_table("sales.by_day")
+    assert [str(f.transform) for f in by_day.spec().fields] == ["day"]
+    assert len({tuple(t.file.partition) for t in by_day.scan().plan_files()}) == 2
+    assert sorted(r.id for r in spark.read.format("iceberg").load("sales.by_day")
+                  .collect()) == [1, 2]
+    with pytest.raises(UnsupportedError, match="bucket"):
+        stamped.write.format("iceberg").partitionBy("bucket(4, id)").save("sales.by_bucket")
+    assert not catalog.table_exists("sales.by_bucket")

@@ -121,7 +121,7 @@ def _delta_first(df: DataFrame, path: str, how: str, options: dict[str, str]
     is over data columns."""
     from ..sinks import TXN_APP_ID, TXN_VERSION, token_from_options
     from ..sinks._location import open_delta, resolve_target
-    from ..tables._delta_save import SAVE_MODES, plan_replace_where
+    from ..tables._delta_save import SAVE_MODES, already_recorded, plan_replace_where
 
     lower = {k.lower(): k for k in options}
     txn = {TXN_APP_ID: options[lower["txnappid"]]} if "txnappid" in lower else {}
@@ -134,13 +134,8 @@ def _delta_first(df: DataFrame, path: str, how: str, options: dict[str, str]
         return df, options
     target = resolve_target(path)
     table = open_delta(target)
-    if token is not None and table is not None:
-        recorded = table.transaction_version(token.app_id)
-        if recorded is not None and recorded >= token.version:
-            log.info("writing Delta table %s skipped: it already recorded txnAppId %r at "
-                     "txnVersion %d >= %d (nothing written)", target.root, token.app_id,
-                     recorded, token.version)
-            return None
+    if already_recorded(table, token, target.root):
+        return None
     if how == "ignore" and table is not None:
         log.info("writing Delta table %s skipped: it exists and the save mode is 'ignore'",
                  target.root)

@@ -44,7 +44,7 @@ from pyspark.sql.datasource import (
     WriterCommitMessage,
 )
 
-from ..errors import ConfigError, SourceError, UnsupportedError
+from ..errors import ConfigError, UnsupportedError
 from ._iceberg_folders import folder_array, folder_kind, folder_name
 from ._options import (
     PARTITION_OPTION,
@@ -116,24 +116,13 @@ def _table_name(options: Any) -> str:
 
 def _snapshot_id(table: str, iceberg: Table, options: dict[str, str]) -> int | None:
     """The snapshot a read is of: ``snapshot-id``, ``as-of-timestamp`` or the current one."""
-    from ..tables._iceberg import _integer, _option
+    from ..tables._iceberg import _option, snapshot_of
 
     snapshot_id, as_of = _option(options, "snapshot-id"), _option(options, "as-of-timestamp")
     if snapshot_id is not None and as_of is not None:
         raise ConfigError(f"reading Iceberg table {table}: give snapshot-id or as-of-timestamp, "
                           "not both")
-    if snapshot_id is not None:
-        snapshot = iceberg.snapshot_by_id(_integer(table, "snapshot-id", snapshot_id))
-        if snapshot is None:
-            raise SourceError(f"Iceberg table {table} has no snapshot {snapshot_id}")
-    elif as_of is not None:
-        snapshot = iceberg.snapshot_as_of_timestamp(_integer(table, "as-of-timestamp", as_of))
-        if snapshot is None:
-            raise SourceError(f"Iceberg table {table} has no snapshot at or before "
-                              f"as-of-timestamp {as_of} (ms since the epoch)")
-    else:
-        snapshot = iceberg.current_snapshot()
-    return snapshot.snapshot_id if snapshot is not None else None
+    return snapshot_of(table, iceberg, snapshot_id, as_of)
 
 
 class _Files(InputPartition):  # type: ignore[misc]
@@ -396,7 +385,7 @@ class IcebergSource(DataSource):  # type: ignore[misc]
     def _opened(self) -> tuple[str, Table, int | None]:
         cached: tuple[str, Table, int | None] | None = getattr(self, "_cached", None)
         if cached is None:
-            from ..sources.iceberg import open_table
+            from ..sources.iceberg import _delete_file_count, _delete_files_error, open_table
 
             _apply_env(self.options)
             table = _table_name(self.options)
@@ -410,6 +399,10 @@ class IcebergSource(DataSource):  # type: ignore[misc]
             name, catalog = resolve(table, dict(self.options))
             iceberg = open_table(name, catalog)
             cached = (table, iceberg, _snapshot_id(table, iceberg, options))
+            if cached[2] is not None:  # refused at load, as the wrapper refuses it
+                count = _delete_file_count(iceberg, cached[2])
+                if count:
+                    raise _delete_files_error(table, cached[2], count)
             self._cached = cached
         return cached
 

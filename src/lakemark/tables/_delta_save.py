@@ -38,8 +38,9 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
     from ..sinks import WriteResult
+    from ..sinks._model import IdempotencyToken
 
-__all__ = ["plan_replace_where", "save_delta", "SAVE_MODES"]
+__all__ = ["already_recorded", "plan_replace_where", "save_delta", "SAVE_MODES"]
 
 log = logging.getLogger("lakemark.tables")
 
@@ -96,17 +97,12 @@ def save_delta(df: DataFrame, path: str, *, mode: str | None,
                                mode="overwrite" if how == "overwrite" else "append")
     target = resolve_target(path)
     table = open_delta(target) if how in ("error", "ignore") or token is not None else None
-    if token is not None and table is not None:
-        recorded = table.transaction_version(token.app_id)
-        if recorded is not None and recorded >= token.version:
-            # before the save mode: a retried job's write is a no-op, whatever its mode
-            log.info("writing Delta table %s skipped: it already recorded txnAppId %r at "
-                     "txnVersion %d >= %d (nothing written)", target.root, token.app_id,
-                     recorded, token.version)
-            from ..sinks import WriteResult
+    if table is not None and already_recorded(table, token, target.root):
+        # before the save mode: a retried job's write is a no-op, whatever its mode
+        from ..sinks import WriteResult
 
-            return WriteResult(target.root, "delta", 0, 0, 0, skipped=True,
-                               table_version=table.version())
+        return WriteResult(target.root, "delta", 0, 0, 0, skipped=True,
+                           table_version=table.version())
     if how in ("error", "ignore") and table is not None:
         if how == "ignore":
             log.info("writing Delta table %s skipped: it exists and the save mode is 'ignore'",
@@ -141,6 +137,19 @@ def save_delta(df: DataFrame, path: str, *, mode: str | None,
         log.info("wrote Delta table %s version %s: %d row(s) in %d file(s)", target.root,
                  result.table_version, result.rows, result.files)
     return result
+
+
+def already_recorded(table: Any, token: IdempotencyToken | None, root: str) -> bool:
+    """Whether the Delta ``table`` already recorded ``token``'s app id at a version as high
+    (then the write is skipped, and this logs it)."""
+    if token is None or table is None:
+        return False
+    recorded = table.transaction_version(token.app_id)
+    if recorded is None or recorded < token.version:
+        return False
+    log.info("writing Delta table %s skipped: it already recorded txnAppId %r at txnVersion "
+             "%d >= %d (nothing written)", root, token.app_id, recorded, token.version)
+    return True
 
 
 def _flag(key: str, value: object, path: str) -> bool:

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError, SourceError
 
@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from ..catalog._iceberg import CatalogChoice
 
 __all__ = ["ICEBERG_CLASS", "ICEBERG_MARK", "iceberg_runtime_present", "lakemark_iceberg",
-           "load_iceberg", "resolve_name", "save_iceberg"]
+           "load_iceberg", "resolve_name", "save_iceberg", "snapshot_of"]
 
 log = logging.getLogger("lakemark.tables")
 
@@ -134,18 +134,7 @@ def load_iceberg(spark: SparkSession, table: str, options: Mapping[str, str],
                           "not both")
     name, catalog = resolve_name(spark, table, _option(options, "iceberg_catalog"))
     iceberg = open_table(name, catalog)
-    if snapshot_id is not None:
-        snapshot = iceberg.snapshot_by_id(_integer(table, "snapshot-id", snapshot_id))
-        if snapshot is None:
-            raise SourceError(f"Iceberg table {table} has no snapshot {snapshot_id}")
-    elif as_of is not None:
-        snapshot = iceberg.snapshot_as_of_timestamp(_integer(table, "as-of-timestamp", as_of))
-        if snapshot is None:
-            raise SourceError(f"Iceberg table {table} has no snapshot at or before "
-                              f"as-of-timestamp {as_of} (ms since the epoch)")
-    else:
-        snapshot = iceberg.current_snapshot()
-    through = snapshot.snapshot_id if snapshot is not None else None
+    through = snapshot_of(table, iceberg, snapshot_id, as_of)
     files = table_files(iceberg, SnapshotRange(table, None, through, full=True))
     return read_files_of(spark, table, spark_schema(iceberg, through), files)
 
@@ -178,3 +167,22 @@ def save_iceberg(df: DataFrame, table: str, *, mode: str | None, partition_by: S
         how = "append"
     write_target(df.sparkSession, df, table, format="iceberg", mode=how,
                  partition_by=list(partition_by), options=writer, iceberg_catalog=catalog)
+
+
+def snapshot_of(table: str, iceberg: Any, snapshot_id: str | None, as_of: str | None
+                ) -> int | None:
+    """The id of the snapshot a read of ``iceberg`` is of: ``snapshot-id``, else the one
+    current at ``as-of-timestamp`` (ms since the epoch), else the current one (None: the
+    table has none). Shared by the wrapper's read and the ``iceberg`` data source."""
+    if snapshot_id is not None:
+        snapshot = iceberg.snapshot_by_id(_integer(table, "snapshot-id", snapshot_id))
+        if snapshot is None:
+            raise SourceError(f"Iceberg table {table} has no snapshot {snapshot_id}")
+    elif as_of is not None:
+        snapshot = iceberg.snapshot_as_of_timestamp(_integer(table, "as-of-timestamp", as_of))
+        if snapshot is None:
+            raise SourceError(f"Iceberg table {table} has no snapshot at or before "
+                              f"as-of-timestamp {as_of} (ms since the epoch)")
+    else:
+        snapshot = iceberg.current_snapshot()
+    return int(snapshot.snapshot_id) if snapshot is not None else None
