@@ -8,7 +8,6 @@ server. The bookmark stays in the client's state store; reading and writing run 
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import subprocess
@@ -18,7 +17,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from conftest import ConnectServer, free_port, lakemark_cli, need_service
+from conftest import ConnectServer, free_port, lakemark_cli, need_connect_client
 
 SRC = Path(__file__).resolve().parents[2] / "src"
 
@@ -37,10 +36,7 @@ with Job("orders_copy") as job:
 
 @pytest.fixture(autouse=True)
 def _client_libraries() -> None:
-    missing = [m for m in ("grpc", "grpc_status") if importlib.util.find_spec(m) is None]
-    if missing:
-        need_service(f"the Spark Connect client libraries ({', '.join(missing)}; "
-                     "pip install 'lakemark[connect]')")
+    need_connect_client()
 
 
 def _land(folder: Path, name: str, first_id: int, n: int) -> None:
