@@ -43,6 +43,17 @@ def test_an_xml_row_nested_deeper_than_parquet_allows_is_found(tmp_path: Path) -
         in bad.reason
 
 
+def test_a_row_tag_with_a_namespace_prefix_is_checked_on_local_files_too(tmp_path: Path) -> None:
+    """``rowTag=ns:row``: the driver's check of a local file finds the deep row, as the
+    reader's record check of an S3 object does."""
+    deep = tmp_path / "deep.xml"
+    deep.write_text(_xml("<a>1</a>", _xml_nest(100)).replace("row>", "ns:row>"))
+    [bad] = inspect_files([_entry(deep)], format="xml", options={"rowTag": "ns:row"})
+    assert "a record nested 101 levels deep (elements of a <ns:row> row)" in bad.reason
+    record = f"<ns:row>{_xml_nest(100)}</ns:row>"
+    assert "101 levels deep" in (record_depth_problem(record, "xml", "ns:row") or "")
+
+
 def test_an_avro_schema_nested_deeper_than_parquet_allows_is_found(tmp_path: Path) -> None:
     def schema(levels: int) -> dict[str, object]:
         inner: object = "long"

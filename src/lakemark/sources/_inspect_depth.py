@@ -107,13 +107,18 @@ def _xml_depth(text: bytes, row_tag: bytes) -> int:
     return deepest
 
 
+def _local_name(row_tag: str) -> bytes:
+    """The row tag as :func:`_xml_depth` compares element names: without a namespace prefix."""
+    return row_tag.rpartition(":")[2].encode()
+
+
 def xml_depth_problem(stream: Any, *, row_tag: str) -> str | None:
     """Why the XML text of ``stream`` cannot be written for its nesting, or None (the whole
     text is read: records are cut by ``row_tag``, which may sit at any depth)."""
     data = b"".join(iter(lambda: stream.read(_CHUNK), b""))
     if data.count(b"<") <= MAX_DEPTH:
         return None
-    depth = _xml_depth(data, row_tag.encode())
+    depth = _xml_depth(data, _local_name(row_tag))
     return _reason(depth, f"elements of a <{row_tag}> row") if depth > MAX_DEPTH else None
 
 
@@ -124,7 +129,7 @@ def record_depth_problem(record: str, format: str, row_tag: str = "") -> str | N
         depth = _too_deep(record.encode())
         return _reason(depth, "one record") if depth else None
     if format == "xml" and record.count("<") > MAX_DEPTH:
-        depth = _xml_depth(record.encode(), row_tag.rpartition(":")[2].encode())
+        depth = _xml_depth(record.encode(), _local_name(row_tag))
         return _reason(depth, f"elements of a <{row_tag}> row") if depth > MAX_DEPTH else None
     return None
 
