@@ -119,6 +119,39 @@ with Job("api_orders", state=state, spark=session) as job:
     assert [r["status"] for r in _runs(state, "api_orders")] == ["SUCCEEDED", "SUCCEEDED"]
 
 
+def test_an_in_process_run_puts_spark_remote_and_pyspark_back(connect_server: ConnectServer,
+                                                              tmp_path: Path) -> None:
+    """``lakemark run --remote`` called in a process that goes on (click's runner): after it,
+    SPARK_REMOTE and pyspark's SparkContext are as they were, so the caller's own later
+    sessions are not the script's server."""
+    landing, lake, state = tmp_path / "landing", tmp_path / "lake", tmp_path / "state.db"
+    script = tmp_path / "orders_copy.py"
+    script.write_text(SCRIPT)
+    _land(landing, "a.json", 1, 10)
+    code = f'''
+import os
+import pyspark
+from click.testing import CliRunner
+from lakemark.cli import cli
+
+original = pyspark.SparkContext
+done = CliRunner().invoke(cli, ["run", "--state", {f"sqlite:///{state}"!r}, "--remote",
+                                {connect_server.endpoint!r}, {str(script)!r}, {str(landing)!r},
+                                {str(lake)!r}])
+print("EXIT", done.exit_code, "SESSION pyspark.sql.connect.session" in done.output)
+print("REMOTE", os.environ.get("SPARK_REMOTE"))
+print("CONTEXT", pyspark.SparkContext is original)
+'''
+    env = {k: v for k, v in connect_server.env.items() if k != "SPARK_REMOTE"}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=600, env={**env, "PYTHONPATH": str(SRC)})
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.splitlines()[-3:] == ["EXIT 0 True", "REMOTE None", "CONTEXT True"], \
+        done.stdout[-2000:] + done.stderr[-2000:]
+    assert sorted(pq.read_table(lake).column("order_id").to_pylist()) == [
+        i for i in range(1, 11) if i % 5]
+
+
 @pytest.mark.parametrize(("args", "env", "message"), [
     (["--remote", "http://127.0.0.1:15002"], {},
      "--remote must be a Spark Connect URL sc://HOST:PORT, got 'http://127.0.0.1:15002'"),

@@ -31,14 +31,33 @@ _ALLOWED = frozenset({"setLogLevel", "defaultParallelism", "appName", "stop", "g
 def start_remote(url: str, conf: Mapping[str, str], verbose: bool) -> Callable[[], None]:
     """Open the Connect session to ``url`` for the script (EnvironmentProblem, one line, when
     it cannot be reached) and serve ``pyspark.SparkContext`` / ``pyspark.context`` with the
-    stand-in; returns the call that puts pyspark's own back."""
+    stand-in; returns the call that puts pyspark's own back, and ``SPARK_REMOTE`` as it was
+    (an in-process caller's later sessions are not the script's)."""
     import os
 
     from ..spark import get_spark
 
+    before = os.environ.get("SPARK_REMOTE")
+
+    def put_back_env() -> None:
+        if before is None:
+            os.environ.pop("SPARK_REMOTE", None)
+        else:
+            os.environ["SPARK_REMOTE"] = before
+
     os.environ["SPARK_REMOTE"] = url  # the script's own SparkSession.builder gets the server
-    session = get_spark(remote=url, conf=conf, verbose=verbose)
-    return _install_context(session)
+    try:
+        session = get_spark(remote=url, conf=conf, verbose=verbose)
+    except BaseException:
+        put_back_env()
+        raise
+    put_back_context = _install_context(session)
+
+    def restore() -> None:
+        put_back_context()
+        put_back_env()
+
+    return restore
 
 
 def _install_context(session: SparkSession) -> Callable[[], None]:
