@@ -139,14 +139,16 @@ done = CliRunner().invoke(cli, ["run", "--state", {f"sqlite:///{state}"!r}, "--r
                                 {connect_server.endpoint!r}, {str(script)!r}, {str(landing)!r},
                                 {str(lake)!r}])
 print("EXIT", done.exit_code, "SESSION pyspark.sql.connect.session" in done.output)
-print("REMOTE", os.environ.get("SPARK_REMOTE"))
+print("REMOTE", os.environ.get("SPARK_REMOTE"), os.environ.get("SPARK_CONNECT_MODE_ENABLED"))
 print("CONTEXT", pyspark.SparkContext is original)
 '''
-    env = {k: v for k, v in connect_server.env.items() if k != "SPARK_REMOTE"}
+    env = {k: v for k, v in connect_server.env.items()
+           if k not in ("SPARK_REMOTE", "SPARK_CONNECT_MODE_ENABLED")}
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           timeout=600, env={**env, "PYTHONPATH": str(SRC)})
     assert done.returncode == 0, done.stderr[-3000:]
-    assert done.stdout.splitlines()[-3:] == ["EXIT 0 True", "REMOTE None", "CONTEXT True"], \
+    assert done.stdout.splitlines()[-3:] == ["EXIT 0 True", "REMOTE None None",
+                                             "CONTEXT True"], \
         done.stdout[-2000:] + done.stderr[-2000:]
     assert sorted(pq.read_table(lake).column("order_id").to_pylist()) == [
         i for i in range(1, 11) if i % 5]

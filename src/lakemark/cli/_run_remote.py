@@ -31,19 +31,22 @@ _ALLOWED = frozenset({"setLogLevel", "defaultParallelism", "appName", "stop", "g
 def start_remote(url: str, conf: Mapping[str, str], verbose: bool) -> Callable[[], None]:
     """Open the Connect session to ``url`` for the script (EnvironmentProblem, one line, when
     it cannot be reached) and serve ``pyspark.SparkContext`` / ``pyspark.context`` with the
-    stand-in; returns the call that puts pyspark's own back, and ``SPARK_REMOTE`` as it was
-    (an in-process caller's later sessions are not the script's)."""
+    stand-in; returns the call that puts pyspark's own back, and the environment that makes
+    sessions Connect ones as it was (an in-process caller's later sessions are not the
+    script's)."""
     import os
 
     from ..spark import get_spark
 
-    before = os.environ.get("SPARK_REMOTE")
+    # pyspark marks the process as in Connect mode too (SPARK_CONNECT_MODE_ENABLED)
+    before = {k: os.environ.get(k) for k in ("SPARK_REMOTE", "SPARK_CONNECT_MODE_ENABLED")}
 
     def put_back_env() -> None:
-        if before is None:
-            os.environ.pop("SPARK_REMOTE", None)
-        else:
-            os.environ["SPARK_REMOTE"] = before
+        for key, value in before.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
 
     os.environ["SPARK_REMOTE"] = url  # the script's own SparkSession.builder gets the server
     try:
