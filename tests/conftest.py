@@ -41,6 +41,16 @@ def need_service(reason: str) -> None:
     pytest.skip(f"{reason} (set CI=1 to make this an error)")
 
 
+def need_connect_client() -> None:
+    """Skip (outside CI) or fail (in CI) a test that needs the Spark Connect client libraries."""
+    import importlib.util
+
+    missing = [m for m in ("grpc", "grpc_status") if importlib.util.find_spec(m) is None]
+    if missing:
+        need_service(f"the Spark Connect client libraries ({', '.join(missing)}; "
+                     "pip install 'lakemark[connect]')")
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

@@ -13,7 +13,6 @@ whose message names the options as the command line spells them.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -113,21 +112,14 @@ class IngestOptions:
 
     def check_remote(self) -> None:
         """IngestOptionError for ``--remote`` that is not an ``sc://`` URL, or given with
-        ``--master`` (the server's master is set where it starts)."""
-        remote = self.remote or os.environ.get("SPARK_REMOTE") or None
-        if remote is None:
-            return
-        given = "--remote" if self.remote else "SPARK_REMOTE"
-        if not remote.startswith("sc://"):
-            raise IngestOptionError(f"{given} must be a Spark Connect URL sc://HOST:PORT, got "
-                                    f"{remote.split(';')[0]!r}")
-        if self.master:
-            raise IngestOptionError(f"--master does not apply with {given}: the server's "
-                                    "master is set where it starts (lakemark server start "
-                                    "--master)")
-        from .spark import check_reachable
+        ``--master`` (the server's master is set where it starts); EnvironmentProblem for a
+        server that does not answer, before the run starts (so it changes no state)."""
+        from .spark import remote_endpoint
 
-        check_reachable(remote)  # before the run starts: an unreachable server changes no state
+        try:
+            remote_endpoint(self.remote, self.master)
+        except ConfigError as exc:
+            raise IngestOptionError(str(exc)) from None
 
     def bad_file_policy(self) -> BadFilePolicy:
         """What the run does with input files it cannot read (``--on-bad-file``,

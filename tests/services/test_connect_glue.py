@@ -9,7 +9,6 @@ sink). What needs Spark's JVM in the client is refused in one line naming it.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 from typing import Any
@@ -17,17 +16,14 @@ from typing import Any
 import pyarrow.parquet as pq
 import pytest
 
-from conftest import ConnectServer, lakemark_cli, need_service
+from conftest import ConnectServer, lakemark_cli, need_connect_client
 
 SCRIPTS = Path(__file__).resolve().parents[1] / "glue" / "scripts"
 
 
 @pytest.fixture(autouse=True)
 def _client_libraries() -> None:
-    missing = [m for m in ("grpc", "grpc_status") if importlib.util.find_spec(m) is None]
-    if missing:
-        need_service(f"the Spark Connect client libraries ({', '.join(missing)}; "
-                     "pip install 'lakemark[connect]')")
+    need_connect_client()
 
 
 def _csv_table(name: str, location: Path, columns: list[str]) -> dict[str, Any]:

@@ -7,7 +7,6 @@ lake, here through a warm server given as ``--remote`` or ``SPARK_REMOTE``.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import subprocess
@@ -17,15 +16,12 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from conftest import ConnectServer, free_port, lakemark_cli, need_service
+from conftest import ConnectServer, free_port, lakemark_cli, need_connect_client
 
 
 @pytest.fixture(autouse=True)
 def _client_libraries() -> None:
-    missing = [m for m in ("grpc", "grpc_status") if importlib.util.find_spec(m) is None]
-    if missing:
-        need_service(f"the Spark Connect client libraries ({', '.join(missing)}; "
-                     "pip install 'lakemark[connect]')")
+    need_connect_client()
 
 
 def _land(folder: Path, day: str, part: int, first_id: int, n: int) -> None:

@@ -8,7 +8,6 @@ server. The bookmark stays in the client's state store; reading and writing run 
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import subprocess
@@ -18,7 +17,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from conftest import ConnectServer, free_port, lakemark_cli, need_service
+from conftest import ConnectServer, free_port, lakemark_cli, need_connect_client
 
 SRC = Path(__file__).resolve().parents[2] / "src"
 
@@ -37,10 +36,7 @@ with Job("orders_copy") as job:
 
 @pytest.fixture(autouse=True)
 def _client_libraries() -> None:
-    missing = [m for m in ("grpc", "grpc_status") if importlib.util.find_spec(m) is None]
-    if missing:
-        need_service(f"the Spark Connect client libraries ({', '.join(missing)}; "
-                     "pip install 'lakemark[connect]')")
+    need_connect_client()
 
 
 def _land(folder: Path, name: str, first_id: int, n: int) -> None:
@@ -121,6 +117,41 @@ with Job("api_orders", state=state, spark=session) as job:
     assert "SECOND True" in done.stdout
     assert sorted(pq.read_table(lake).column("order_id").to_pylist()) == list(range(1, 22))
     assert [r["status"] for r in _runs(state, "api_orders")] == ["SUCCEEDED", "SUCCEEDED"]
+
+
+def test_an_in_process_run_puts_spark_remote_and_pyspark_back(connect_server: ConnectServer,
+                                                              tmp_path: Path) -> None:
+    """``lakemark run --remote`` called in a process that goes on (click's runner): after it,
+    SPARK_REMOTE and pyspark's SparkContext are as they were, so the caller's own later
+    sessions are not the script's server."""
+    landing, lake, state = tmp_path / "landing", tmp_path / "lake", tmp_path / "state.db"
+    script = tmp_path / "orders_copy.py"
+    script.write_text(SCRIPT)
+    _land(landing, "a.json", 1, 10)
+    code = f'''
+import os
+import pyspark
+from click.testing import CliRunner
+from lakemark.cli import cli
+
+original = pyspark.SparkContext
+done = CliRunner().invoke(cli, ["run", "--state", {f"sqlite:///{state}"!r}, "--remote",
+                                {connect_server.endpoint!r}, {str(script)!r}, {str(landing)!r},
+                                {str(lake)!r}])
+print("EXIT", done.exit_code, "SESSION pyspark.sql.connect.session" in done.output)
+print("REMOTE", os.environ.get("SPARK_REMOTE"), os.environ.get("SPARK_CONNECT_MODE_ENABLED"))
+print("CONTEXT", pyspark.SparkContext is original)
+'''
+    env = {k: v for k, v in connect_server.env.items()
+           if k not in ("SPARK_REMOTE", "SPARK_CONNECT_MODE_ENABLED")}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=600, env={**env, "PYTHONPATH": str(SRC)})
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.splitlines()[-3:] == ["EXIT 0 True", "REMOTE None None",
+                                             "CONTEXT True"], \
+        done.stdout[-2000:] + done.stderr[-2000:]
+    assert sorted(pq.read_table(lake).column("order_id").to_pylist()) == [
+        i for i in range(1, 11) if i % 5]
 
 
 @pytest.mark.parametrize(("args", "env", "message"), [

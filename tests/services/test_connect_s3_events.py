@@ -8,7 +8,6 @@ fixture), as a production server must see the same S3 as the client.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 from typing import Any
@@ -16,7 +15,7 @@ from typing import Any
 import pytest
 from deltalake import DeltaTable
 
-from conftest import ConnectServer, MotoServer, free_port, lakemark_cli, need_service
+from conftest import ConnectServer, MotoServer, free_port, lakemark_cli, need_connect_client
 
 pytestmark = [pytest.mark.services]
 
@@ -25,10 +24,7 @@ BUCKET = "landing-connect"
 
 @pytest.fixture(autouse=True)
 def _client_libraries() -> None:
-    missing = [m for m in ("grpc", "grpc_status") if importlib.util.find_spec(m) is None]
-    if missing:
-        need_service(f"the Spark Connect client libraries ({', '.join(missing)}; "
-                     "pip install 'lakemark[connect]')")
+    need_connect_client()
 
 
 def _bucket_with_queue(moto: MotoServer) -> tuple[Any, str]:

@@ -11,7 +11,7 @@ import pytest
 
 from lakemark.planning import FileEntry
 from lakemark.sources._inspect import inspect_files
-from lakemark.sources._inspect_depth import record_depth_problem
+from lakemark.sources._inspect_depth import _xml_depth, record_depth_problem
 
 
 def _entry(path: Path) -> FileEntry:
@@ -41,6 +41,34 @@ def test_an_xml_row_nested_deeper_than_parquet_allows_is_found(tmp_path: Path) -
     assert bad.entry.path == str(deep)
     assert "a record nested 101 levels deep (elements of a <row> row), deeper than the 100" \
         in bad.reason
+
+
+def test_a_row_tag_with_a_namespace_prefix_is_checked_on_local_files_too(tmp_path: Path) -> None:
+    """``rowTag=ns:row``: the driver's check of a local file finds the deep row, as the
+    reader's record check of an S3 object does."""
+    deep = tmp_path / "deep.xml"
+    deep.write_text(_xml("<a>1</a>", _xml_nest(100)).replace("row>", "ns:row>"))
+    [bad] = inspect_files([_entry(deep)], format="xml", options={"rowTag": "ns:row"})
+    assert "a record nested 101 levels deep (elements of a <ns:row> row)" in bad.reason
+    record = f"<ns:row>{_xml_nest(100)}</ns:row>"
+    assert "101 levels deep" in (record_depth_problem(record, "xml", "ns:row") or "")
+
+
+def test_xml_is_read_a_chunk_at_a_time_and_markup_cut_anywhere_counts_the_same() -> None:
+    """The driver's XML check streams the file (a large file is never held whole): markup
+    cut by a chunk's end, inside a comment, CDATA or instruction holding tags, counts as
+    the whole text does."""
+    text = (b"<?xml version='1.0'?>\n<!DOCTYPE rows>\n<rows>"
+            b"<row><id>1</id><!-- <a><b><c> --><x:n><![CDATA[<a><b>]]><m>2</m></x:n></row>"
+            b"<row><?pi <a><b> ?><p><q><r>3</r></q></p><e/></row>"
+            b"<row><w><v/></w></row></rows>")
+    whole = _xml_depth([text], b"row")
+    assert whole == 3  # row > p > q (r holds the value)
+    for size in (1, 2, 3, 5, 7, 11):
+        pieces = [text[i:i + size] for i in range(0, len(text), size)]
+        assert _xml_depth(pieces, b"row") == whole, size
+    deep = _xml("<a>1</a>", _xml_nest(100)).encode()
+    assert _xml_depth([deep[i:i + 64] for i in range(0, len(deep), 64)], b"row") == 101
 
 
 def test_an_avro_schema_nested_deeper_than_parquet_allows_is_found(tmp_path: Path) -> None:

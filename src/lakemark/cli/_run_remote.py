@@ -31,14 +31,36 @@ _ALLOWED = frozenset({"setLogLevel", "defaultParallelism", "appName", "stop", "g
 def start_remote(url: str, conf: Mapping[str, str], verbose: bool) -> Callable[[], None]:
     """Open the Connect session to ``url`` for the script (EnvironmentProblem, one line, when
     it cannot be reached) and serve ``pyspark.SparkContext`` / ``pyspark.context`` with the
-    stand-in; returns the call that puts pyspark's own back."""
+    stand-in; returns the call that puts pyspark's own back, and the environment that makes
+    sessions Connect ones as it was (an in-process caller's later sessions are not the
+    script's)."""
     import os
 
     from ..spark import get_spark
 
+    # pyspark marks the process as in Connect mode too (SPARK_CONNECT_MODE_ENABLED)
+    before = {k: os.environ.get(k) for k in ("SPARK_REMOTE", "SPARK_CONNECT_MODE_ENABLED")}
+
+    def put_back_env() -> None:
+        for key, value in before.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+
     os.environ["SPARK_REMOTE"] = url  # the script's own SparkSession.builder gets the server
-    session = get_spark(remote=url, conf=conf, verbose=verbose)
-    return _install_context(session)
+    try:
+        session = get_spark(remote=url, conf=conf, verbose=verbose)
+    except BaseException:
+        put_back_env()
+        raise
+    put_back_context = _install_context(session)
+
+    def restore() -> None:
+        put_back_context()
+        put_back_env()
+
+    return restore
 
 
 def _install_context(session: SparkSession) -> Callable[[], None]:

@@ -12,7 +12,8 @@ its brackets counted — cheap for ordinary data.
 
 XML counts elements: a row element holding elements is one level (a struct), each element
 below it holding elements one more, as the nesting of the struct Spark's XML reader makes; a
-record with at most :data:`MAX_DEPTH` ``<`` is not examined further. Avro's depth is its
+file is read a chunk at a time (:class:`_XmlNesting`), never held whole, and a record of an
+S3 object with at most :data:`MAX_DEPTH` ``<`` is not examined further. Avro's depth is its
 schema's (records, arrays and maps; read from the file's header). The same record checks run
 in lakemark's own reader of S3 objects (:func:`record_depth_problem`), which the driver does not
 read before the run.
@@ -21,6 +22,7 @@ read before the run.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from typing import Any
 
 __all__ = ["MAX_DEPTH", "avro_depth_problem", "json_depth_problem", "record_depth_problem",
@@ -32,8 +34,6 @@ MAX_DEPTH = 100
 _STRING = re.compile(rb'"(?:[^"\\]|\\.)*"')
 _BRACKET = re.compile(rb"[\[\]{}]")
 _CHUNK = 1024 * 1024
-#: Markup that opens or closes no element: comments, CDATA, declarations, instructions.
-_XML_SKIP = re.compile(rb"<!--.*?-->|<!\[CDATA\[.*?\]\]>|<![^>]*>|<\?.*?\?>", re.S)
 _XML_TAG = re.compile(rb"<(/?)([^\s/>]+)[^>]*?(/?)>", re.S)
 
 
@@ -83,37 +83,95 @@ def json_depth_problem(stream: Any, *, multiline: bool) -> str | None:
             return None
 
 
-def _xml_depth(text: bytes, row_tag: bytes) -> int:
-    """The deepest struct nesting of the row elements in XML ``text``: elements on the path
-    from a row element down, the innermost (a value) not counted."""
-    stack: list[bytes] = []
-    base = -1  # the stack height at the row element, while inside one
-    deepest = 0
-    for m in _XML_TAG.finditer(_XML_SKIP.sub(b"", text)):
-        closing, name, empty = m.group(1), m.group(2), m.group(3)
-        local = name.rpartition(b":")[2]
+class _XmlNesting:
+    """The deepest struct nesting of the row elements in XML text fed in pieces: elements on
+    the path from a row element down, the innermost (a value) not counted. Markup cut by a
+    piece's end waits for the next piece, so a file is read a chunk at a time, never whole."""
+
+    def __init__(self, row_tag: bytes) -> None:
+        self.row_tag = row_tag
+        self.stack: list[bytes] = []
+        self.base = -1  # the stack height at the row element, while inside one
+        self.deepest = 0
+        self.rest = b""  # markup the last piece ended inside of
+
+    def feed(self, data: bytes, *, final: bool = False) -> None:
+        """Count the elements of ``data`` (and of the markup the last piece left open);
+        ``final``: the text ends here."""
+        buf, pos = self.rest + data, 0
+        self.rest = b""
+        while (i := buf.find(b"<", pos)) >= 0:
+            end = _markup_end(buf, i, final)
+            if end is None:  # cut by the piece's end: counted with the next piece
+                self.rest = buf[i:]
+                return
+            if end < 0:  # no markup here (not well-formed): the reader judges it
+                pos = i + 1
+                continue
+            tag = _XML_TAG.match(buf, i, end)
+            if tag is not None and buf[i + 1:i + 2] not in (b"!", b"?"):
+                self._tag(tag.group(1), tag.group(2), tag.group(3))
+            pos = end
+
+    def _tag(self, closing: bytes, name: bytes, empty: bytes) -> None:
+        stack = self.stack
         if closing:
             while stack and stack.pop() != name:
                 pass  # not well-formed: the reader fails on it and pins the file
-            if base >= 0 and len(stack) <= base:
-                base = -1
-            continue
-        if base < 0 and local == row_tag:
-            base = len(stack)
-        if base >= 0:
-            deepest = max(deepest, len(stack) - base + (0 if empty else 1) - 1)
+            if self.base >= 0 and len(stack) <= self.base:
+                self.base = -1
+            return
+        if self.base < 0 and name.rpartition(b":")[2] == self.row_tag:
+            self.base = len(stack)
+        if self.base >= 0:
+            self.deepest = max(self.deepest, len(stack) - self.base + (0 if empty else 1) - 1)
         if not empty:
             stack.append(name)
-    return deepest
+
+
+#: Markup that opens or closes no element and may hold ``<`` and ``>``: comments, CDATA,
+#: processing instructions (a declaration, ``<!…>``, ends at its first ``>``).
+_XML_SKIPPED = ((b"<!--", b"-->"), (b"<![CDATA[", b"]]>"), (b"<?", b"?>"))
+
+
+def _markup_end(buf: bytes, i: int, final: bool) -> int | None:
+    """Where the markup starting at ``buf[i]`` (a ``<``) ends; None when ``buf`` ends inside it
+    (more text may finish it), -1 when none starts there."""
+    for opener, closer in _XML_SKIPPED:
+        if buf.startswith(opener, i):
+            j = buf.find(closer, i + len(opener))
+            if j >= 0:
+                return j + len(closer)
+            if not final:
+                return None
+            break  # never closed: judged as the markup up to the next ``>``
+        if not final and len(buf) - i < len(opener) and opener.startswith(buf[i:]):
+            return None
+    j = buf.find(b">", i + 1)
+    if j < 0:
+        return -1 if final else None
+    return j + 1 if _XML_TAG.match(buf, i, j + 1) or buf[i + 1:i + 2] == b"!" else -1
+
+
+def _xml_depth(pieces: Iterable[bytes], row_tag: bytes) -> int:
+    """The deepest struct nesting of the row elements in the XML text of ``pieces``."""
+    nesting = _XmlNesting(row_tag)
+    for piece in pieces:
+        nesting.feed(piece)
+    nesting.feed(b"", final=True)
+    return nesting.deepest
+
+
+def _local_name(row_tag: str) -> bytes:
+    """The row tag as :func:`_xml_depth` compares element names: without a namespace prefix."""
+    return row_tag.rpartition(":")[2].encode()
 
 
 def xml_depth_problem(stream: Any, *, row_tag: str) -> str | None:
     """Why the XML text of ``stream`` cannot be written for its nesting, or None (the whole
-    text is read: records are cut by ``row_tag``, which may sit at any depth)."""
-    data = b"".join(iter(lambda: stream.read(_CHUNK), b""))
-    if data.count(b"<") <= MAX_DEPTH:
-        return None
-    depth = _xml_depth(data, row_tag.encode())
+    text is read, a chunk at a time: records are cut by ``row_tag``, which may sit at any
+    depth)."""
+    depth = _xml_depth(iter(lambda: stream.read(_CHUNK), b""), _local_name(row_tag))
     return _reason(depth, f"elements of a <{row_tag}> row") if depth > MAX_DEPTH else None
 
 
@@ -124,7 +182,7 @@ def record_depth_problem(record: str, format: str, row_tag: str = "") -> str | N
         depth = _too_deep(record.encode())
         return _reason(depth, "one record") if depth else None
     if format == "xml" and record.count("<") > MAX_DEPTH:
-        depth = _xml_depth(record.encode(), row_tag.rpartition(":")[2].encode())
+        depth = _xml_depth([record.encode()], _local_name(row_tag))
         return _reason(depth, f"elements of a <{row_tag}> row") if depth > MAX_DEPTH else None
     return None
 

@@ -28,8 +28,8 @@ from ..errors import CommitConflict
 __all__ = ["EARLIER_FILES", "FOLDER_COMMITS_SQLITE", "FOLDER_COMMITS_POSTGRES",
            "FolderCommitRecords", "prune_folder_commits"]
 
-#: The keys a job's write puts in its commit record (``lakemark/_job_keys.py``, ``_job_sinks``):
-#: the run id of the attempt and the job.
+#: The keys a job's write puts in its commit record (``lakemark/run/keys.py``, ``run/sinks.py``;
+#: not imported: the run is a layer above): the run id of the attempt and the job.
 RUN_ID_KEY = "lakemark.runId"
 JOB_KEY = "lakemark.job"
 #: A committed record's list of the files of older records of its target and app id that
