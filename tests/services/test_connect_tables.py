@@ -54,6 +54,9 @@ for _ in range(2):
         .option("txnVersion", "1").mode("append").save("db.ev")
 print("ICEBERG", sorted(r.id for r in spark.read.format("iceberg")
                         .option("iceberg_catalog", catalog).load("db.ev").collect()))
+spark.conf.set("spark.sql.catalog.cat", "org.apache.iceberg.spark.SparkCatalog")
+print("TABLE", sorted(r.id for r in spark.table("cat.db.ev").collect()),
+      sorted(r.id for r in spark.read.table("cat.db.ev").collect()))
 '''
 
 TABLES = '''\
@@ -97,8 +100,30 @@ spark.createDataFrame([(1, "a"), (2, "b")], "id long, v string").write.format("d
     .save(sys.argv[1])
 print("WRITTEN")
 DeltaTable.forPath(spark, sys.argv[1]).delete("id = 1")
-print("DELETED")
+print("CHANGED")
 '''
+
+WRITE_TO = '''\
+import sys
+from pyspark.sql import SparkSession
+
+spark = SparkSession.builder.getOrCreate()
+spark.conf.set("spark.sql.catalog.cat", "org.apache.iceberg.spark.SparkCatalog")
+df = spark.createDataFrame([(1, "a"), (2, "b")], "id long, v string")
+df.write.format("iceberg").save("cat.db.w")
+print("WRITTEN")
+df.writeTo("cat.db.w").append()
+print("CHANGED")
+'''
+
+REFUSED = {
+    "delta.tables": (DELTA_TABLES, "error: the delta.tables API's expressions (DeltaTable "
+                     "update, delete and merge) is not available over Spark Connect yet (run it "
+                     "without --remote/SPARK_REMOTE)"),
+    "writeTo": (WRITE_TO, "error: df.writeTo('cat.db.w') on an Iceberg catalog's table is not "
+                "available over Spark Connect yet (write it with "
+                "df.write.format('iceberg').save(NAME))"),
+}
 
 
 @pytest.fixture(autouse=True)
@@ -124,13 +149,15 @@ def test_format_delta_and_iceberg_in_a_remote_script(connect_server: ConnectServ
     commits once, the script's save mode and ``partitionBy`` (which Spark alone refuses for a
     Python data source), and lakemark's own one-line error."""
     (tmp_path / "iceberg").mkdir()
-    done = _run(connect_server, tmp_path, FORMATS, str(tmp_path / "lake"),
-                f"sqlite:///{tmp_path / 'iceberg' / 'catalog.db'}")
+    catalog = f"sqlite:///{tmp_path / 'iceberg' / 'catalog.db'}"
+    done = _run(connect_server, tmp_path, FORMATS, str(tmp_path / "lake"), catalog,
+                env={"LAKEMARK_ICEBERG_CATALOG": catalog})
     assert done.returncode == 0, done.stderr[-3000:]
     out = done.stdout.splitlines()
     assert "DELTA [1, 2, 3]" in out
     assert "DELTA_V0 [1, 2]" in out
     assert "ICEBERG [3, 10]" in out
+    assert "TABLE [3, 10] [3, 10]" in out  # the plugin's catalog: LAKEMARK_ICEBERG_CATALOG
     assert "PARTS ['_delta_log', 'v=a', 'v=b'] 2" in out
     assert (f"REFUSED SinkError Delta table {tmp_path / 'lake'}_parts already exists (save "
             "mode 'errorifexists'); write with mode('append') or mode('overwrite')") in out
@@ -184,19 +211,28 @@ def test_tables_hudi_and_jdbc_take_new_rows_by_bookmark_over_connect(
         == [1, 2, 3, 4, 5]
 
 
-def test_delta_tables_api_is_refused_by_name_over_connect(connect_server: ConnectServer,
-                                                          tmp_path: Path) -> None:
-    """``DeltaTable.delete/update/merge`` print their conditions as SQL through the JVM: over
-    Connect they are refused in one line by name, and the table is left as it was."""
+@pytest.mark.parametrize("what", sorted(REFUSED))
+def test_what_connect_cannot_serve_is_refused_by_name(connect_server: ConnectServer,
+                                                      tmp_path: Path, what: str) -> None:
+    """``DeltaTable.delete/update/merge`` print their conditions as SQL through the JVM, and
+    ``df.writeTo`` of an Iceberg catalog's table goes to Iceberg's Spark runtime: over Connect
+    both are refused in one line by name, and the table is left as it was."""
+    code, line = REFUSED[what]
     lake = tmp_path / "lake"
-    done = _run(connect_server, tmp_path, DELTA_TABLES, str(lake))
-    assert done.returncode != 0
-    assert "WRITTEN" in done.stdout and "DELETED" not in done.stdout
-    lines = done.stderr.strip().splitlines()
-    assert lines[-1] == ("error: the delta.tables API's expressions (DeltaTable update, delete "
-                         "and merge) is not available over Spark Connect yet (run it without "
-                         "--remote/SPARK_REMOTE)")
-    assert len([line for line in lines if line.startswith("error:")]) == 1
-    from deltalake import DeltaTable
+    (tmp_path / "iceberg").mkdir()
+    catalog = f"sqlite:///{tmp_path / 'iceberg' / 'catalog.db'}"
+    done = _run(connect_server, tmp_path, code, str(lake),
+                env={"LAKEMARK_ICEBERG_CATALOG": catalog})
+    assert done.returncode == 1, done.stderr[-3000:]
+    assert "WRITTEN" in done.stdout and "CHANGED" not in done.stdout
+    assert done.stderr.strip().splitlines() == [line]
+    if what == "delta.tables":
+        from deltalake import DeltaTable
 
-    assert sorted(DeltaTable(str(lake)).to_pyarrow_table().column("id").to_pylist()) == [1, 2]
+        assert sorted(DeltaTable(str(lake)).to_pyarrow_table().column("id").to_pylist()) \
+            == [1, 2]
+    else:
+        from lakemark.catalog._iceberg import load_iceberg_catalog, resolve_iceberg_catalog
+
+        table = load_iceberg_catalog(resolve_iceberg_catalog(catalog)).load_table("db.w")
+        assert sorted(table.scan().to_arrow().column("id").to_pylist()) == [1, 2]

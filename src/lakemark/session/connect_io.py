@@ -8,7 +8,9 @@ pass them on as hidden options; Connect's reader and writer are other classes, s
 :func:`install` wraps their ``save`` and ``load`` the same way: the save mode and
 ``partitionBy`` become hidden options (Spark is given ``append`` or ``overwrite``), the
 client's S3 endpoint settings and time zone ride along, and an error lakemark raised in a
-worker comes back as its own one line.
+worker comes back as its own one line. ``spark.table`` / ``spark.read.table`` of an Iceberg
+catalog's ``cat.db.table`` read it with ``format("iceberg")``; ``df.writeTo`` of one is
+refused by name.
 """
 
 from __future__ import annotations
@@ -91,6 +93,50 @@ def _load(original: Callable[..., Any]) -> Callable[..., Any]:
     return load
 
 
+def _iceberg_catalog_name(spark: SparkSession, name: object) -> bool:
+    """Whether ``name`` is ``cat.db.table`` of a Spark catalog with Iceberg's plugin that
+    lakemark's ``iceberg`` source serves here (Iceberg's Spark runtime is absent)."""
+    from ..catalog._iceberg_spark import is_iceberg_plugin
+
+    parts = str(name).split(".")
+    if len(parts) != 3 or not _served(spark, "iceberg"):
+        return False
+    try:
+        return is_iceberg_plugin(spark.conf.get(f"spark.sql.catalog.{parts[0]}", None))
+    except Exception:  # a stopped session
+        return False
+
+
+def _table(original: Callable[..., Any], session_of: Callable[[Any], Any]
+           ) -> Callable[..., Any]:
+    """``spark.table(name)`` / ``spark.read.table(name)``: an Iceberg catalog's table is read
+    with ``format("iceberg")``, as in a classic session."""
+    def table(self: Any, tableName: str) -> Any:  # noqa: N803
+        spark = session_of(self)
+        if _iceberg_catalog_name(spark, tableName):
+            return spark.read.format("iceberg").load(tableName)
+        return original(self, tableName)
+
+    table.__doc__ = original.__doc__
+    return table
+
+
+def _write_to(original: Callable[..., Any]) -> Callable[..., Any]:
+    """``df.writeTo(name)`` of an Iceberg catalog's table: refused by name (classic mode
+    serves it with lakemark's Iceberg sink; over Connect use ``format("iceberg").save``)."""
+    def write_to(self: Any, table: str) -> Any:
+        if _iceberg_catalog_name(self.sparkSession, table):
+            from ..errors import UnsupportedError
+
+            raise UnsupportedError(f"df.writeTo({table!r}) on an Iceberg catalog's table is "
+                                   "not available over Spark Connect yet (write it with "
+                                   "df.write.format('iceberg').save(NAME))")
+        return original(self, table)
+
+    write_to.__doc__ = original.__doc__
+    return write_to
+
+
 def install(session: SparkSession) -> None:
     """Serve ``format("iceberg")`` in ``session`` with lakemark's data source (unless
     Iceberg's Spark runtime does; ``delta`` is registered with every session lakemark hands
@@ -105,7 +151,15 @@ def install(session: SparkSession) -> None:
         register_sources(session, delta=False, iceberg=True)
     if getattr(DataFrameWriter.save, "_lakemark", False):
         return
+    from pyspark.sql.connect.dataframe import DataFrame
+    from pyspark.sql.connect.session import SparkSession as ConnectSession
+
     save, load = _save(DataFrameWriter.save), _load(DataFrameReader.load)
     save._lakemark = load._lakemark = True  # type: ignore[attr-defined]
     DataFrameWriter.save = save  # type: ignore[method-assign]
     DataFrameReader.load = load  # type: ignore[method-assign]
+    DataFrameReader.table = _table(DataFrameReader.table,  # type: ignore[method-assign]
+                                   lambda reader: reader._client)
+    ConnectSession.table = _table(ConnectSession.table,  # type: ignore[method-assign]
+                                  lambda spark: spark)
+    DataFrame.writeTo = _write_to(DataFrame.writeTo)  # type: ignore[method-assign]
