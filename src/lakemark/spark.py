@@ -200,6 +200,9 @@ def _remote_session(url: str, conf: Mapping[str, str] | None) -> SparkSession:
                               f"({type(exc).__name__}): a server setting goes to `lakemark "
                               f"server start --conf`") from None
     _register_delta(session)
+    from .session.connect_io import install
+
+    install(session)  # format("iceberg"); save modes, partitionBy, one-line errors
     return session
 
 
