@@ -96,10 +96,29 @@ from delta.tables import DeltaTable
 from pyspark.sql import SparkSession
 
 spark = SparkSession.builder.getOrCreate()
+spark.createDataFrame([(1, "a"), (2, "b"), (3, "c")], "id long, v string").write \\
+    .format("delta").save(sys.argv[1])
+table = DeltaTable.forPath(spark, sys.argv[1])
+table.delete("id = 1")
+table.update("id = 2", {"v": "'bb'"})
+changes = spark.createDataFrame([(3, "cc"), (4, "d")], "id long, v string")
+table.alias("t").merge(changes.alias("s"), "t.id = s.id").whenMatchedUpdateAll() \\
+    .whenNotMatchedInsertAll().execute()
+print("ROWS", sorted((r.id, r.v) for r in table.toDF().collect()))
+print("HISTORY", table.history().count())
+'''
+
+DELTA_TABLES_COLUMN = '''\
+import sys
+from delta.tables import DeltaTable
+from pyspark.sql import SparkSession
+from pyspark.sql import functions as F
+
+spark = SparkSession.builder.getOrCreate()
 spark.createDataFrame([(1, "a"), (2, "b")], "id long, v string").write.format("delta") \\
     .save(sys.argv[1])
 print("WRITTEN")
-DeltaTable.forPath(spark, sys.argv[1]).delete("id = 1")
+DeltaTable.forPath(spark, sys.argv[1]).delete(F.col("id") == 1)
 print("CHANGED")
 '''
 
@@ -117,9 +136,9 @@ print("CHANGED")
 '''
 
 REFUSED = {
-    "delta.tables": (DELTA_TABLES, "error: the delta.tables API's expressions (DeltaTable "
-                     "update, delete and merge) is not available over Spark Connect yet (run it "
-                     "without --remote/SPARK_REMOTE)"),
+    "delta.tables": (DELTA_TABLES_COLUMN, "error: a DeltaTable.delete condition given as a "
+                     "Column (give it as a SQL string) is not available over Spark Connect yet "
+                     "(run it without --remote/SPARK_REMOTE)"),
     "writeTo": (WRITE_TO, "error: df.writeTo('cat.db.w') on an Iceberg catalog's table is not "
                 "available over Spark Connect yet (write it with "
                 "df.write.format('iceberg').save(NAME))"),
@@ -211,10 +230,22 @@ def test_tables_hudi_and_jdbc_take_new_rows_by_bookmark_over_connect(
         == [1, 2, 3, 4, 5]
 
 
+def test_delta_tables_api_with_sql_conditions_over_connect(connect_server: ConnectServer,
+                                                           tmp_path: Path) -> None:
+    """``DeltaTable.delete/update/merge`` with SQL-string conditions (and aliased frames in a
+    merge) are served over Connect: Spark checks each condition against the frame on the server,
+    and the table changes as in a classic session."""
+    done = _run(connect_server, tmp_path, DELTA_TABLES, str(tmp_path / "lake"))
+    assert done.returncode == 0, done.stderr[-3000:]
+    out = done.stdout.splitlines()
+    assert "ROWS [(2, 'bb'), (3, 'cc'), (4, 'd')]" in out
+    assert "HISTORY 4" in out
+
+
 @pytest.mark.parametrize("what", sorted(REFUSED))
 def test_what_connect_cannot_serve_is_refused_by_name(connect_server: ConnectServer,
                                                       tmp_path: Path, what: str) -> None:
-    """``DeltaTable.delete/update/merge`` print their conditions as SQL through the JVM, and
+    """A ``DeltaTable`` condition given as a Column is printed as SQL through the JVM, and
     ``df.writeTo`` of an Iceberg catalog's table goes to Iceberg's Spark runtime: over Connect
     both are refused in one line by name, and the table is left as it was."""
     code, line = REFUSED[what]

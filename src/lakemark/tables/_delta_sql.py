@@ -74,6 +74,9 @@ def spark_sql_to_datafusion(text: str) -> str:
 
 def frame_alias(df: DataFrame) -> str | None:
     """The alias ``df.alias(name)`` gave a DataFrame (None when it has none)."""
+    plan = getattr(df, "_plan", None)  # a Spark Connect frame carries its plan in the client
+    if plan is not None and type(plan).__name__ == "SubqueryAlias":
+        return str(plan._alias)
     try:
         plan = df._jdf.queryExecution().logical()
         if plan.nodeName() == "SubqueryAlias":
@@ -91,10 +94,11 @@ def to_sql(value: Any, frame: DataFrame, what: str) -> str:
     from pyspark.sql import Column
     from pyspark.sql import functions as F
 
-    from ..connect_compat import not_over_connect
+    from ..connect_compat import is_connect, not_over_connect
 
-    not_over_connect(frame.sparkSession, "the delta.tables API's expressions (DeltaTable "
-                     "update, delete and merge)")
+    if is_connect(frame.sparkSession) and isinstance(value, Column):
+        not_over_connect(frame.sparkSession, f"a {what} given as a Column (give it as a SQL "
+                         "string)")
     if isinstance(value, str):
         if not value.strip():
             raise ConfigError(f"{what} is an empty string")
@@ -105,6 +109,9 @@ def to_sql(value: Any, frame: DataFrame, what: str) -> str:
         raise ConfigError(f"{what} must be a SQL string or a pyspark Column, got "
                           f"{type(value).__name__}")
     try:
+        if text is not None and is_connect(frame.sparkSession):  # no JVM here: Spark checks it
+            _ = frame.select(column).schema  # analysed on the server: an unknown column fails
+            return spark_sql_to_datafusion(text)
         plan = frame.select(column)._jdf.queryExecution().analyzed()
         expression = plan.projectList().head()
         if expression.nodeName() == "Alias":
