@@ -101,6 +101,7 @@ def test_the_demo_is_quiet_and_exits_0(tmp_path: Path) -> None:
     assert out.returncode == 0, out.stderr
     assert_only_lakemark_lines(out.stderr)
     assert "each row once: yes" in out.stdout
+    assert "lakemark server start" in out.stdout  # the way to run many scheduled jobs fast
 
 
 @pytest.mark.long

@@ -83,7 +83,10 @@ def demo(ctx: click.Context, directory: str) -> None:
     )
     console.print(
         "Try: lakemark runs show RUN_ID --state " + state + "\n"
-        "     lakemark bookmark show demo-events --state " + state
+        "     lakemark bookmark show demo-events --state " + state + "\n"
+        "Many scheduled jobs? Keep one Spark warm and skip each run's JVM start:\n"
+        "     lakemark server start   # then: lakemark ingest files … --remote "
+        "sc://127.0.0.1:15002 (docs/connect.md)"
     )
     if not once:
         raise SystemExit(1)
