@@ -236,22 +236,19 @@ def _policy_env(on_bad_file: str | None, max_bad_files: str | None,
 
 
 def _follow_set_aside() -> tuple[dict[str, set[str]], Callable[[], None]]:
-    """job name -> the source files its committed runs set aside themselves, filled as the
-    script's jobs run (an observer of every Job made from now on), and the call that stops
-    following. Files a run only left out because an earlier attempt or run set them aside do
-    not count (as for `ingest files` and `ingest s3-incremental`: that attempt reported them)."""
+    """job name -> the source files its committed runs set aside, filled as the script's jobs
+    run (an observer of every Job made from now on), and the call that stops following."""
     from ..job import Job, JobEvent, add_job_observer
 
     found: dict[str, set[str]] = {}
+    pending: dict[int, set[str]] = {}
 
     def observer(job: Job) -> Callable[[JobEvent], None]:
         def seen(event: JobEvent) -> None:
-            if event.stage != "committed":
-                return
-            new = {q.entry.path for files in job.set_aside.values() for q in files
-                   if not q.earlier}
-            if new:
-                found.setdefault(job.name, set()).update(new)
+            if event.stage == "quarantined" and event.detail:
+                pending.setdefault(id(job), set()).update(event.detail.get("paths") or ())
+            elif event.stage == "committed" and pending.get(id(job)):
+                found.setdefault(job.name, set()).update(pending.pop(id(job)))
 
         return seen
 
