@@ -190,7 +190,8 @@ def read_plan(run: RunContext, state: RunState, roots: Sequence[str], plan: File
                               ctx=ctx, tracking=tracking)
         except ReadError as exc:  # inferring the schema failed on one file: set it aside
             named = [f for f in plan.files if f"file {f.path}: " in str(exc)]
-            if "cannot infer the schema" not in str(exc) or len(named) != 1:
+            if ("cannot infer the schema" not in str(exc) or len(named) != 1
+                    or mode.upper() == "FAILFAST"):  # FAILFAST: the run fails naming the file
                 raise
             cause = str(exc).split(f"file {named[0].path}: ", 1)[1]
             record_pinned(run, state, key, named[0], f"no schema can be inferred from it: {cause}",
