@@ -51,6 +51,18 @@ def need_connect_client() -> None:
                      "pip install 'lakemark[connect]')")
 
 
+#: Endpoint settings every command that takes ``--remote`` refuses before it starts, with the
+#: one line it prints: (arguments, environment, message).
+BAD_ENDPOINTS = [
+    (["--remote", "http://127.0.0.1:15002"], {},
+     "--remote must be a Spark Connect URL sc://HOST:PORT, got 'http://127.0.0.1:15002'"),
+    ([], {"SPARK_REMOTE": "localhost:15002"},
+     "SPARK_REMOTE must be a Spark Connect URL sc://HOST:PORT, got 'localhost:15002'"),
+    (["--remote", "sc://127.0.0.1:15002", "--master", "local[2]"], {},
+     "--master does not apply with --remote"),
+]
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

@@ -16,7 +16,8 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from conftest import ConnectServer, free_port, lakemark_cli, need_connect_client
+from conftest import (BAD_ENDPOINTS, ConnectServer, free_port, lakemark_cli,
+                      need_connect_client)
 
 
 @pytest.fixture(autouse=True)
@@ -114,14 +115,7 @@ def test_the_servers_python_workers_import_lakemark(connect_server: ConnectServe
     assert done.stdout.strip() == str(src / "lakemark" / "__init__.py")
 
 
-@pytest.mark.parametrize(("args", "env", "message"), [
-    (["--remote", "http://127.0.0.1:15002"], {},
-     "--remote must be a Spark Connect URL sc://HOST:PORT, got 'http://127.0.0.1:15002'"),
-    ([], {"SPARK_REMOTE": "localhost:15002"},
-     "SPARK_REMOTE must be a Spark Connect URL sc://HOST:PORT, got 'localhost:15002'"),
-    (["--remote", "sc://127.0.0.1:15002", "--master", "local[2]"], {},
-     "--master does not apply with --remote"),
-])
+@pytest.mark.parametrize(("args", "env", "message"), BAD_ENDPOINTS)
 def test_a_bad_endpoint_is_one_line_and_changes_nothing(tmp_path: Path, args: list[str],
                                                         env: dict[str, str],
                                                         message: str) -> None:

@@ -17,7 +17,8 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from conftest import ConnectServer, free_port, lakemark_cli, need_connect_client
+from conftest import (BAD_ENDPOINTS, ConnectServer, free_port, lakemark_cli,
+                      need_connect_client)
 
 SRC = Path(__file__).resolve().parents[2] / "src"
 
@@ -154,14 +155,7 @@ print("CONTEXT", pyspark.SparkContext is original)
         i for i in range(1, 11) if i % 5]
 
 
-@pytest.mark.parametrize(("args", "env", "message"), [
-    (["--remote", "http://127.0.0.1:15002"], {},
-     "--remote must be a Spark Connect URL sc://HOST:PORT, got 'http://127.0.0.1:15002'"),
-    ([], {"SPARK_REMOTE": "localhost:15002"},
-     "SPARK_REMOTE must be a Spark Connect URL sc://HOST:PORT, got 'localhost:15002'"),
-    (["--remote", "sc://127.0.0.1:15002", "--master", "local[2]"], {},
-     "--master does not apply with --remote"),
-])
+@pytest.mark.parametrize(("args", "env", "message"), BAD_ENDPOINTS)
 def test_a_bad_endpoint_is_one_line_and_runs_nothing(tmp_path: Path, args: list[str],
                                                      env: dict[str, str], message: str) -> None:
     script = tmp_path / "orders_copy.py"
