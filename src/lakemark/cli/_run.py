@@ -9,7 +9,8 @@ import shlex
 import shutil
 import subprocess
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 
 import click
@@ -126,7 +127,6 @@ def run(
         env[BUCKET_MAP_ENV] = json.dumps(mapping)
     env.update(policy)
     from ..glue import shim_path
-    from ..spark import spark_settings
 
     # Glue scripts import `awsglue` (served from the shim) on the driver and in Python workers.
     python_path = [shim_path(), str(path.resolve().parent)]
@@ -148,6 +148,34 @@ def run(
             cmd += ["--conf", f"{key}={value}"]
         cmd += [str(path), *script_args]
         sys.exit(subprocess.call(cmd, env=env))
+    with _caller_kept():  # also when the script fails or exits
+        _run_here(path, script_args, env, url, conf, verbose, interval)
+
+
+@contextmanager
+def _caller_kept() -> Iterator[None]:
+    """The caller's ``os.environ``, ``sys.path`` and ``sys.argv`` as they were before, once
+    an in-process run returns or raises: lakemark's settings and whatever the script set in
+    them do not leak into a Python caller (tests, a notebook) that calls ``lakemark run``."""
+    environ, path, argv = dict(os.environ), list(sys.path), sys.argv
+    try:
+        yield
+    finally:
+        for key in [k for k in os.environ if k not in environ]:
+            del os.environ[key]
+        for key, value in environ.items():
+            if os.environ.get(key) != value:
+                os.environ[key] = value
+        sys.path[:] = path
+        sys.argv = argv
+
+
+def _run_here(path: Path, script_args: tuple[str, ...], env: Mapping[str, str], url: str | None,
+              conf: Mapping[str, str], verbose: bool, interval: float) -> None:
+    """Run the script in this process with ``env`` and the script's ``sys.argv``."""
+    from ..glue import finish_open_jobs, shim_path
+    from ..spark import spark_settings
+
     os.environ.update(env)
     # A script that makes its own SparkContext() (as Glue scripts do) gets lakemark's settings.
     spark_master, settings = spark_settings(verbose=verbose)
@@ -162,8 +190,6 @@ def run(
 
     install_delta_shim()  # `from delta.tables import DeltaTable` without delta-spark
     from pyspark.sql import SparkSession
-
-    from ..glue import finish_open_jobs
 
     restore: Callable[[], None] = lambda: None  # noqa: E731
     if url is None:
