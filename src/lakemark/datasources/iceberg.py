@@ -262,9 +262,10 @@ class IcebergWriter(DataSourceArrowWriter):  # type: ignore[misc]
             raise ConfigError(f"[TABLE_OR_VIEW_ALREADY_EXISTS] Iceberg table {table} already "
                               "exists. Set mode as \"append\" or \"overwrite\".")
         fields = _partition_fields(current, self.name, parts)
-        if any(f.transform == "bucket" for f in fields):
-            raise UnsupportedError(f"writing {what}: bucket partitions cannot be written by "
-                                   "lakemark")
+        bucket = next((f for f in fields if f.transform == "bucket"), None)
+        if bucket is not None:  # as the sink says it (partition_transforms)
+            raise UnsupportedError(f"writing {what}: partition field {bucket.text()}: bucket "
+                                   "partitions are not supported yet")
         missing = [f.column for f in fields if f.column not in schema.fieldNames()]
         if missing:
             from ..errors import SinkError

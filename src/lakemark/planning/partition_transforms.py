@@ -5,7 +5,8 @@ A write's ``partition_by`` (``job.write``, ``--partition-by``, ``partitionBy``,
 Spark SQL's spelling: a column name is an identity partition; ``years(c)``, ``months(c)``,
 ``days(c)``, ``hours(c)`` (or Iceberg's singular ``year``/``month``/``day``/``hour``, and
 ``date``/``date_hour``) are time transforms; ``truncate(W, c)`` keeps the first ``W``
-characters of a string or rounds an integer down to a multiple of ``W``; ``bucket(N, c)`` is
+characters of a string (bytes of a binary) or rounds an integer down to a multiple of ``W``
+(a decimal's unscaled value: ``truncate(50, c)`` makes 10.65 10.50); ``bucket(N, c)`` is
 recognised so that it can be refused by name.
 
 Pure Python (no Spark, no pyiceberg), so the parsing and the type rules are unit-tested without
@@ -36,14 +37,14 @@ _NAMES = {
 TIME_TRANSFORMS = ("year", "month", "day", "hour")
 _WITH_WIDTH = ("truncate", "bucket")
 
-#: Spark types (``DataType.simpleString()``) each transform accepts (Iceberg's rules, narrowed
-#: to what lakemark computes: truncate on integers and strings).
+#: Spark types (``DataType.simpleString()``) each transform accepts: Iceberg's rules for the
+#: types Spark and Iceberg share (``decimal`` is every ``decimal(P,S)``); no bucket yet.
 _TYPES: Mapping[str, tuple[str, ...]] = {
     "year": ("date", "timestamp", "timestamp_ntz"),
     "month": ("date", "timestamp", "timestamp_ntz"),
     "day": ("date", "timestamp", "timestamp_ntz"),
     "hour": ("timestamp", "timestamp_ntz"),
-    "truncate": ("int", "bigint", "string"),
+    "truncate": ("int", "bigint", "decimal", "string", "binary"),
 }
 _NESTED = ("struct<", "array<", "map<")
 
@@ -152,7 +153,7 @@ def check_partition_types(fields: Sequence[PartitionField], types: Mapping[str, 
                                   "be of a primitive type")
             continue
         allowed = _TYPES[f.transform]
-        if kind not in allowed:
+        if (kind.split("(", 1)[0] if kind.startswith("decimal(") else kind) not in allowed:
             raise ConfigError(f"partition field {f.text()} of Iceberg table {table}: column "
                               f"{f.column!r} is {kind}, but {f.transform} needs "
                               f"{' or '.join(allowed)}")

@@ -16,6 +16,7 @@ The folder values are computed as Iceberg defines the transforms: on ``timestamp
 from __future__ import annotations
 
 from collections.abc import Sequence
+from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError, SinkError
@@ -117,13 +118,20 @@ def _days(c: str, kind: str) -> str:
 
 def _folder_sql(f: PartitionField, kind: str) -> str:
     """SQL for the folder value of ``f``: one value per Iceberg partition value, readable
-    (``2024-05-01``, ``2024-05``, ``2024-05-01-13``, ``2024``)."""
+    (``2024-05-01``, ``2024-05``, ``2024-05-01-13``, ``2024``; a binary's bytes in hex)."""
     c = _quoted(f.column)
+    if kind == "binary":  # lower-case hex: a folder name holds no raw bytes
+        return f"lower(hex({c if f.transform == 'identity' else f'substring({c}, 1, {f.width})'}))"
     if f.transform == "identity":
         return c
     if f.transform == "truncate":
-        return f"substring({c}, 1, {f.width})" if kind == "string" \
-            else f"({c} - pmod({c}, {f.width}))"
+        if kind == "string":
+            return f"substring({c}, 1, {f.width})"
+        if kind.startswith("decimal("):  # the width counts units of the last digit
+            scale = int(kind.rstrip(")").split(",")[1])
+            unit = format(Decimal(int(f.width or 1)).scaleb(-scale), "f")
+            return f"cast({c} - pmod({c}, {unit}BD) as {kind})"
+        return f"({c} - pmod({c}, {f.width}))"
     date = f"date_from_unix_date({_days(c, kind)})"
     if f.transform == "day":
         return date
