@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import shutil
 import subprocess
 import sys
+import weakref
 from collections.abc import Mapping
 from importlib import resources
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .connect_compat import default_parallelism, empty_frame, is_connect, not_over_connect
 from .errors import ConfigError, EnvironmentProblem
@@ -185,8 +187,10 @@ def _remote_session(url: str, conf: Mapping[str, str] | None) -> SparkSession:
     from pyspark.sql import SparkSession
 
     try:
+        before = _connect_sessions()
         session = SparkSession.builder.remote(url).getOrCreate()
-        _bound_retries(session)
+        if session not in before or session in _BOUNDED:  # lakemark's own, not the caller's
+            _bound_retries(session)
         _ = session.version  # the first call: reaches the server now, not mid-run
     except Exception as exc:
         raise EnvironmentProblem(f"cannot reach the Spark Connect server at {_no_token(url)}: "
@@ -213,18 +217,54 @@ def _remote_session(url: str, conf: Mapping[str, str] | None) -> SparkSession:
 CONNECT_RETRY_S = 28
 
 
+#: The Connect sessions lakemark made and bounded (:func:`_bound_retries`); a session the
+#: caller made keeps Spark's retries even when lakemark's getOrCreate hands it back.
+_BOUNDED: weakref.WeakSet[Any] = weakref.WeakSet()
+
+
+def _connect_sessions() -> list[Any]:
+    """The Connect sessions this thread's getOrCreate could return (active, default)."""
+    from pyspark.sql.connect.session import SparkSession as ConnectSession
+
+    return [s for s in (ConnectSession.getActiveSession(),
+                        ConnectSession._get_default_session()) if s is not None]
+
+
 def _bound_retries(session: SparkSession) -> None:
     """Retry a lost server for about CONNECT_RETRY_S seconds, not Spark's ten minutes, and
-    without Spark's RETRIES_EXCEEDED warning (the command line says it in one line)."""
-    import warnings
-
+    without Spark's RETRIES_EXCEEDED warning (the command line says it in one line): on this
+    session's client only, so the process's other Connect sessions keep Spark's defaults."""
     from pyspark.sql.connect.client.retries import DefaultPolicy
 
-    warnings.filterwarnings("ignore", message=r"\[RETRIES_EXCEEDED\]")
     client = getattr(session, "client", None)
-    if client is not None and hasattr(client, "set_retry_policies"):
-        client.set_retry_policies([DefaultPolicy(max_retries=7, initial_backoff=50,
-                                                 backoff_multiplier=4.0, max_backoff=8000)])
+    if client is None or not hasattr(client, "set_retry_policies"):
+        return
+    client.set_retry_policies([DefaultPolicy(max_retries=7, initial_backoff=50,
+                                             backoff_multiplier=4.0, max_backoff=8000)])
+    quiet = _quiet_retrying()
+    client._retrying = lambda: quiet(client._retry_policies, max_retry_exception_elapsed_time=(
+        client._max_retry_exception_elapsed_time))
+    _BOUNDED.add(session)
+
+
+@functools.cache
+def _quiet_retrying() -> type:
+    """Spark Connect's ``Retrying`` that gives up on a lost server without its warning."""
+    from pyspark.sql.connect.client.retries import RetryException, Retrying
+
+    class QuietRetrying(Retrying):  # type: ignore[misc]
+        def _wait(self) -> None:
+            exception = self._last_exception()
+            if isinstance(exception, RetryException):  # Spark's own bound (an hour)
+                super()._wait()
+                return
+            policy = next((p for p in self._policies if p.can_retry(exception)), None)
+            wait_ms = None if policy is None else policy.next_attempt(exception)
+            if wait_ms is None:
+                raise exception
+            self._sleep(wait_ms / 1000)
+
+    return QuietRetrying
 
 
 def _no_token(url: str) -> str:
