@@ -51,7 +51,8 @@ def every_allowed_field(width: int) -> list[PartitionField]:
     fields = [PartitionField("truncate", c, width) for c in ("i", "l", "d", "s", "b")]
     for column in ("dt", "ts", "tn"):
         fields += [PartitionField(t, column) for t in ("year", "month", "day")]
-    return fields + [PartitionField("hour", c) for c in ("ts", "tn")]
+    fields += [PartitionField("hour", c) for c in ("ts", "tn")]
+    return fields + [PartitionField("identity", c) for c in ("i", "l", "d", "s", "b", "dt")]
 
 
 @settings(max_examples=15, deadline=None,
