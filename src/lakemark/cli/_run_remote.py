@@ -4,9 +4,11 @@ The script's jobs plan and keep their bookmarks in this process; Spark's reads a
 on the server (docs/connect.md). The session is made before the script starts, with
 lakemark's SQL settings and ``--conf``, so ``SparkSession.builder.getOrCreate()``, lakemark's
 ``Job`` and ``GlueContext`` all get it. A Glue script's ``SparkContext.getOrCreate()`` (or
-``SparkContext()``) gets a stand-in that holds no JVM: handed to ``GlueContext`` it stands for
-the Connect session, and any use of the SparkContext itself beyond ``setLogLevel``,
-``defaultParallelism``, ``appName`` and ``stop`` is refused in one line naming it.
+``SparkContext()``, or its session's ``spark.sparkContext``) gets a stand-in that holds no
+JVM: handed to ``GlueContext`` it stands for the Connect session, and any use of the
+SparkContext itself beyond ``setLogLevel``, ``defaultParallelism``, ``appName``, ``getConf``
+(a copy of the session's settings) and ``stop`` is refused in one line naming it, as is a
+frame's ``rdd`` (pyspark's own refusal is a stack trace).
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ __all__ = ["start_remote"]
 
 #: What a script may use of the SparkContext stand-in.
 _ALLOWED = frozenset({"setLogLevel", "defaultParallelism", "appName", "stop", "getOrCreate",
-                      "_session"})
+                      "getConf", "_session"})
 
 
 def start_remote(url: str, conf: Mapping[str, str], verbose: bool) -> Callable[[], None]:
@@ -92,6 +94,14 @@ def _install_context(session: SparkSession) -> Callable[[], None]:
         def appName(self) -> str:  # type: ignore[override]  # noqa: N802
             return "lakemark"
 
+        def getConf(self) -> Any:  # noqa: N802
+            """A copy of the Connect session's settings, as classic ``getConf`` is a copy of
+            the context's: setting a key on it changes nothing on the server."""
+            from pyspark import SparkConf
+
+            settings = type(self)._session.conf.getAll
+            return SparkConf(loadDefaults=False).setAll(sorted(settings.items()))
+
         def stop(self) -> None:
             """The server goes on; ``lakemark run`` closes the script's session."""
 
@@ -100,6 +110,27 @@ def _install_context(session: SparkSession) -> Callable[[], None]:
                 return object.__getattribute__(self, name)
             raise UnsupportedError(f"SparkContext.{name} is not available over Spark Connect "
                                    "yet (run it without --remote/SPARK_REMOTE)")
+
+    from pyspark.sql.connect.session import SparkSession as ConnectSession
+
+    def spark_context(self: Any) -> RemoteSparkContext:
+        """``spark.sparkContext`` of the script's session: the stand-in (as
+        ``SparkContext.getOrCreate()``), so ``GlueContext(spark.sparkContext)`` and
+        ``spark.sparkContext.setLogLevel(...)`` run as in classic mode."""
+        if self is not session:
+            return self.__getattr__("sparkContext")  # pyspark's own one-line refusal
+        return RemoteSparkContext()
+
+    setattr(ConnectSession, "sparkContext", property(spark_context))  # noqa: B010
+
+    from pyspark.sql.connect.dataframe import DataFrame as ConnectFrame
+
+    def no_rdd(self: Any) -> Any:
+        raise UnsupportedError("DataFrame.rdd is not available over Spark Connect (it has no "
+                               "RDDs; run it without --remote/SPARK_REMOTE)")
+
+    own_rdd = ConnectFrame.__dict__.get("rdd")
+    setattr(ConnectFrame, "rdd", property(no_rdd))  # noqa: B010
 
     import pyspark.context as classic
 
@@ -111,6 +142,11 @@ def _install_context(session: SparkSession) -> Callable[[], None]:
     pyspark.SparkContext = RemoteSparkContext  # type: ignore[misc]
 
     def restore() -> None:
+        delattr(ConnectSession, "sparkContext")
+        if own_rdd is None:
+            delattr(ConnectFrame, "rdd")
+        else:
+            setattr(ConnectFrame, "rdd", own_rdd)  # noqa: B010
         sys.modules["pyspark.context"] = pyspark.context = saved[0]  # type: ignore[attr-defined]
         pyspark.SparkContext = saved[1]  # type: ignore[misc]
 
