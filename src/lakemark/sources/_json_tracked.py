@@ -128,27 +128,35 @@ def scan_keys(spark: SparkSession, request: ReadRequest, files: Sequence[FileEnt
     """The top-level keys of ``files``' records that are not ``schema``'s columns (exact
     names), with the number of records having each and the files they occur in.
     ``records``: the files' records fetched once for the run (S3, :mod:`._fetched`), scanned
-    instead of reading the files as text; this scan is what fetches and keeps them."""
+    instead of reading the files as text; this scan is what fetches and keeps them. A small
+    local increment without struct-holding columns is scanned in the client instead, with
+    the same result (:mod:`._client_keys`)."""
     from pyspark.sql import functions as F
 
     from ._fetched import FILE_URI
     from ._read import read_files
 
+    from ._nested_keys import has_structs, unknown_paths
+
+    names = [f.name for f in schema.fields]
+    nested = [f for f in schema.fields if has_structs(f.dataType)]
+    if records is None and not nested:  # a small local increment: no Spark job
+        from ._client_keys import client_scan
+
+        local = client_scan(spark, request, files, root, names)
+        if local is not None:
+            return KeyScan(*local)
     if records is None:
         raw = read_files(spark, files, root=root, format="text", options=text_options(request))
         file = F.input_file_name()
     else:
         raw, file = records.text(), F.col(FILE_URI)
-    from ._nested_keys import has_structs, unknown_paths
-
-    names = [f.name for f in schema.fields]
     value = F.col("value")
     keys = F.array_distinct(F.json_object_keys(value))
     unknown = F.array_except(keys, F.array(*[F.lit(n) for n in names])) if names else keys
     # Top-level keys as one-name paths, then the keys inside tracked columns by path.
     paths = F.transform(F.coalesce(unknown, F.array().cast("array<string>")),
                         lambda k: F.array(k))
-    nested = [f for f in schema.fields if has_structs(f.dataType)]
     if nested:
         texts = F.from_json(value, ", ".join(f"{_quoted(f.name)} string" for f in nested))
         paths = F.concat(paths, *[unknown_paths(texts.getField(f.name), f.dataType, [f.name])
@@ -300,6 +308,10 @@ def _partition_names(spark: SparkSession, files: Sequence[FileEntry], root: str)
     """The partition columns (``key=value`` folders under ``root``) of ``files``."""
     from ._read import read_files
 
+    from ._partitions import layout_of
+
+    if not layout_of(root, files[:1]).may_have_partitions:  # no key=value folder: no probe
+        return []
     probe = read_files(spark, files[:1], root=root, format="text")
     return [c for c in probe.columns if c != "value"]
 
