@@ -21,8 +21,8 @@ here, in Python, and gives the same :class:`KeyScan` as the Spark scan, record f
 
 Anything this scan would not reproduce exactly — a file that is not UTF-8, a compressed
 file, a ``lineSep`` or ``pathGlobFilter`` option, a file named ``_…`` or ``.…``, a
-``key=value`` folder under the root (Spark's partition discovery decides which files the text
-reader reads), a record
+layout of ``key=value`` folders other than the same keys above every file (Spark's partition
+discovery decides which files the text reader reads, :func:`plain_partitions`), a record
 whose decoding fails where a single quote could be Spark's, very deep nesting or very long
 numbers, a key holding a lone surrogate, a file that cannot be read here — makes
 :func:`client_scan` return None and the run uses the Spark scan.
@@ -49,7 +49,8 @@ if TYPE_CHECKING:
     from ._options import ReadRequest
 
 __all__ = ["CLIENT_KEY_SCAN_BYTES", "DEFAULT_CLIENT_KEY_SCAN_BYTES", "Unsupported",
-           "candidate_pattern", "client_scan", "object_keys", "records_of", "scan_records"]
+           "candidate_pattern", "client_scan", "object_keys", "plain_partitions", "records_of",
+           "scan_records"]
 
 #: Spark setting: the largest increment (total bytes of its files) scanned in the client.
 CLIENT_KEY_SCAN_BYTES = "spark.lakemark.clientKeyScanBytes"
@@ -193,9 +194,7 @@ def local_files(files: Sequence[FileEntry], root: str, request: ReadRequest
         return None
     if parse_uri(root).is_s3 and mapped_path(root) is None:
         return None
-    from ._partitions import layout_of
-
-    if layout_of(root, files).may_have_partitions:  # Spark's partition discovery decides
+    if plain_partitions(files, root, request) is None:  # Spark's partition discovery decides
         return None
     paths = []
     for entry in files:
@@ -210,6 +209,35 @@ def local_files(files: Sequence[FileEntry], root: str, request: ReadRequest
             return None
         paths.append(uri.key)
     return paths
+
+
+def plain_partitions(files: Sequence[FileEntry], root: str, request: ReadRequest
+                     ) -> list[str] | None:
+    """The partition columns Spark's reader gives ``files`` (local, read with ``basePath``
+    the root) when their layout is plain: no ``key=value`` folder, or every file under the
+    same ``key=value`` folders (keys without escapes, values not empty) — then Spark reads
+    every file. None for any other layout (mixed depths, other folders, escaped keys: Spark's
+    partition discovery may leave files out or refuse the layout)."""
+    from ._partitions import layout_of
+
+    layout = layout_of(root, files)
+    if not layout.may_have_partitions:
+        return []
+    if request.flag("recursiveFileLookup") or not os.path.isdir(layout.root.key):
+        return None
+    shapes = set()
+    for folder in layout.folders:
+        keys = []
+        for segment in folder.split("/"):
+            key, sep, value = segment.partition("=")
+            if not sep or not key or not value or "%" in key or key.startswith(("_", ".")):
+                return None
+            keys.append(key)
+        shapes.add(tuple(keys))
+    if len(shapes) != 1:
+        return None
+    names = list(shapes.pop())
+    return names if len({n.lower() for n in names}) == len(names) else None
 
 
 def limit(spark: SparkSession) -> int:
