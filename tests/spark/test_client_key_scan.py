@@ -216,7 +216,9 @@ def test_handed_back_to_spark(spark: Any, tmp_path: Path) -> None:
     (folder / "day=1").mkdir()
     parted = folder / "day=1" / "p.json"
     parted.write_text('{"id": 1}\n')
-    assert client_scan(spark, request, [entry(parted)], str(folder), ["id"]) is None
+    # files at the root and under a key=value folder: Spark's partition discovery decides
+    assert client_scan(spark, request, [entry(plain), entry(parted)], str(folder),
+                       ["id"]) is None
     # the Spark scan sees the single-quoted key (the other one makes the record a candidate)
     from pyspark.sql.types import LongType, StructField, StructType
 
@@ -242,3 +244,18 @@ def test_threshold_setting(spark: Any, tmp_path: Path) -> None:
             client_scan(spark, request, entries, str(folder), ["id"])
     finally:
         spark.conf.unset(CLIENT_KEY_SCAN_BYTES)
+
+
+def test_same_partition_folders_equal_spark_scan(spark: Any, tmp_path: Path) -> None:
+    """Files under the same key=value folders (the usual layout) keep the client scan."""
+    folder = tmp_path / "src"
+    entries = []
+    for day in ("2026-01-01", "2026-01-02"):
+        for i in range(2):
+            path = folder / f"date={day}" / f"h={i}" / "part.json"
+            path.parent.mkdir(parents=True)
+            path.write_text('{"id": 1, "new": 2}\n{"id": 2, "Id": 3}\n')
+            entries.append(FileEntry(1.0, str(path), path.stat().st_size))
+    local, remote = _both(spark, entries, folder, ["id"])
+    assert local == remote
+    assert local.keys == {"new": 4, "Id": 4}

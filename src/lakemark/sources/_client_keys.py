@@ -258,10 +258,9 @@ def client_scan(spark: SparkSession, request: ReadRequest, files: Sequence[FileE
                 ) -> tuple[dict[str, int], dict[str, list[str]]] | None:
     """The keys of ``files``' records that are not ``names`` (as :func:`scan_records`), read
     here; None when the Spark scan must do it (see the module doc)."""
-    paths = local_files(files, root, request)
-    if paths is None:
-        return None
-    if sum(max(0, f.size) for f in files) > limit(spark):
+    most = limit(spark)
+    paths = local_files(files, root, request) if most else None
+    if paths is None or sum(max(0, f.size) for f in files) > most:
         return None
     whole = request.flag("multiLine")
 

@@ -321,12 +321,12 @@ def _partition_names(spark: SparkSession, files: Sequence[FileEntry], root: str,
     from ._partitions import layout_of
     from ._read import read_files
 
-    if not parse_uri(root).is_s3:
+    if not parse_uri(root).is_s3:  # local files: no probe in the usual layouts
         names = plain_partitions(files, root, request)
         if names is not None:
             return names, True
-    if not layout_of(root, files[:1]).may_have_partitions:  # no key=value folder: no probe
-        return [], False
+        if not layout_of(root, files[:1]).may_have_partitions:
+            return [], False
     probe = read_files(spark, files[:1], root=root, format="text")
     return [c for c in probe.columns if c != "value"], False
 
