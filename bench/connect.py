@@ -2,7 +2,7 @@
 its peers (issue 34's speed targets).
 
     python bench/connect.py [--files M] [--new N] [--repeats R] [--throughput-mib S]
-                            [--out bench/results/connect.json]
+                            [--modes remote,stream-remote] [--out bench/results/connect.json]
     python bench/connect.py prepare DIR [--files M] [--new N]   # the scenario, once
     python bench/connect.py run DIR MODE [--endpoint sc://…] [--empty]   # one measured run
 
@@ -183,9 +183,13 @@ def _median(walls: dict[str, list[float]]) -> dict[str, float]:
 
 
 def measure(root: Path, files: int, new: int, repeats: int, port: int,
-            throughput_mib: int) -> dict:
+            throughput_mib: int, modes: tuple[str, ...] = MODES) -> dict:
     """Every case on one warm server: the N-new run against the three peers, the empty run,
-    and the throughput run."""
+    and the throughput run. ``modes``: the N-new run's modes to measure (``remote`` always);
+    with fewer than all of them the empty and throughput cases are left out
+    (``--throughput-mib 0`` leaves out the throughput case alone)."""
+    modes = tuple(m for m in MODES if m in modes or m == "remote")
+    every = modes == MODES
     load = {"start": [round(x, 2) for x in os.getloadavg()]}
     prepare(root, files, new)
     home = root.parent / f"{root.name}-home"
@@ -199,41 +203,53 @@ def measure(root: Path, files: int, new: int, repeats: int, port: int,
         # the server's first use (cold) is not measured; it also leaves the "full" state
         run_once(root, "remote", endpoint)
         _save(root, "lakemark", "full")
-        run_once(root, "stream-remote", endpoint)
-        walls = _rounds(root, MODES, endpoint, repeats, new, rows)
+        if "stream-remote" in modes:
+            run_once(root, "stream-remote", endpoint)
+        walls = _rounds(root, modes, endpoint, repeats, new, rows)
         load["after_new"] = [round(x, 2) for x in os.getloadavg()]
-        empty = _rounds(root, ("remote",), endpoint, repeats, 0, 0, empty=True)
-        big = root.parent / f"{root.name}-throughput"
-        per_file = 20_000  # rows of about 167 bytes: about 3.2 MiB a file
-        n_big = max(1, throughput_mib * 1024 * 1024 // (per_file * 167))
-        prepare(big, 0, n_big, rows=per_file)
-        size = sum(f.stat().st_size for f in (big / "src").rglob("*.json"))
-        through = _rounds(big, ("remote", "classic"), endpoint, repeats, n_big, n_big * per_file)
-        shutil.rmtree(big, ignore_errors=True)
+        result: dict = {}
+        if every:
+            empty = _rounds(root, ("remote",), endpoint, repeats, 0, 0, empty=True)
+            result["empty_run"] = {"wall_s": empty["remote"],
+                                   "median_wall_s": _median(empty)["remote"]}
+        if every and throughput_mib:
+            result["throughput"] = _throughput(root, throughput_mib, endpoint, repeats)
         load["end"] = [round(x, 2) for x in os.getloadavg()]
     finally:
         _lakemark("server", "stop", env=env)
         shutil.rmtree(home, ignore_errors=True)
     med = _median(walls)
-    tmed = _median(through)
+    peers = {"stream": "stream_over_remote", "classic": "classic_over_remote",
+             "stream-remote": "stream_remote_over_remote"}
     return {"scenario": {"files": files, "new": new, "rows_per_file": 20, "repeats": repeats,
                          "format": "JSON lines -> Parquet", "server": "lakemark server start "
                          "(local[*]), warmed by one unmeasured run of each tool"},
             "load": load, "cpus": os.cpu_count(),
             "at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
             "wall_s": walls, "median_wall_s": med,
-            "ratios": {"stream_over_remote": round(med["stream"] / med["remote"], 2),
-                       "classic_over_remote": round(med["classic"] / med["remote"], 2),
-                       "stream_remote_over_remote":
-                           round(med["stream-remote"] / med["remote"], 2)},
-            "empty_run": {"wall_s": empty["remote"],
-                          "median_wall_s": _median(empty)["remote"]},
-            "throughput": {"bytes": size, "files": n_big, "rows": n_big * per_file,
-                           "wall_s": through, "median_wall_s": tmed,
-                           "remote_MiB_per_s": round(size / 2**20 / tmed["remote"], 2),
-                           "classic_MiB_per_s": round(size / 2**20 / tmed["classic"], 2),
-                           "remote_over_classic_wall": round(tmed["remote"] / tmed["classic"],
-                                                             3)}}
+            "ratios": {name: round(med[m] / med["remote"], 2) for m, name in peers.items()
+                       if m in med},
+            **result}
+
+
+def _throughput(root: Path, mib: int, endpoint: str, repeats: int) -> dict:
+    """``mib`` MiB of larger JSON files (no earlier run): ``remote`` against ``classic``."""
+    big = root.parent / f"{root.name}-throughput"
+    per_file = 20_000  # rows of about 167 bytes: about 3.2 MiB a file
+    n_big = max(1, mib * 1024 * 1024 // (per_file * 167))
+    prepare(big, 0, n_big, rows=per_file)
+    size = sum(f.stat().st_size for f in (big / "src").rglob("*.json"))
+    try:
+        through = _rounds(big, ("remote", "classic"), endpoint, repeats, n_big,
+                          n_big * per_file)
+    finally:
+        shutil.rmtree(big, ignore_errors=True)
+    tmed = _median(through)
+    return {"bytes": size, "files": n_big, "rows": n_big * per_file,
+            "wall_s": through, "median_wall_s": tmed,
+            "remote_MiB_per_s": round(size / 2**20 / tmed["remote"], 2),
+            "classic_MiB_per_s": round(size / 2**20 / tmed["classic"], 2),
+            "remote_over_classic_wall": round(tmed["remote"] / tmed["classic"], 3)}
 
 
 def main() -> None:
@@ -249,6 +265,10 @@ def main() -> None:
     parser.add_argument("--endpoint")
     parser.add_argument("--empty", action="store_true")
     parser.add_argument("--out", default=str(BENCH / "results" / "connect.json"))
+    parser.add_argument("--modes", default=",".join(MODES),
+                        help="the N-new run's modes to measure, comma-separated (remote is "
+                             "always one); fewer than all leaves out the empty and throughput "
+                             "cases")
     opts = parser.parse_args()
     if opts.step == "prepare":
         prepare(Path(opts.dir), opts.files, opts.new)
@@ -257,8 +277,12 @@ def main() -> None:
     else:
         root = Path(os.environ.get("TMPDIR", "/tmp")) / "lakemark-bench-connect"
         try:
+            modes = tuple(m.strip() for m in opts.modes.split(",") if m.strip())
+            wrong = [m for m in modes if m not in MODES]
+            if wrong:
+                parser.error(f"--modes: {wrong[0]!r} is not one of {', '.join(MODES)}")
             result = measure(root, opts.files, opts.new, opts.repeats, opts.port,
-                             opts.throughput_mib)
+                             opts.throughput_mib, modes)
         finally:
             shutil.rmtree(root, ignore_errors=True)
         result["command"] = " ".join(["python", "bench/connect.py", *sys.argv[1:]])

@@ -41,6 +41,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..planning.schema import Field, name_key
 from ..planning.schema_nested import path_text
+from ..storage import parse_uri
 from ._formats import Framed, Observed, TrackedInput, files_named
 from ._options import ReadRequest
 from ._rescue import CORRUPT_KEY, FILE_PATH_KEY, read_records
@@ -128,27 +129,35 @@ def scan_keys(spark: SparkSession, request: ReadRequest, files: Sequence[FileEnt
     """The top-level keys of ``files``' records that are not ``schema``'s columns (exact
     names), with the number of records having each and the files they occur in.
     ``records``: the files' records fetched once for the run (S3, :mod:`._fetched`), scanned
-    instead of reading the files as text; this scan is what fetches and keeps them."""
+    instead of reading the files as text; this scan is what fetches and keeps them. A small
+    local increment without struct-holding columns is scanned in the client instead, with
+    the same result (:mod:`._client_keys`)."""
     from pyspark.sql import functions as F
 
     from ._fetched import FILE_URI
     from ._read import read_files
 
+    from ._nested_keys import has_structs, unknown_paths
+
+    names = [f.name for f in schema.fields]
+    nested = [f for f in schema.fields if has_structs(f.dataType)]
+    if records is None and not nested:  # a small local increment: no Spark job
+        from ._client_keys import client_scan
+
+        local = client_scan(spark, request, files, root, names)
+        if local is not None:
+            return KeyScan(*local)
     if records is None:
         raw = read_files(spark, files, root=root, format="text", options=text_options(request))
         file = F.input_file_name()
     else:
         raw, file = records.text(), F.col(FILE_URI)
-    from ._nested_keys import has_structs, unknown_paths
-
-    names = [f.name for f in schema.fields]
     value = F.col("value")
     keys = F.array_distinct(F.json_object_keys(value))
     unknown = F.array_except(keys, F.array(*[F.lit(n) for n in names])) if names else keys
     # Top-level keys as one-name paths, then the keys inside tracked columns by path.
     paths = F.transform(F.coalesce(unknown, F.array().cast("array<string>")),
                         lambda k: F.array(k))
-    nested = [f for f in schema.fields if has_structs(f.dataType)]
     if nested:
         texts = F.from_json(value, ", ".join(f"{_quoted(f.name)} string" for f in nested))
         paths = F.concat(paths, *[unknown_paths(texts.getField(f.name), f.dataType, [f.name])
@@ -196,8 +205,8 @@ def _unfit(typed: Column, text: Column, data_type: DataType) -> Column:
 def typed_frame(spark: SparkSession, request: ReadRequest, files: Sequence[FileEntry],
                 root: str, schema: StructType, hidden: Sequence[str], *,
                 rescued_column: str | None, file_key: str, corrupt_key: str,
-                observation: Any = None, records: FetchedRecords | None = None
-                ) -> tuple[DataFrame, list[str]]:
+                observation: Any = None, records: FetchedRecords | None = None,
+                partitions: Sequence[str] | None = None) -> tuple[DataFrame, list[str]]:
     """``files`` read by Spark's JSON reader with ``schema``: its columns, the partition
     columns, then the rescued-data column (``rescued_column``; None: a ``corrupt_key`` column
     with the records that are not JSON objects). ``hidden``: untracked keys whose values go to
@@ -206,7 +215,8 @@ def typed_frame(spark: SparkSession, request: ReadRequest, files: Sequence[FileE
     column (``v:<column>``) and the corrupt records (``corrupt``): see
     :func:`observed_counts`. ``records``: the files' records fetched once for the run (S3,
     :mod:`._fetched`), parsed instead of fetching the files again; they carry each object's
-    URI for ``file_key``.
+    URI for ``file_key``. ``partitions``: the partition columns when the caller knows them
+    (local files: :func:`_partition_names`), so the frame's columns are not asked for.
 
     Cost: the counts are observed on the reader's own rows, before anything else is computed,
     and each metric looks at a record only when the reader flagged it (a null check
@@ -232,8 +242,13 @@ def typed_frame(spark: SparkSession, request: ReadRequest, files: Sequence[FileE
                      file_column=_FILE if records is not None else None)
     # Spark's reader: the file is looked up only for a row with something to rescue.
     file = F.col(_FILE) if records is not None else F.input_file_name()
-    partitions = [c for c in raw.columns
-                  if c not in {f.name for f in read_schema.fields} and c != _FILE]
+    named = {f.name.lower() for f in read_schema.fields} | {_FILE.lower()}
+    if partitions is None or records is not None or any(p.lower() in named
+                                                         for p in partitions):
+        partitions = [c for c in raw.columns  # a round trip over Spark Connect
+                      if c not in {f.name for f in read_schema.fields} and c != _FILE]
+    else:
+        partitions = list(partitions)
     cr = F.col(_CR)
     flagged = cr.isNotNull()
     # The record's values as text, parsed again only when the reader flagged the record.
@@ -294,14 +309,26 @@ class _Looked:
     inside: dict[tuple[str, ...], int]
     fetched: FetchedRecords | None
     kept: list[DataFrame]
+    partitions: list[str] | None = None
 
 
-def _partition_names(spark: SparkSession, files: Sequence[FileEntry], root: str) -> list[str]:
-    """The partition columns (``key=value`` folders under ``root``) of ``files``."""
+def _partition_names(spark: SparkSession, files: Sequence[FileEntry], root: str,
+                     request: ReadRequest) -> tuple[list[str], bool]:
+    """The partition columns (``key=value`` folders under ``root``) of ``files``, and whether
+    every file has them (local files under the same ``key=value`` folders,
+    :func:`._client_keys.plain_partitions`: known without asking Spark)."""
+    from ._client_keys import plain_partitions
+    from ._partitions import layout_of
     from ._read import read_files
 
+    if not parse_uri(root).is_s3:  # local files: no probe in the usual layouts
+        names = plain_partitions(files, root, request)
+        if names is not None:
+            return names, True
+        if not layout_of(root, files[:1]).may_have_partitions:
+            return [], False
     probe = read_files(spark, files[:1], root=root, format="text")
-    return [c for c in probe.columns if c != "value"]
+    return [c for c in probe.columns if c != "value"], False
 
 
 def _inferred_fields(read: TrackedInput, files: Sequence[FileEntry],
@@ -371,7 +398,8 @@ class JsonTracked:
     def _observe(self, read: TrackedInput, fetched: FetchedRecords | None,
                  kept: list[DataFrame]) -> Observed:
         files, tracked, tracking = read.files, read.tracked, read.tracking
-        partitions = set(_partition_names(read.spark, files, read.root))
+        names, plain = _partition_names(read.spark, files, read.root, read.request)
+        partitions = set(names)
         inferred = False
         if tracked is None:
             base = [f for f in _inferred_fields(read, files, fetched)
@@ -409,7 +437,8 @@ class JsonTracked:
             observed = _with_inside(observed, inside, types)
         counted = {**keys, **{path_text(p): n for p, n in inside.items()}}
         return Observed(observed, counted, skip, inferred,
-                        state=_Looked(scan, keys, inside, fetched, kept))
+                        state=_Looked(scan, keys, inside, fetched, kept,
+                                      names if plain else None))
 
     def frame(self, read: TrackedInput, seen: Observed, decision: SchemaDecision) -> Framed:
         """Spark's JSON reader for the files without case variants of a column, the exact
@@ -446,7 +475,8 @@ class JsonTracked:
             fast, _ = typed_frame(spark, read.request, fast_files, read.root, schema, hidden,
                                   rescued_column=tracking.rescued_data_column,
                                   file_key=FILE_PATH_KEY, corrupt_key=CORRUPT_KEY,
-                                  observation=observation, records=looked.fetched)
+                                  observation=observation, records=looked.fetched,
+                                  partitions=looked.partitions)
             frames.append(fast)
         if slow_files:
             records, parts = read_records(spark, read.request, slow_files, read.root)
