@@ -314,6 +314,10 @@ def _write(df: DataFrame, path: str, fmt: str, mode: str | None, partition_by: l
            options: Mapping[str, str]) -> None:
     from .sinks import write_target
 
+    if fmt.lower() not in ("parquet", "json", "csv", "orc", "delta"):
+        raise UnsupportedError(f"writing {path}: format {fmt!r} cannot be written to S3 "
+                               "without the S3A connector (lakemark writes parquet, json, "
+                               "csv, orc, delta)")
     uri = _s3_uri(path)
     how = _MODES.get((mode or "errorifexists").lower())
     if how is None:
@@ -408,10 +412,6 @@ def _writer_call(fmt_of: Callable[[dict[str, Any], dict[str, Any]], str | None],
         for key, value in named.items():
             if key not in ("path", "mode", "partitionBy", "format") and value is not None:
                 options[key] = option_text(value)
-        if fmt.lower() not in ("parquet", "json", "csv", "orc", "delta"):
-            raise UnsupportedError(f"writing {path}: format {fmt!r} cannot be written to S3 "
-                                   "without the S3A connector (lakemark writes parquet, json, "
-                                   "csv, orc, delta)")
         _write(self._df, path, fmt, mode, list(parts), options)
         return None
     method.__name__ = original.__name__
@@ -490,6 +490,7 @@ def install() -> None:
     W.json = _writer_call(wgiven("json"), W.json, ("path", "mode"))  # type: ignore[method-assign]
     W.csv = _writer_call(wgiven("csv"), W.csv, ("path", "mode"))  # type: ignore[method-assign]
     W.orc = _writer_call(wgiven("orc"), W.orc, ("path", "mode", "partitionBy"))  # type: ignore[method-assign]
+    W.text = _writer_call(wgiven("text"), W.text, ("path",))  # type: ignore[method-assign]
     from .tables._iceberg_v2 import install_writer_v2
 
     install_writer_v2()  # df.writeTo(…) on Iceberg tables

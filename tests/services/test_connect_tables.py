@@ -131,7 +131,7 @@ spark.conf.set("spark.sql.catalog.cat", "org.apache.iceberg.spark.SparkCatalog")
 df = spark.createDataFrame([(1, "a"), (2, "b")], "id long, v string")
 df.write.format("iceberg").save("cat.db.w")
 print("WRITTEN")
-df.writeTo("cat.db.w").append()
+df.writeTo("cat.db.w").overwritePartitions()
 print("CHANGED")
 '''
 
@@ -139,9 +139,9 @@ REFUSED = {
     "delta.tables": (DELTA_TABLES_COLUMN, "error: a DeltaTable.delete condition given as a "
                      "Column (give it as a SQL string) is not available over Spark Connect yet "
                      "(run it without --remote/SPARK_REMOTE)"),
-    "writeTo": (WRITE_TO, "error: df.writeTo('cat.db.w') on an Iceberg catalog's table is not "
-                "available over Spark Connect yet (write it with "
-                "df.write.format('iceberg').save(NAME))"),
+    "writeTo": (WRITE_TO, "error: writeTo('cat.db.w').overwritePartitions(…) is not supported "
+                "on Iceberg tables without the Iceberg runtime; use append(), create(), "
+                "createOrReplace() or replace()"),
 }
 
 
@@ -246,8 +246,9 @@ def test_delta_tables_api_with_sql_conditions_over_connect(connect_server: Conne
 def test_what_connect_cannot_serve_is_refused_by_name(connect_server: ConnectServer,
                                                       tmp_path: Path, what: str) -> None:
     """A ``DeltaTable`` condition given as a Column is printed as SQL through the JVM, and
-    ``df.writeTo`` of an Iceberg catalog's table goes to Iceberg's Spark runtime: over Connect
-    both are refused in one line by name, and the table is left as it was."""
+    ``df.writeTo(…).overwritePartitions()`` of an Iceberg catalog's table is refused in classic
+    mode too (lakemark's Iceberg sink has no dynamic partition overwrite): over Connect both
+    are refused in one line by name, and the table is left as it was."""
     code, line = REFUSED[what]
     lake = tmp_path / "lake"
     (tmp_path / "iceberg").mkdir()

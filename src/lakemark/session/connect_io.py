@@ -8,9 +8,12 @@ pass them on as hidden options; Connect's reader and writer are other classes, s
 :func:`install` wraps their ``save`` and ``load`` the same way: the save mode and
 ``partitionBy`` become hidden options (Spark is given ``append`` or ``overwrite``), the
 client's S3 endpoint settings and time zone ride along, and an error lakemark raised in a
-worker comes back as its own one line. ``spark.table`` / ``spark.read.table`` of an Iceberg
-catalog's ``cat.db.table`` read it with ``format("iceberg")``; ``df.writeTo`` of one is
-refused by name.
+worker comes back as its own one line; a Delta write's ``replaceWhere``, ``txnAppId`` and
+``ignore`` are checked and planned in this process first, as a classic session's driver does
+(``datasources._classic._delta_first``). ``spark.table`` / ``spark.read.table`` of an Iceberg
+catalog's ``cat.db.table`` read it with ``format("iceberg")``. Beside it: ``df.writeTo`` of
+such a table is served by :mod:`.connect_v2`, plain-format ``s3://`` paths by
+:mod:`.connect_s3`, ``spark.sql`` on Delta and Iceberg tables by :mod:`.connect_sql`.
 """
 
 from __future__ import annotations
@@ -52,27 +55,63 @@ def _save(original: Callable[..., None]) -> Callable[..., None]:
              mode: str | None = None, partitionBy: Any = None,  # noqa: N803
              **options: Any) -> None:
         fmt = str(format or self._write.source or "").strip().lower()
-        if fmt not in FORMATS or path is None or not _served(self._spark, fmt):
-            return original(self, path, format, mode, partitionBy, **options)
-        from ..datasources import PARTITION_OPTION, SAVE_MODE_OPTION
-        from ..datasources._classic import lakemark_errors
-
         self.mode(mode).options(**options)
         if partitionBy is not None:
             self.partitionBy(partitionBy)
+        if not fmt and {k.lower() for k in self._write.options} & {"txnappid", "txnversion"}:
+            # only a Delta table can honour them: Spark's default Parquet writer would ignore
+            # them and write a retried write twice (as spark_io._delta_write decides)
+            fmt = "delta"
+        if fmt not in FORMATS or path is None or not _served(self._spark, fmt):
+            from .connect_s3 import s3_save
+
+            if format is not None:
+                self.format(format)
+            written, target = s3_save(self, path)
+            return None if written else original(self, target)
+        from ..datasources import PARTITION_OPTION, SAVE_MODE_OPTION
+        from ..datasources._classic import lakemark_errors
+
         how = str(self._write.mode or "errorifexists").strip().lower()
         how = "errorifexists" if how in _ERROR_MODES else how
-        write = self._write
+        writer = self
+        if fmt == "delta":
+            writer = _delta_first(self, path, how)
+            if writer is None:  # already recorded, or ignore on an existing table
+                return None
+        write = writer._write
         write.options.update({SAVE_MODE_OPTION: how,
                               PARTITION_OPTION: json.dumps(list(write.partitioning_cols))})
         write.options.update(_hidden(self._spark, fmt, path))
         write.mode = "overwrite" if how == "overwrite" else "append"
         write.partitioning_cols = []
         with lakemark_errors():
-            return original(self, path, fmt)
+            return original(writer, path, fmt)
 
     save.__doc__ = original.__doc__
     return save
+
+
+def _delta_first(writer: Any, path: str, how: str) -> Any:
+    """The writer to hand to Spark after the driver-side part of a Delta write (a classic
+    session's, :func:`lakemark.datasources._classic._delta_first`) ran here: None when the
+    write is skipped; a writer of other rows when ``replaceWhere`` keeps rows of the table."""
+    from pyspark.sql.connect.dataframe import DataFrame
+
+    from ..datasources._classic import _delta_first as plan, lakemark_errors
+
+    frame = DataFrame(writer._df, writer._spark)
+    with lakemark_errors():
+        planned = plan(frame, path, how, dict(writer._write.options))
+    if planned is None:
+        return None
+    rows, options = planned
+    if rows is not frame:
+        other: Any = rows.write.format("delta")
+        other._write.partitioning_cols = list(writer._write.partitioning_cols)
+        writer = other
+    writer._write.options = dict(options)
+    return writer
 
 
 def _load(original: Callable[..., Any]) -> Callable[..., Any]:
@@ -80,7 +119,15 @@ def _load(original: Callable[..., Any]) -> Callable[..., Any]:
              schema: Any = None, **options: Any) -> Any:
         fmt = str(format or self._format or "").strip().lower()
         if fmt not in FORMATS or not isinstance(path, str) or not _served(self._client, fmt):
-            return original(self, path, format, schema, **options)
+            from .connect_s3 import s3_load
+
+            if format is not None:
+                self.format(format)
+            if schema is not None:
+                self.schema(schema)
+            self.options(**options)
+            frame = s3_load(self, path)
+            return original(self, path) if frame is None else frame
         from ..datasources._classic import lakemark_errors
 
         options = {**options, **_hidden(self._client, fmt, path)}
@@ -121,37 +168,22 @@ def _table(original: Callable[..., Any], session_of: Callable[[Any], Any]
     return table
 
 
-def _write_to(original: Callable[..., Any]) -> Callable[..., Any]:
-    """``df.writeTo(name)`` of an Iceberg catalog's table: refused by name (classic mode
-    serves it with lakemark's Iceberg sink; over Connect use ``format("iceberg").save``)."""
-    def write_to(self: Any, table: str) -> Any:
-        if _iceberg_catalog_name(self.sparkSession, table):
-            from ..errors import UnsupportedError
-
-            raise UnsupportedError(f"df.writeTo({table!r}) on an Iceberg catalog's table is "
-                                   "not available over Spark Connect yet (write it with "
-                                   "df.write.format('iceberg').save(NAME))")
-        return original(self, table)
-
-    write_to.__doc__ = original.__doc__
-    return write_to
-
-
 def install(session: SparkSession) -> None:
     """Serve ``format("iceberg")`` in ``session`` with lakemark's data source (unless
     Iceberg's Spark runtime does; ``delta`` is registered with every session lakemark hands
-    out) and wrap Spark Connect's ``DataFrameWriter.save`` and ``DataFrameReader.load`` (once
-    per process)."""
+    out) and wrap Spark Connect's ``DataFrameWriter.save``, ``DataFrameReader.load`` and
+    ``DataFrameWriterV2`` (once per process)."""
     from pyspark.sql.connect.readwriter import DataFrameReader, DataFrameWriter
 
     from ..datasources import register_sources
     from ..tables import lakemark_iceberg
+    from . import connect_sql, connect_v2
 
+    connect_v2.install()
     if lakemark_iceberg(session):
         register_sources(session, delta=False, iceberg=True)
     if getattr(DataFrameWriter.save, "_lakemark", False):
         return
-    from pyspark.sql.connect.dataframe import DataFrame
     from pyspark.sql.connect.session import SparkSession as ConnectSession
 
     save, load = _save(DataFrameWriter.save), _load(DataFrameReader.load)
@@ -162,4 +194,4 @@ def install(session: SparkSession) -> None:
                                    lambda reader: reader._client)
     ConnectSession.table = _table(ConnectSession.table,  # type: ignore[method-assign]
                                   lambda spark: spark)
-    DataFrame.writeTo = _write_to(DataFrame.writeTo)  # type: ignore[method-assign]
+    ConnectSession.sql = connect_sql.sql(ConnectSession.sql)  # type: ignore[method-assign]
