@@ -74,3 +74,19 @@ def test_iceberg_stays_on_the_wrapper_by_default(spark: Any, tmp_path: Path,
     read = spark.read.format("iceberg").load("db.serving_default")
     assert "BatchScan iceberg" not in _read_plan(read)
     assert sorted(r.id for r in read.collect()) == [1, 2]
+
+
+def test_an_iceberg_data_source_read_is_of_the_snapshot_resolved_at_load(
+        spark: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # schema() and reader() run in two Python workers: the second reads what the first
+    # resolved (one catalog round trip), as the wrapper's file list is fixed at load
+    monkeypatch.setenv(SERVING_ENV, "iceberg:datasource")
+    monkeypatch.setenv("LAKEMARK_ICEBERG_CATALOG", f"sqlite:///{tmp_path}/catalog.db")
+    monkeypatch.setenv("LAKEMARK_ICEBERG_WAREHOUSE", str(tmp_path / "warehouse"))
+    spark.createDataFrame([(1,), (2,)], "id long").write.format("iceberg").save("db.pinned")
+    read = spark.read.format("iceberg").load("db.pinned")
+    assert "BatchScan iceberg" in _read_plan(read)
+    spark.createDataFrame([(3,)], "id long").write.format("iceberg").mode("append") \
+        .save("db.pinned")
+    assert sorted(r.id for r in read.collect()) == [1, 2]
+    assert spark.read.format("iceberg").load("db.pinned").count() == 3
