@@ -45,3 +45,35 @@ def test_pushed_filters_become_an_iceberg_row_filter() -> None:
                              E.In("d", {"a", "b"})), E.NotNull("n")), E.Not(E.IsNull("d")))
     assert got == want
     assert row_filter([], ["d"]) == E.AlwaysTrue()
+
+
+def test_serving_is_chosen_per_format_and_direction(monkeypatch: pytest.MonkeyPatch) -> None:
+    def all_four() -> dict[str, str]:
+        return {f"{f}.{o}": serving(f, o) for f in ("delta", "iceberg") for o in ("read", "write")}
+
+    monkeypatch.delenv(SERVING_ENV, raising=False)
+    # the defaults: the data source where it measured at par or faster (Delta writes)
+    assert all_four() == {"delta.read": "patch", "delta.write": "datasource",
+                          "iceberg.read": "patch", "iceberg.write": "patch"}
+    monkeypatch.setenv(SERVING_ENV, "patch")  # the way back: the wrapper for everything
+    assert set(all_four().values()) == {"patch"}
+    monkeypatch.setenv(SERVING_ENV, "datasource")
+    assert set(all_four().values()) == {"datasource"}
+    monkeypatch.setenv(SERVING_ENV, " Delta:Patch , iceberg.read:datasource ")
+    assert all_four() == {"delta.read": "patch", "delta.write": "patch",
+                          "iceberg.read": "datasource", "iceberg.write": "patch"}
+    monkeypatch.setenv(SERVING_ENV, "datasource,delta.read:patch")  # the narrower name wins
+    assert all_four() == {"delta.read": "patch", "delta.write": "datasource",
+                          "iceberg.read": "datasource", "iceberg.write": "datasource"}
+
+
+@pytest.mark.parametrize(("value", "message"), [
+    ("delta:jars", "'delta:jars' must be patch, datasource or NAME:patch|datasource$"),
+    ("patch,hudi:patch", "unknown name 'hudi' in 'hudi:patch' \\(names: delta, delta.read, "
+                         "delta.write, iceberg, iceberg.read, iceberg.write\\)$"),
+])
+def test_serving_refuses_a_bad_item_naming_it(monkeypatch: pytest.MonkeyPatch, value: str,
+                                              message: str) -> None:
+    monkeypatch.setenv(SERVING_ENV, value)
+    with pytest.raises(ConfigError, match=f"^{SERVING_ENV}={value!r}: {message}"):
+        serving("delta", "write")

@@ -12,12 +12,22 @@ from typing import Any
 
 from ..errors import ConfigError
 
-__all__ = ["DRIVER_PID_OPTION", "PARTITION_OPTION", "REPLACE_WHERE_OPTION", "SAVE_MODE_OPTION",
-           "SERVING_ENV", "SERVINGS", "SPARK_CATALOG_OPTION", "ZONE_OPTION", "flag",
-           "lower_options", "partition_by", "save_mode"]
+__all__ = ["DRIVER_PID_OPTION", "FORMATS", "PARTITION_OPTION", "REPLACE_WHERE_OPTION",
+           "SAVE_MODE_OPTION", "SERVED", "SERVING_DEFAULTS", "SERVING_ENV", "SERVINGS",
+           "SPARK_CATALOG_OPTION", "ZONE_OPTION", "flag", "lower_options", "partition_by",
+           "save_mode", "serving_choice"]
 
 SERVING_ENV = "LAKEMARK_FORMAT_SERVING"
 SERVINGS = ("patch", "datasource")
+#: The format names the serving switch applies to.
+FORMATS = ("delta", "iceberg")
+#: What :data:`SERVING_ENV` may name: a format, or one direction of it.
+SERVED = tuple(f"{f}{d}" for f in FORMATS for d in ("", ".read", ".write"))
+#: The serving of what :data:`SERVING_ENV` does not name: ``datasource`` where the data source
+#: measured at par with the wrapper or faster (bench/README.md sections 10 and 10b: Delta
+#: writes); everything else is ``patch`` (Delta reads: the data source reads a 1 GiB table at
+#: ~0.5x Spark's Parquet reader; Iceberg: its data source is ~0.5x the wrapper at 4 M rows).
+SERVING_DEFAULTS = {"delta.write": "datasource"}
 #: Hidden writer option: the save mode the script asked for (Spark's API passes only
 #: append/overwrite to a Python data source).
 SAVE_MODE_OPTION = "lakemark.saveMode"
@@ -42,6 +52,26 @@ DRIVER_PID_OPTION = "lakemark.driverPid"
 #: Spark's save-mode names as lakemark's writers take them.
 _MODES = {"append": "append", "overwrite": "overwrite", "error": "error",
           "errorifexists": "error", "default": "error", "ignore": "ignore"}
+
+
+def serving_choice(raw: str) -> dict[str, str]:
+    """:data:`SERVING_ENV`'s value as ``{name or "*": serving}``: one serving for every
+    format (``patch``, ``datasource``) or per format or direction
+    (``delta:patch,iceberg.read:datasource``)."""
+    choice: dict[str, str] = {}
+    items = [p.strip() for p in raw.split(",") if p.strip()]
+    for item in items:
+        name, sep, value = (p.strip().lower() for p in item.rpartition(":"))
+        if value not in SERVINGS:
+            if len(items) == 1 and not sep:
+                raise ConfigError(f"{SERVING_ENV}={raw!r}: must be patch or datasource")
+            raise ConfigError(f"{SERVING_ENV}={raw!r}: {item!r} must be patch, datasource or "
+                              "NAME:patch|datasource")
+        if sep and name not in SERVED:
+            raise ConfigError(f"{SERVING_ENV}={raw!r}: unknown name {name!r} in {item!r} "
+                              f"(names: {', '.join(SERVED)})")
+        choice[name if sep else "*"] = value
+    return choice
 
 
 def lower_options(options: Mapping[str, Any]) -> dict[str, tuple[str, str]]:

@@ -59,7 +59,9 @@ from ._options import (
 
 if TYPE_CHECKING:
     import pyarrow as pa
+    from pyiceberg.io import FileIO
     from pyiceberg.table import Table
+    from pyiceberg.table.metadata import TableMetadata
     from pyspark.sql.datasource import DataSourceWriter, Filter
     from pyspark.sql.types import StructType
 
@@ -149,13 +151,13 @@ def _group(tasks: Sequence[Any], parallelism: int) -> list[list[Any]]:
 class IcebergReader(DataSourceReader):  # type: ignore[misc]
     """Reads one snapshot (module docstring); pickled with the table's metadata."""
 
-    def __init__(self, name: str, iceberg: Table, snapshot_id: int | None,
+    def __init__(self, name: str, metadata: TableMetadata, io: FileIO, snapshot_id: int | None,
                  schema: StructType) -> None:
         from pyspark.sql.pandas.types import to_arrow_schema
 
         self.name = name
-        self.metadata = iceberg.metadata
-        self.io = iceberg.io
+        self.metadata = metadata
+        self.io = io
         self.snapshot_id = snapshot_id
         self.arrow_schema: pa.Schema = to_arrow_schema(schema, timezone="UTC")
         self.filters: list[Any] = []
@@ -380,8 +382,16 @@ class IcebergSource(DataSource):  # type: ignore[misc]
         return "iceberg"
 
     def __getstate__(self) -> dict[str, Any]:
-        """Pickled without the opened table (its catalog holds what cannot be pickled)."""
-        return {k: v for k, v in self.__dict__.items() if k != "_cached"}
+        """Pickled without the opened table (its catalog holds what cannot be pickled) but with
+        what the read needs of it: Spark calls ``schema()`` and ``reader()`` in two Python
+        workers, and the read is of the snapshot resolved at ``load`` (as the wrapper's file
+        list is), with one catalog round trip and no second look at its manifests."""
+        state = {k: v for k, v in self.__dict__.items() if k != "_cached"}
+        cached = self.__dict__.get("_cached")
+        if cached is not None:
+            table, iceberg, snapshot_id = cached
+            state["_planned"] = (table, iceberg.metadata, iceberg.io, snapshot_id)
+        return state
 
     def _opened(self) -> tuple[str, Table, int | None]:
         cached: tuple[str, Table, int | None] | None = getattr(self, "_cached", None)
@@ -415,8 +425,13 @@ class IcebergSource(DataSource):  # type: ignore[misc]
         return schema
 
     def reader(self, schema: StructType) -> DataSourceReader:
+        planned: tuple[str, TableMetadata, FileIO, int | None] | None = \
+            self.__dict__.get("_planned")
+        if planned is not None and "_cached" not in self.__dict__:
+            _apply_env(self.options)  # partitions() reads the manifests in this worker
+            return IcebergReader(*planned, schema)
         table, iceberg, snapshot_id = self._opened()
-        return IcebergReader(table, iceberg, snapshot_id, schema)
+        return IcebergReader(table, iceberg.metadata, iceberg.io, snapshot_id, schema)
 
     def writer(self, schema: StructType, overwrite: bool) -> DataSourceWriter:
         _apply_env(self.options)
