@@ -145,6 +145,7 @@ spark.sql(f"CREATE TABLE delta.`{lake}/ctas` USING delta AS SELECT * FROM delta.
           "WHERE id = 1")
 show("CTAS", spark.read.format("delta").load(lake + "/ctas"))
 spark.sql(f"INSERT INTO delta.`{t}` VALUES (4, 'd')")
+show("UPDATED", spark.sql(f"UPDATE delta.`{t}` SET d = 'z' WHERE id = 4"))
 show("DELETED", spark.sql(f"DELETE FROM delta.`{t}` WHERE id = 1"))
 show("SQL_AFTER", spark.read.format("delta").load(t))
 err("SQL_BAD", lambda: spark.sql(f"SELECT nope FROM delta.`{t}`").collect())
@@ -267,5 +268,6 @@ def test_replace_where_write_to_and_sql_over_connect_match_classic(
     assert "HISTORY ['WRITE', 'WRITE']" in remote
     assert "CTAS struct<id:bigint,d:string> [(1, 'a')]" in remote
     assert "DELETED struct<num_affected_rows:bigint> [(1,)]" in remote
-    assert "SQL_AFTER struct<id:bigint,d:string> [(2, 'b'), (3, 'c'), (4, 'd')]" in remote
+    assert "UPDATED struct<num_affected_rows:bigint> [(1,)]" in remote
+    assert "SQL_AFTER struct<id:bigint,d:string> [(2, 'b'), (3, 'c'), (4, 'z')]" in remote
     assert "ICEBERG_SQL struct<id:bigint> [(9,)]" in remote
