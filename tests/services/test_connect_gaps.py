@@ -111,6 +111,9 @@ err("RW_APPEND", lambda: new.write.format("delta").mode("append")
 err("RW_BAD", lambda: new.write.format("delta").mode("overwrite")
     .option("replaceWhere", "nope = 1").save(lake + "/rows"))
 show("RW_AFTER", spark.read.format("delta").load(lake + "/rows"))
+for name in ("errorifexists", "default"):  # Spark's names of the default save mode
+    df.write.mode(name).parquet(f"{lake}/mode_{name}")
+    err("MODE_" + name, lambda: df.write.mode(name).parquet(f"{lake}/mode_{name}"))
 for _ in range(2):  # no format but Delta's token: a Delta table, the retry writes nothing
     df.write.option("txnAppId", "a").option("txnVersion", "1").mode("append") \
         .save(lake + "/no_format")
@@ -142,6 +145,7 @@ spark.sql(f"CREATE TABLE delta.`{lake}/ctas` USING delta AS SELECT * FROM delta.
           "WHERE id = 1")
 show("CTAS", spark.read.format("delta").load(lake + "/ctas"))
 spark.sql(f"INSERT INTO delta.`{t}` VALUES (4, 'd')")
+show("UPDATED", spark.sql(f"UPDATE delta.`{t}` SET d = 'z' WHERE id = 4"))
 show("DELETED", spark.sql(f"DELETE FROM delta.`{t}` WHERE id = 1"))
 show("SQL_AFTER", spark.read.format("delta").load(t))
 err("SQL_BAD", lambda: spark.sql(f"SELECT nope FROM delta.`{t}`").collect())
@@ -217,7 +221,8 @@ def test_plain_s3_reads_and_writes_over_connect_match_classic(
 def test_replace_where_write_to_and_sql_over_connect_match_classic(
         connect_server: ConnectServer, tmp_path: Path) -> None:
     """A ``format("delta")`` write's ``replaceWhere`` (over a partition column and over a data
-    column: the rows it does not select are kept), ``df.writeTo`` of an Iceberg catalog's
+    column: the rows it does not select are kept), the save mode named ``errorifexists`` or
+    ``default`` (Connect's client alone refuses both names), ``df.writeTo`` of an Iceberg catalog's
     table (``create`` with ``partitionedBy``, ``append``, ``createOrReplace``; the rest refused
     by name) and ``spark.sql`` on Delta and Iceberg tables (``delta.`path```, ``VERSION AS OF``,
     ``DESCRIBE HISTORY``, CTAS, ``INSERT``, ``DELETE``, a metadata table) over Connect, as in
@@ -246,6 +251,9 @@ def test_replace_where_write_to_and_sql_over_connect_match_classic(
     assert ("RW_STRAY SinkError writing Delta table W/lake/rows: the DataFrame has rows that do "
             "not match replaceWhere \"d = 'a'\" (Delta's replaceWhere constraint; nothing was "
             "written)") in remote
+    assert ("MODE_default AnalysisException [PATH_ALREADY_EXISTS] Path file:W/lake/mode_default "
+            'already exists. Set mode as "overwrite" to overwrite the existing path. SQLSTATE: '
+            "42K04") in remote
     assert "NO_FORMAT struct<id:bigint,d:string> [(1, 'a'), (2, 'b')]" in remote
     assert "APPEND struct<id:bigint,d:string> [(1, 'a'), (2, 'b'), (3, 'c')]" in remote
     assert ("OVERWRITE_PARTITIONS UnsupportedError writeTo('cat.db.w').overwritePartitions(…) "
@@ -260,5 +268,6 @@ def test_replace_where_write_to_and_sql_over_connect_match_classic(
     assert "HISTORY ['WRITE', 'WRITE']" in remote
     assert "CTAS struct<id:bigint,d:string> [(1, 'a')]" in remote
     assert "DELETED struct<num_affected_rows:bigint> [(1,)]" in remote
-    assert "SQL_AFTER struct<id:bigint,d:string> [(2, 'b'), (3, 'c'), (4, 'd')]" in remote
+    assert "UPDATED struct<num_affected_rows:bigint> [(1,)]" in remote
+    assert "SQL_AFTER struct<id:bigint,d:string> [(2, 'b'), (3, 'c'), (4, 'z')]" in remote
     assert "ICEBERG_SQL struct<id:bigint> [(9,)]" in remote

@@ -10,7 +10,8 @@ pass them on as hidden options; Connect's reader and writer are other classes, s
 client's S3 endpoint settings and time zone ride along, and an error lakemark raised in a
 worker comes back as its own one line; a Delta write's ``replaceWhere``, ``txnAppId`` and
 ``ignore`` are checked and planned in this process first, as a classic session's driver does
-(``datasources._classic._delta_first``). ``spark.table`` / ``spark.read.table`` of an Iceberg
+(``datasources._classic._delta_first``); ``mode("errorifexists"|"default")``, which Connect's
+client refuses, is given to it as ``error``. ``spark.table`` / ``spark.read.table`` of an Iceberg
 catalog's ``cat.db.table`` read it with ``format("iceberg")``. Beside it: ``df.writeTo`` of
 such a table is served by :mod:`.connect_v2`, plain-format ``s3://`` paths by
 :mod:`.connect_s3`, ``spark.sql`` on Delta and Iceberg tables by :mod:`.connect_sql`.
@@ -90,6 +91,19 @@ def _save(original: Callable[..., None]) -> Callable[..., None]:
 
     save.__doc__ = original.__doc__
     return save
+
+
+def _mode(original: Callable[..., Any]) -> Callable[..., Any]:
+    """``mode("errorifexists")`` / ``mode("default")``: Spark's names of the default save mode,
+    which a classic writer takes and Connect's client refuses at the write (``errorifexists is
+    not supported``); given to Connect as ``error``, its name of the same mode."""
+    def mode(self: Any, saveMode: str | None) -> Any:  # noqa: N803
+        if isinstance(saveMode, str) and saveMode.strip().lower() in _ERROR_MODES:
+            saveMode = "error"
+        return original(self, saveMode)
+
+    mode.__doc__ = original.__doc__
+    return mode
 
 
 def _delta_first(writer: Any, path: str, how: str) -> Any:
@@ -189,6 +203,7 @@ def install(session: SparkSession) -> None:
     save, load = _save(DataFrameWriter.save), _load(DataFrameReader.load)
     save._lakemark = load._lakemark = True  # type: ignore[attr-defined]
     DataFrameWriter.save = save  # type: ignore[method-assign]
+    DataFrameWriter.mode = _mode(DataFrameWriter.mode)  # type: ignore[method-assign]
     DataFrameReader.load = load  # type: ignore[method-assign]
     DataFrameReader.table = _table(DataFrameReader.table,  # type: ignore[method-assign]
                                    lambda reader: reader._client)
