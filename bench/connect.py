@@ -2,7 +2,8 @@
 its peers (issue 34's speed targets).
 
     python bench/connect.py [--files M] [--new N] [--repeats R] [--throughput-mib S]
-                            [--modes remote,stream-remote] [--out bench/results/connect.json]
+                            [--modes remote,stream-remote] [--throughput-only]
+                            [--out bench/results/connect.json]
     python bench/connect.py prepare DIR [--files M] [--new N]   # the scenario, once
     python bench/connect.py run DIR MODE [--endpoint sc://…] [--empty]   # one measured run
 
@@ -232,14 +233,37 @@ def measure(root: Path, files: int, new: int, repeats: int, port: int,
             **result}
 
 
-def _throughput(root: Path, mib: int, endpoint: str, repeats: int) -> dict:
-    """``mib`` MiB of larger JSON files (no earlier run): ``remote`` against ``classic``."""
+def measure_throughput(root: Path, mib: int, repeats: int, port: int) -> dict:
+    """The throughput case alone (``--throughput-only``), on a server warmed by one unmeasured
+    ``remote`` run of it."""
+    load = {"start": [round(x, 2) for x in os.getloadavg()]}
+    home = root.parent / f"{root.name}-home"
+    env = {**os.environ, "LAKEMARK_HOME": str(home)}
+    started = _lakemark("server", "start", "--port", str(port), "--json", env=env)
+    if started.returncode != 0:
+        raise SystemExit(started.stderr)
+    try:
+        through = _throughput(root, mib, json.loads(started.stdout)["endpoint"], repeats,
+                              warm=True)
+    finally:
+        _lakemark("server", "stop", env=env)
+        shutil.rmtree(home, ignore_errors=True)
+    load["end"] = [round(x, 2) for x in os.getloadavg()]
+    return {"load": load, "cpus": os.cpu_count(),
+            "at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "throughput": through}
+
+
+def _throughput(root: Path, mib: int, endpoint: str, repeats: int, warm: bool = False) -> dict:
+    """``mib`` MiB of larger JSON files (no earlier run): ``remote`` against ``classic``.
+    ``warm``: one unmeasured ``remote`` run first."""
     big = root.parent / f"{root.name}-throughput"
     per_file = 20_000  # rows of about 167 bytes: about 3.2 MiB a file
     n_big = max(1, mib * 1024 * 1024 // (per_file * 167))
     prepare(big, 0, n_big, rows=per_file)
     size = sum(f.stat().st_size for f in (big / "src").rglob("*.json"))
     try:
+        if warm:
+            run_once(big, "remote", endpoint)
         through = _rounds(big, ("remote", "classic"), endpoint, repeats, n_big,
                           n_big * per_file)
     finally:
@@ -265,6 +289,9 @@ def main() -> None:
     parser.add_argument("--endpoint")
     parser.add_argument("--empty", action="store_true")
     parser.add_argument("--out", default=str(BENCH / "results" / "connect.json"))
+    parser.add_argument("--throughput-only", action="store_true",
+                        help="only the throughput case (remote against classic), on a server "
+                             "warmed by one unmeasured remote run")
     parser.add_argument("--modes", default=",".join(MODES),
                         help="the N-new run's modes to measure, comma-separated (remote is "
                              "always one); fewer than all leaves out the empty and throughput "
@@ -281,13 +308,17 @@ def main() -> None:
             wrong = [m for m in modes if m not in MODES]
             if wrong:
                 parser.error(f"--modes: {wrong[0]!r} is not one of {', '.join(MODES)}")
-            result = measure(root, opts.files, opts.new, opts.repeats, opts.port,
-                             opts.throughput_mib, modes)
+            if opts.throughput_only:
+                result = measure_throughput(root, opts.throughput_mib, opts.repeats, opts.port)
+            else:
+                result = measure(root, opts.files, opts.new, opts.repeats, opts.port,
+                                 opts.throughput_mib, modes)
         finally:
             shutil.rmtree(root, ignore_errors=True)
         result["command"] = " ".join(["python", "bench/connect.py", *sys.argv[1:]])
         Path(opts.out).write_text(json.dumps(result, indent=1) + "\n")
-        print(json.dumps(result["median_wall_s"]), json.dumps(result["ratios"]))
+        print(json.dumps(result.get("median_wall_s")), json.dumps(result.get("ratios")),
+              json.dumps(result.get("throughput", {}).get("median_wall_s")))
 
 
 if __name__ == "__main__":
