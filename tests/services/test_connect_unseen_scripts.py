@@ -287,12 +287,13 @@ def test_an_unseen_script_gives_the_same_over_connect(connect_server: ConnectSer
 def test_an_in_process_run_puts_the_connect_classes_back(connect_server: ConnectServer,
                                                          tmp_path: Path) -> None:
     """What ``lakemark run --remote`` lends the script (the session's ``sparkContext`` stand-in,
-    a frame's ``rdd`` refused by name) is pyspark's own again once the run ends, for a caller
-    that goes on in the same process."""
+    a frame's ``rdd`` refused by name, ``persist``/``stop`` that unpersist what it cached) is
+    pyspark's own again once the run ends, for a caller that goes on in the same process."""
     script = tmp_path / "log_level.py"
     script.write_text("from pyspark.sql import SparkSession\n"
                       "spark = SparkSession.builder.getOrCreate()\n"
                       "spark.sparkContext.setLogLevel('WARN')\n"
+                      "spark.range(5).cache().count()\n"
                       "print('COUNT', spark.range(3).count())\n")
     code = f'''
 from click.testing import CliRunner
@@ -300,11 +301,13 @@ from pyspark.sql.connect.dataframe import DataFrame
 from pyspark.sql.connect.session import SparkSession
 from lakemark.cli import cli
 
-rdd = DataFrame.__dict__["rdd"]
+rdd, persist, stop = (DataFrame.__dict__["rdd"], DataFrame.__dict__["persist"],
+                     SparkSession.__dict__["stop"])
 done = CliRunner().invoke(cli, ["run", "--state", {f"sqlite:///{tmp_path / 'state.db'}"!r},
                                 "--remote", {connect_server.endpoint!r}, {str(script)!r}])
 print("EXIT", done.exit_code, "COUNT 3" in done.output)
-print("PUT BACK", "sparkContext" not in SparkSession.__dict__, DataFrame.__dict__["rdd"] is rdd)
+print("PUT BACK", "sparkContext" not in SparkSession.__dict__, DataFrame.__dict__["rdd"] is rdd,
+      DataFrame.__dict__["persist"] is persist, SparkSession.__dict__["stop"] is stop)
 '''
     env = {k: v for k, v in connect_server.env.items()
            if k not in ("SPARK_REMOTE", "SPARK_CONNECT_MODE_ENABLED")}
@@ -312,5 +315,5 @@ print("PUT BACK", "sparkContext" not in SparkSession.__dict__, DataFrame.__dict_
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           timeout=600, env={**env, "PYTHONPATH": src})
     assert done.returncode == 0, done.stderr[-3000:]
-    assert done.stdout.splitlines()[-2:] == ["EXIT 0 True", "PUT BACK True True"], \
+    assert done.stdout.splitlines()[-2:] == ["EXIT 0 True", "PUT BACK True True True True"], \
         done.stdout[-2000:] + done.stderr[-2000:]
