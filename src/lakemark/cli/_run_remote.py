@@ -8,17 +8,21 @@ lakemark's SQL settings and ``--conf``, so ``SparkSession.builder.getOrCreate()`
 JVM: handed to ``GlueContext`` it stands for the Connect session, and any use of the
 SparkContext itself beyond ``setLogLevel``, ``defaultParallelism``, ``appName``, ``getConf``
 (a copy of the session's settings) and ``stop`` is refused in one line naming it, as is a
-frame's ``rdd`` (pyspark's own refusal is a stack trace).
+frame's ``rdd`` (pyspark's own refusal is a stack trace). What the script caches is unpersisted
+when its session stops: the server's cache is shared and would serve the next run stale rows.
 """
 
 from __future__ import annotations
 
+import logging
 import sys
 import types
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..errors import UnsupportedError
+
+log = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -132,6 +136,32 @@ def _install_context(session: SparkSession) -> Callable[[], None]:
     own_rdd = ConnectFrame.__dict__.get("rdd")
     setattr(ConnectFrame, "rdd", property(no_rdd))  # noqa: B010
 
+    # A warm server's cache is shared by every session on it and outlives them: a frame the
+    # script cached would serve the next run's same read (its files as they were then, no
+    # input_file_name()). What the script persists is unpersisted when its session stops.
+    persisted: list[Any] = []
+    own_persist, own_stop = ConnectFrame.persist, ConnectSession.stop
+
+    def persist(self: Any, *args: Any, **kwargs: Any) -> Any:  # cache() calls persist()
+        done = own_persist(self, *args, **kwargs)
+        persisted.append(self)
+        return done
+
+    def release() -> None:
+        while persisted:
+            frame = persisted.pop()
+            try:
+                frame.unpersist()
+            except Exception:  # its session is gone, and the server's cache with it
+                log.debug("could not unpersist a frame of the script", exc_info=True)
+
+    def stop(self: Any) -> None:
+        release()
+        own_stop(self)
+
+    setattr(ConnectFrame, "persist", persist)  # noqa: B010
+    setattr(ConnectSession, "stop", stop)  # noqa: B010
+
     import pyspark.context as classic
 
     module = types.ModuleType("pyspark.context")
@@ -142,6 +172,9 @@ def _install_context(session: SparkSession) -> Callable[[], None]:
     pyspark.SparkContext = RemoteSparkContext  # type: ignore[misc]
 
     def restore() -> None:
+        release()
+        setattr(ConnectFrame, "persist", own_persist)  # noqa: B010
+        setattr(ConnectSession, "stop", own_stop)  # noqa: B010
         delattr(ConnectSession, "sparkContext")
         if own_rdd is None:
             delattr(ConnectFrame, "rdd")
