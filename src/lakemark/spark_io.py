@@ -364,7 +364,6 @@ def _delta_write(spark: SparkSession, fmt: str | None, state: dict[str, Any],
 
 def _delta_save(writer: Any, path: str, state: dict[str, Any], named: dict[str, Any]) -> None:
     from .tables import save_delta
-
     from .tables._delta_write import takes_options
 
     mode, parts, options = _save_arguments(state, named)
