@@ -13,8 +13,9 @@ column (``max`` of each plus ``count``), so column pruning cannot favour either 
 * ``format("delta")`` through lakemark's Python data source (``lakemark.reader=datasource``).
 
 Reads take turns in an order that flips each repeat; the best of R is reported with every
-sample. Writes: ``df.write.format("delta").save`` against lakemark's sink called directly
-(``write_target``), each to a fresh table, the same way.
+sample. Writes: ``df.write.format("delta").save`` (under the default serving: lakemark's
+Python data source; ``LAKEMARK_FORMAT_SERVING=patch``: the sink) against lakemark's sink
+called directly (``write_target``), each to a fresh table, the same way.
 """
 
 from __future__ import annotations

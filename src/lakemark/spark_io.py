@@ -368,9 +368,10 @@ def _delta_write(spark: SparkSession, fmt: str | None, state: dict[str, Any],
 
 def _delta_save(writer: Any, path: str, state: dict[str, Any], named: dict[str, Any]) -> None:
     from .tables import save_delta
+    from .tables._delta_write import takes_options
 
     mode, parts, options = _save_arguments(state, named)
-    if _served(writer._spark, "delta", "write"):
+    if _served(writer._spark, "delta", "write") and takes_options(options):
         from .datasources._classic import save
 
         return save(writer._df, "delta", path, mode, parts, options, driver_endpoint())

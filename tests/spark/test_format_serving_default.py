@@ -50,6 +50,18 @@ def test_delta_writes_go_through_the_data_source_by_default(spark: Any, tmp_path
     assert sorted((r.id, r.p) for r in read.collect()) == [(1, "a"), (2, "b"), (3, "a")]
 
 
+def test_a_delta_write_option_the_data_source_does_not_take_goes_to_the_sink(
+        spark: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # the sink hands such options to Spark's writer, as before the data source was the default
+    monkeypatch.delenv(SERVING_ENV, raising=False)
+    path = str(tmp_path / "events")
+    rows = spark.createDataFrame([(1, "a"), (2, "b")], "id long, p string")
+    plans = _write_plans(spark, lambda: rows.write.format("delta").option("optimizeWrite", "true")
+                         .partitionBy("p").save(path))
+    assert "InsertIntoHadoopFsRelation" in plans and "AppendData delta" not in plans
+    assert sorted(r.id for r in spark.read.format("delta").load(path).collect()) == [1, 2]
+
+
 @pytest.mark.parametrize("setting", ["patch", "delta.write:patch"])
 def test_patch_is_the_way_back_for_delta_writes(spark: Any, tmp_path: Path,
                                                 monkeypatch: pytest.MonkeyPatch,

@@ -49,7 +49,7 @@ if TYPE_CHECKING:
     import pyarrow as pa
     from pyspark.sql.types import StructType
 
-__all__ = ["DeltaWriter"]
+__all__ = ["DeltaWriter", "takes_options"]
 
 log = logging.getLogger("lakemark.tables")
 
@@ -63,6 +63,15 @@ _NAMES = {"replacewhere": "replaceWhere", "partitionoverwritemode": "partitionOv
 _HIDDEN = {SAVE_MODE_OPTION.lower(), PARTITION_OPTION.lower(), ZONE_OPTION.lower(),
            SPARK_CATALOG_OPTION.lower(), REPLACE_WHERE_OPTION.lower(),
            DRIVER_PID_OPTION.lower()}
+
+
+def takes_options(options: Any) -> bool:
+    """Whether this writer takes every option of a ``save`` (``replaceWhere`` once the driver's
+    hook planned it): where it does not, the wrapper writes with the sink, which passes the
+    other options on to Spark's writer as it did before this writer was the default."""
+    return all(str(k).lower() in _ALLOWED or str(k).lower() in _HIDDEN
+               or str(k).lower() == "replacewhere" or str(k).lower().startswith("lakemark.")
+               for k in options)
 
 
 @dataclass
