@@ -146,6 +146,17 @@ def test_newer_reader_protocol_is_refused(spark, tmp_path, how):  # type: ignore
         _read(spark, table, how).collect()
 
 
+@pytest.mark.parametrize("how", PATHS)
+def test_read_change_feed_is_refused_not_ignored(spark, tmp_path, how):  # type: ignore[no-untyped-def]
+    """A snapshot read must not hand back the whole table where the script asked for changes."""
+    table = tmp_path / "t"
+    write_deltalake(str(table), pa.table({"a": [1]}),
+                    configuration={"delta.enableChangeDataFeed": "true"})
+    with pytest.raises(Exception, match="option readChangeFeed: .*Job.read_table"):
+        _read(spark, table, how, readChangeFeed="true", startingVersion="0").collect()
+    assert _rows(_read(spark, table, how, readChangeFeed="false"), "a") == [(1,)]
+
+
 def test_a_folder_that_is_no_delta_table(spark, tmp_path):  # type: ignore[no-untyped-def]
     (tmp_path / "plain").mkdir()
     with pytest.raises(Exception, match="is not a Delta table"):

@@ -151,3 +151,12 @@ def test_path_suffixes() -> None:
     assert split_path("/lake/t") is None and split_path("/lake/t@x") is None
     with pytest.raises(ConfigError, match="yyyyMMddHHmmssSSS"):
         split_path("/lake/t@20241301123005123")
+
+
+@pytest.mark.parametrize(("key", "named"), [("readChangeFeed", "readChangeFeed"),
+                                            ("READCHANGEFEED", "readChangeFeed"),
+                                            ("readChangeData", "readChangeData")])
+def test_a_change_feed_read_is_refused_naming_the_option(key: str, named: str) -> None:
+    with pytest.raises(ConfigError, match=f"^option {named}: .*change data feed"):
+        requested({key: "True"})
+    assert requested({key: "false"}) == requested({})

@@ -162,8 +162,16 @@ def requested(options: Mapping[str, object], session_zone: str = "UTC",
               at_path: TimeTravel | None = None) -> TimeTravel:
     """The time travel ``options`` ask for (``versionAsOf`` / ``timestampAsOf`` in any case),
     or ``at_path`` (from a path's ``@`` suffix). ConfigError naming the option when both are
-    given, when a path suffix comes with an option, or when a value cannot be read."""
+    given, when a path suffix comes with an option, or when a value cannot be read, and for
+    ``readChangeFeed=true``: a snapshot read must not silently hand back the table instead of
+    its changes."""
     lower = {str(k).lower(): v for k, v in options.items()}
+    for name in ("readChangeFeed", "readChangeData"):
+        if str(lower.get(name.lower(), "")).strip().lower() == "true":
+            raise ConfigError(
+                f"option {name}: a format('delta') read gives a snapshot of the table, not its "
+                "change data feed; read the changes incrementally with Job.read_table(path, "
+                "options={'readChangeFeed': 'true'}) (docs/delta.md)")
     version, stamp = lower.get("versionasof"), lower.get("timestampasof")
     if version is not None and stamp is not None:
         raise ConfigError("give either option timestampAsOf or option versionAsOf for time "
