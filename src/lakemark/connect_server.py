@@ -179,8 +179,11 @@ def start_server(*, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT,
     settings.setdefault("spark.pyspark.python", sys.executable)
     # Clients have no SparkContext to ask (lakemark.spark.default_parallelism): say it here.
     settings.setdefault("spark.default.parallelism", str(_cores(master)))
-    cmd = server_command(host, port, master, settings, driver_memory)
     folder = _server_dir()
+    # Managed tables (saveAsTable, CREATE TABLE) of every client land in one known place, not
+    # in whatever folder `lakemark server start` happened to run in.
+    settings.setdefault("spark.sql.warehouse.dir", str(folder / "warehouse"))
+    cmd = server_command(host, port, master, settings, driver_memory)
     folder.mkdir(parents=True, exist_ok=True)
     log = folder / "server.log"
     with open(log, "ab") as out:

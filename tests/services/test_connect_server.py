@@ -63,6 +63,25 @@ def test_the_servers_python_workers_run_lakemark(connect_server: ConnectServer,
     assert src in environ["PYTHONPATH"].split(os.pathsep)
 
 
+def test_managed_tables_go_to_the_servers_warehouse(connect_server: ConnectServer) -> None:
+    """saveAsTable over Connect lands under $LAKEMARK_HOME/connect/warehouse, not in the folder
+    the server was started from."""
+    from pyspark.sql import SparkSession
+
+    spark = SparkSession.builder.remote(connect_server.endpoint).create()
+    try:
+        spark.range(3).write.mode("overwrite").saveAsTable("warehouse_check")
+        assert spark.table("warehouse_check").count() == 3
+        spark.sql("DROP TABLE IF EXISTS warehouse_kept")
+        spark.range(2).write.saveAsTable("warehouse_kept")
+        folder = Path(connect_server.home) / "connect" / "warehouse" / "warehouse_kept"
+        assert list(folder.glob("*.parquet")), f"no table files under {folder}"
+    finally:
+        spark.sql("DROP TABLE IF EXISTS warehouse_check")
+        spark.sql("DROP TABLE IF EXISTS warehouse_kept")
+        spark.stop()
+
+
 def test_a_port_in_use_is_one_line_and_nothing_starts(tmp_path: Path) -> None:
     env = {**os.environ, "LAKEMARK_HOME": str(tmp_path)}
     with socket.socket() as taken:

@@ -23,7 +23,9 @@ def server() -> None:
     JVM start and warm-up. The server is PySpark's own (its bin/spark-submit and Connect jar:
     nothing is downloaded); its Python workers run this Python with lakemark importable.
     Pid and endpoint are kept in $LAKEMARK_HOME/connect/server.json, its output in
-    server.log beside it (LAKEMARK_HOME defaults to ~/.lakemark). See docs/connect.md.
+    server.log beside it, managed tables (saveAsTable) in warehouse/ beside it unless
+    --conf spark.sql.warehouse.dir=... says otherwise (LAKEMARK_HOME defaults to ~/.lakemark).
+    See docs/connect.md.
     """
 
 
