@@ -42,7 +42,8 @@ it (bench/README.md sections 10 and 10b, measured for issue 33):
 
 Every other call — local paths, tables, JDBC, and any path when S3A is present — is Spark's
 own, untouched. Formats: those lakemark reads (parquet, json, csv, orc, avro, text, xml) and
-writes (parquet, json, csv, orc, delta); another format on ``s3://`` fails naming it.
+writes (parquet, json, csv, delta); an ORC write needs S3A and is refused naming it (the folder
+sink writes ORC only through Spark), as is any other format on ``s3://``.
 """
 
 from __future__ import annotations
