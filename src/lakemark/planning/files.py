@@ -26,7 +26,7 @@ The rules are AWS Glue's job-bookmark rules for S3 sources, made exact:
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from operator import attrgetter
 from typing import Any
@@ -46,6 +46,7 @@ __all__ = [
     "ListingOptions",
     "DEFAULT_FULL_LISTING_EVERY",
     "candidate_paths",
+    "partition_probe",
 ]
 
 DEFAULT_MAX_BAND_MS = 900_000
@@ -430,3 +431,15 @@ def resume_after(
     if best is None or (previous is not None and best < previous):
         return previous
     return best
+
+
+def partition_probe(files: Sequence[FileEntry], root: str) -> list[FileEntry]:
+    """One of ``files`` whose read shows the partition columns: the first in a ``key=value``
+    folder under ``root`` (a file beside such folders, at the root, shows none), else the
+    first file."""
+    base = root.rstrip("/") + "/"
+    for entry in files:
+        relative = entry.path[len(base):] if entry.path.startswith(base) else ""
+        if "=" in relative.rpartition("/")[0]:
+            return [entry]
+    return list(files[:1])

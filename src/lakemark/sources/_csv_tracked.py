@@ -47,13 +47,16 @@ def _options(request: ReadRequest) -> dict[str, str]:
 
 def header_of(spark: SparkSession, request: ReadRequest, files: Sequence[FileEntry],
               root: str) -> tuple[list[str], list[str]]:
-    """(the header's column names, the partition column names) of the run's first file."""
+    """(the header's column names, the partition column names) of the run's first file (the
+    partition columns: of its first file under a ``key=value`` folder, if any)."""
+    from ..planning.files import partition_probe
     from ._read import read_files
 
     # the whole first file: an appended tail (an offset) holds no header line
     first = [FileEntry(f.mtime, f.path, f.size) for f in files[:1]]
     header = read_files(spark, first, root=root, format="csv", options=_options(request))
-    probe = read_files(spark, first, root=root, format="text")
+    probed = [FileEntry(f.mtime, f.path, f.size) for f in partition_probe(files, root)]
+    probe = read_files(spark, probed, root=root, format="text")
     partitions = [c for c in probe.columns if c != "value"]
     return [c for c in header.columns if c not in partitions], partitions
 

@@ -318,16 +318,18 @@ def _partition_names(spark: SparkSession, files: Sequence[FileEntry], root: str,
     every file has them (local files under the same ``key=value`` folders,
     :func:`._client_keys.plain_partitions`: known without asking Spark)."""
     from ._client_keys import plain_partitions
+    from ..planning.files import partition_probe
     from ._partitions import layout_of
     from ._read import read_files
 
+    first = partition_probe(files, root)  # a root file beside key=value folders shows none
     if not parse_uri(root).is_s3:  # local files: no probe in the usual layouts
         names = plain_partitions(files, root, request)
         if names is not None:
             return names, True
-        if not layout_of(root, files[:1]).may_have_partitions:
+        if not layout_of(root, first).may_have_partitions:
             return [], False
-    probe = read_files(spark, files[:1], root=root, format="text")
+    probe = read_files(spark, first, root=root, format="text")
     return [c for c in probe.columns if c != "value"], False
 
 

@@ -25,7 +25,7 @@ from ..connect_compat import default_parallelism
 from ..storage import parse_uri
 from ._errors import describe, first_line, spark_errors
 from ._options import ReadRequest
-from ._partitions import escape_glob, layout_of
+from ._partitions import Layout, _partition_keys, escape_glob, layout_of
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -48,15 +48,14 @@ def read_with_spark(spark: SparkSession, request: ReadRequest, files: Sequence[F
     layout = layout_of(root, files)  # ConfigError for a file outside the root
     partitions = _merged_partitions(spark, files)  # ConfigError for a bad setting
     paths = [escape_glob(parse_uri(entry.path).key) for entry in files]
-    reader = spark.read.format(request.format).options(**request.options)
-    if request.uses_mode:
-        reader = reader.option("mode", request.mode)
-    if os.path.isdir(layout.root.key) and not request.flag("recursiveFileLookup"):
-        reader = reader.option("basePath", layout.root.key)
-    if schema is not None:
-        reader = reader.schema(schema)
+    based = os.path.isdir(layout.root.key) and not request.flag("recursiveFileLookup")
+    plain = [i for i, folder in enumerate(layout.folder_of) if "=" not in layout.folders[folder]]
+    reader = _reader(spark, request, layout.root.key if based else None, schema)
     try:
-        df = reader.load(paths)
+        if based and 0 < len(plain) < len(paths):
+            df = _mixed_read(spark, request, layout, paths, set(plain), schema)
+        else:
+            df = reader.load(paths)
     except spark_errors() as exc:
         described = describe(exc)
         file, reason = described if described else (None, first_line(exc))
@@ -69,6 +68,45 @@ def read_with_spark(spark: SparkSession, request: ReadRequest, files: Sequence[F
             f"cannot {what} {len(paths)} {request.format} file(s) under {root}: {reason}"
         ) from None
     return df.coalesce(partitions) if partitions else df
+
+
+def _reader(spark: SparkSession, request: ReadRequest, base: str | None, schema: Any) -> Any:
+    """A fresh reader for ``request`` (PySpark's ``option`` changes the reader it is called
+    on, so each read of a mixed layout gets its own)."""
+    reader = spark.read.format(request.format).options(**request.options)
+    if request.uses_mode:
+        reader = reader.option("mode", request.mode)
+    if base is not None:
+        reader = reader.option("basePath", base)
+    return reader.schema(schema) if schema is not None else reader
+
+
+def _mixed_read(spark: SparkSession, request: ReadRequest, layout: Layout, paths: list[str],
+                plain: set[int], schema: Any) -> DataFrame:
+    """The rows of files partly in ``key=value`` folders and partly outside them (``plain``:
+    their indexes), with null partition columns for the latter.
+
+    Spark's partition discovery lists only the partition folders' files when the others sit
+    beside them (at the root, or in folders with no ``key=value`` segment): read at once they
+    would give no row. So the two groups are read apart with one data schema (inferred from
+    every file, without partition folders, when ``schema`` is None) and unioned."""
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import StructType
+
+    if schema is None:
+        schema = _reader(spark, request, None, None).load(paths).schema
+    base = layout.root.key
+    parted = _reader(spark, request, base, schema).load(
+        [p for i, p in enumerate(paths) if i not in plain])
+    keys = _partition_keys(layout.folders)
+    fields = parted.schema.fields
+    data = StructType([f for f in fields if f.name.lower() not in keys])
+    rest = _reader(spark, request, base, data).load([p for i, p in enumerate(paths) if i in plain])
+    quoted = ["`" + f.name.replace("`", "``") + "`" for f in fields]
+    rest = rest.select(*[F.lit(None).cast(f.dataType).alias(f.name)
+                         if f.name.lower() in keys else F.col(q)
+                         for f, q in zip(fields, quoted, strict=True)])
+    return parted.unionByName(rest)
 
 
 #: How many files are tried one by one to name the one whose schema inference fails.
