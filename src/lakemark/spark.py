@@ -188,7 +188,15 @@ def _remote_session(url: str, conf: Mapping[str, str] | None) -> SparkSession:
 
     try:
         before = _connect_sessions()
-        session = SparkSession.builder.remote(url).getOrCreate()
+        builder = SparkSession.builder.remote(url)
+        # getOrCreate hands back the caller's session whatever server it talks to: only one to
+        # this very endpoint may be shared, else lakemark's own to it, else a new one.
+        wanted = _endpoint(url)
+        if not before or _endpoint(before[0]) == wanted:
+            session = builder.getOrCreate()
+        else:
+            session = next((s for s in list(_BOUNDED) if _endpoint(s) == wanted
+                            and not getattr(s, "is_stopped", False)), None) or builder.create()
         if session not in before or session in _BOUNDED:  # lakemark's own, not the caller's
             _bound_retries(session)
         _ = session.version  # the first call: reaches the server now, not mid-run
@@ -220,6 +228,18 @@ CONNECT_RETRY_S = 28
 #: The Connect sessions lakemark made and bounded (:func:`_bound_retries`); a session the
 #: caller made keeps Spark's retries even when lakemark's getOrCreate hands it back.
 _BOUNDED: weakref.WeakSet[Any] = weakref.WeakSet()
+
+
+def _endpoint(target: Any) -> str | None:
+    """``host:port`` of an ``sc://`` URL or of a Connect session's client; None if unknown."""
+    try:
+        if isinstance(target, str):
+            from pyspark.sql.connect.client.core import DefaultChannelBuilder
+
+            return str(DefaultChannelBuilder(target).endpoint)
+        return str(target.client._builder.endpoint)
+    except Exception:  # another client's builder: treat as a different server
+        return None
 
 
 def _connect_sessions() -> list[Any]:

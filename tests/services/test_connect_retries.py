@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ConnectServer, need_connect_client
+from conftest import ConnectServer, free_port, need_connect_client
 
 SRC = Path(__file__).resolve().parents[2] / "src"
 
@@ -89,3 +89,32 @@ def test_only_lakemarks_own_session_has_bounded_quiet_retries(connect_server: Co
         assert lines == ["SAME False", "OURS False 7 8 []", spark_default, "FILTERS []"], \
             done.stdout
     assert os.environ.get("SPARK_CONNECT_MODE_ENABLED") is None
+
+
+_OTHER_SERVER = """
+import sys
+from pyspark.sql.connect.session import SparkSession
+from lakemark.spark import get_spark
+theirs = SparkSession.builder.remote(sys.argv[1]).create()  # the caller's, another server
+mine = get_spark(remote=sys.argv[2])
+assert mine is not theirs
+print(mine.client._builder.endpoint, mine.range(3).count())
+again = get_spark(remote=sys.argv[2])  # lakemark's own session to the same server is shared
+print(again is mine, flush=True)
+import os
+os._exit(0)  # the caller's session to nothing would retry its release at exit
+"""
+
+
+def test_a_session_to_another_server_is_not_handed_to_lakemark(
+        connect_server: ConnectServer) -> None:
+    """The caller's active Connect session talks to another server (here: nothing listens on
+    its port): ``remote=`` still gets a session to the server it names."""
+    need_connect_client()
+    done = subprocess.run(
+        [sys.executable, "-c", _OTHER_SERVER, f"sc://127.0.0.1:{free_port()}",
+         connect_server.endpoint],
+        capture_output=True, text=True, timeout=300,
+        env={**os.environ, "PYTHONPATH": str(SRC)})
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == [f"127.0.0.1:{connect_server.port}", "3", "True"]
