@@ -9,13 +9,17 @@ into them), so sources and tables can use it without importing session set-up.
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
     from pyspark.sql.types import StructType
 
-__all__ = ["default_parallelism", "empty_frame", "is_connect", "not_over_connect"]
+__all__ = ["default_parallelism", "empty_frame", "is_connect", "mark_batch", "not_over_connect"]
+
+#: Plan leaves that are never streaming (a Read is looked at apart: a batch ``DataSource`` read).
+_BATCH_LEAVES = frozenset({"local_relation", "range", "cached_local_relation",
+                           "chunked_cached_local_relation"})
 
 
 def is_connect(session: object) -> bool:
@@ -50,3 +54,55 @@ def empty_frame(spark: SparkSession, schema: StructType) -> DataFrame:
     if is_connect(spark):
         return spark.createDataFrame([], schema)
     return spark.createDataFrame(spark.sparkContext.emptyRDD(), schema)
+
+
+def mark_batch(df: DataFrame) -> DataFrame:
+    """``df`` itself; over Spark Connect, when its plan reads nothing but batch sources
+    (``spark.read`` of files or a data source, local rows, ``range``), its ``isStreaming`` is
+    set to False here, so ``observe`` and the writers do not ask the server (a plan analysis,
+    which lists every input file again). Any other leaf (SQL text, a table or view, a
+    streaming read) leaves the question to the server, as before."""
+    if not is_connect(getattr(df, "sparkSession", None)) or "isStreaming" in vars(df):
+        return df
+    plan: Any = getattr(df, "_plan")  # noqa: B009 - the Connect frame's own plan
+    if _batch_only(plan.to_proto(getattr(df, "_session").client).root):  # noqa: B009
+        vars(df)["isStreaming"] = False  # pyspark's cached answer (a cached_property)
+    return df
+
+
+def _batch_only(root: object) -> bool:
+    """True if every leaf under the Connect ``Relation`` ``root`` is a batch one."""
+    from google.protobuf.message import Message
+    from pyspark.sql.connect.proto import relations_pb2
+
+    def below(message: Message) -> list[Message]:  # the nearest Relations under ``message``
+        found: list[Message] = []
+        for field, value in message.ListFields():
+            if field.message_type is None:
+                continue
+            if field.message_type.GetOptions().map_entry:
+                items = list(value.values())
+            else:
+                items = list(value) if field.is_repeated else [value]
+            for item in items:
+                if not isinstance(item, Message):  # a map's plain values
+                    continue
+                found.extend([item] if isinstance(item, relations_pb2.Relation) else below(item))
+        return found
+
+    todo = [root]
+    while todo:
+        relation = todo.pop()
+        kind = relation.WhichOneof("rel_type")  # type: ignore[attr-defined]
+        if kind == "read":
+            read = relation.read  # type: ignore[attr-defined]
+            if read.is_streaming or read.WhichOneof("read_type") != "data_source":
+                return False
+            continue
+        if kind in _BATCH_LEAVES:
+            continue
+        children = below(relation)  # type: ignore[arg-type]
+        if not children:  # a leaf of another kind: the server decides
+            return False
+        todo.extend(children)
+    return True

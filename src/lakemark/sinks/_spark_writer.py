@@ -19,6 +19,7 @@ import uuid
 from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING
 
+from ..connect_compat import mark_batch
 from ..errors import SinkError
 from ._location import Target, data_file_name
 from ._model import DataFile
@@ -198,7 +199,7 @@ def write_folder(spark: SparkSession, df: DataFrame, target: Target, *, format: 
     from pyspark.sql import functions as F
 
     observation = Observation(f"lakemark_write_{uuid.uuid4().hex}")
-    observed = df.observe(observation, F.count(F.lit(1)).alias("rows"))
+    observed = mark_batch(df).observe(observation, F.count(F.lit(1)).alias("rows"))
     try:
         (observed.write.mode(mode).partitionBy(*partition_cols).format(format)
          .options(**options).save(path or spark_path(target)))

@@ -41,6 +41,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from ..connect_compat import mark_batch
 from ..errors import FormatError, ReadError
 from ..storage import arrow_filesystem_from_config, arrow_fs_config, arrow_path, mapped_path
 from ._formats import Framed, Observed, TrackedInput
@@ -347,7 +348,7 @@ def typed_frame(spark: SparkSession, files: Sequence[FileEntry], root: str,
         metrics: list[Column] = [F.count(F.lit(1)).alias("rows")]
         metrics += [F.sum(F.array_contains(keys, n).cast("long"))
                     .alias(("v:" if n in columns else "k:") + n) for n in named]
-        frame = frame.observe(observation, *metrics)
+        frame = mark_batch(frame).observe(observation, *metrics)
     out = [F.col(_quote(f.name)) for f in schema.fields] + [F.col(_quote(p)) for p in partitions]
     if rescued_column is not None:
         out.append(F.col(RESCUED).alias(rescued_column))

@@ -17,6 +17,7 @@ import uuid
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from ..connect_compat import mark_batch
 from ..planning.files import FileEntry
 from ..planning.schema import name_key
 from ._formats import Framed, Observed, TrackedInput
@@ -107,7 +108,7 @@ def typed_frame(spark: SparkSession, request: ReadRequest, files: Sequence[FileE
         metrics = [F.count(F.when(cr.isNotNull(), 1)).alias("corrupt")]
         metrics += [F.count(F.when(c, 1)).alias(f"v:{n}") for n, c in mismatch.items()]
         metrics += [F.count(text[n]).alias(f"k:{n}") for n in untracked]
-        frame = frame.observe(observation, *metrics)
+        frame = mark_batch(frame).observe(observation, *metrics)
     out = columns + [F.col(_quoted(p)) for p in partitions]
     if rescued_column is None:
         return frame.select(*out, cr.alias(corrupt_key))

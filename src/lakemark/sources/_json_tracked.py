@@ -39,6 +39,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from ..connect_compat import mark_batch
 from ..planning.schema import Field, name_key
 from ..planning.schema_nested import path_text
 from ..storage import parse_uri
@@ -263,7 +264,7 @@ def typed_frame(spark: SparkSession, request: ReadRequest, files: Sequence[FileE
         counted = mismatches(mapped)
         metrics = [_count(flagged & mapped.isNull()).alias("corrupt")]
         metrics += [_count(c).alias(f"v:{n}") for n, c in counted.items()]
-        raw = raw.observe(observation, *metrics)
+        raw = mark_batch(raw).observe(observation, *metrics)
     parsed = raw.select("*", mapped.alias(_MAP))
     values = F.col(_MAP)
     mismatch = mismatches(values)

@@ -53,6 +53,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from ..connect_compat import mark_batch
 from ..errors import ConfigError, ReadError
 from ._formats import Framed, Observed, TrackedInput
 from ._rescue import CORRUPT_KEY, FILE_PATH_KEY
@@ -436,7 +437,7 @@ def typed_frame(rows: DataFrame, schema: StructType, partitions: Sequence[str],
         metrics = [F.sum(corrupt.cast("long")).alias("corrupt")]
         metrics += [F.sum(c.cast("long")).alias(f"v:{n}") for n, c in mismatch.items()]
         metrics += [F.sum(v.isNotNull().cast("long")).alias(f"k:{n}") for n, v in extra.items()]
-        frame = frame.observe(observation, *metrics)
+        frame = mark_batch(frame).observe(observation, *metrics)
     out = columns + [F.col(_quoted(p)) for p in partitions]
     if rescued_column is None:
         return frame.select(*out, F.col(VALUE).alias(CORRUPT_KEY))
