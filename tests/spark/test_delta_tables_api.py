@@ -281,3 +281,13 @@ def test_history_names_operations_as_delta_on_spark(spark: Any, DeltaTable: Any,
     assert made[0]["operationParameters"] == {
         "isManaged": "false", "description": None, "partitionBy": "[]",
         "properties": '{"delta.appendOnly": "false"}'}
+
+
+def test_for_name_of_a_table_that_is_not_delta_names_for_name_and_the_table(
+        spark: Any, DeltaTable: Any, tmp_path: Path) -> None:
+    plain = tmp_path / "plain"
+    spark.createDataFrame([(1,)], "id long").write.parquet(str(plain))
+    with pytest.raises(ConfigError, match=r"^DeltaTable.forName: table 'delta.`.*plain`' \(at "
+                                          r".*plain\) is not a Delta table \(no _delta_log\)$"):
+        DeltaTable.forName(spark, f"delta.`{plain}`")
+    assert not (plain / "_delta_log").exists()  # nothing was made

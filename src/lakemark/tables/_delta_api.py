@@ -62,9 +62,15 @@ class DeltaTable(metaclass=NamesMissing):
     def forName(cls, sparkSession: SparkSession,  # noqa: N802, N803
                 tableOrViewName: str) -> DeltaTable:  # noqa: N803
         """The Delta table called ``tableOrViewName`` (see :func:`table_location`)."""
+        from ..sinks._location import open_delta
+
         location = table_location(sparkSession, tableOrViewName)
         assert location is not None
-        return cls.forPath(sparkSession, location)
+        table = cls(sparkSession, location)
+        if open_delta(table._target) is None:
+            raise ConfigError(f"DeltaTable.forName: table {tableOrViewName!r} (at {location}) "
+                              "is not a Delta table (no _delta_log)")
+        return table
 
     @classmethod
     def isDeltaTable(cls, sparkSession: SparkSession,  # noqa: N802, N803
