@@ -78,8 +78,8 @@ def test_wraps_a_dataframe_and_hands_it_back(people: DynamicFrame, capsys) -> No
 def test_rejects_what_it_does_not_provide(people: DynamicFrame) -> None:
     with pytest.raises(UnsupportedError, match="pyspark DataFrame"):
         DynamicFrame(object(), None)
-    with pytest.raises(UnsupportedError, match="mergeDynamicFrame"):
-        people.mergeDynamicFrame(people, ["id"])
+    with pytest.raises(UnsupportedError, match="unnest_ddb_json"):
+        people.unnest_ddb_json()
     with pytest.raises(ConfigError, match="toDF option .* needs a path"):
         people.toDF([("a", "cast:int")])
     with pytest.raises(AttributeError):

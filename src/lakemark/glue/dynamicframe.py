@@ -39,6 +39,9 @@ Glue user should know:
 * **union** matches fields by name; a field missing on one side is null there; a field whose
   types are of different kinds on the two sides (a number here, a string there) is a choice of
   both, to settle with ``resolveChoice``.
+* **mergeDynamicFrame** puts the staging frame's records in place of the records whose
+  primary keys they share; unmatched source records stay (duplicates too); staging records
+  whose keys the source lacks are not added (see ``_merge``).
 * **relationalize** returns the root table and one table per array (see ``_relationalize``);
   ``staging_path`` is accepted and not used.
 * **spigot** writes its sample (``topk`` records, default 100; ``prob`` samples first) as JSON
@@ -50,8 +53,9 @@ Glue user should know:
   positive ``totalThreshold`` N when this frame and the frames it came from hold more than N
   in all. 0 (the default) sets no limit. lakemark checks when the transform is called (one
   Spark job, only when a threshold is set); Glue at its next action: either way the run fails
-  and the bookmark is unchanged. ``info`` is accepted and ignored; ``transformation_ctx`` is
-  kept on the result (attribute ``transformation_ctx``).
+  and the bookmark is unchanged (``assertErrorThreshold()`` checks again). ``info`` is
+  accepted and ignored; ``transformation_ctx`` is kept on the result (attribute
+  ``transformation_ctx``).
 * Glue APIs lakemark does not provide raise UnsupportedError naming them; other unknown
   attributes are an AttributeError (DataFrame methods are *not* proxied — use ``toDF()``).
 """
@@ -70,6 +74,7 @@ from ._choicetype import glue_tree, has_choice, plain_column
 from ._fieldpaths import flatten_columns, quote
 from ._records import (ERROR_SCHEMA, RecordErrors, check_thresholds, filter_frame, map_frame,
                        to_record)
+from ._merge import merge_frames
 from ._relationalize import relationalize as _relationalize
 
 if TYPE_CHECKING:
@@ -131,6 +136,7 @@ class DynamicFrame:
         self.transformation_ctx = ""
         self._errors: tuple[RecordErrors, ...] = ()
         self._stage_errors: tuple[RecordErrors, ...] = ()
+        self._thresholds: tuple[tuple[Any, Any], str] = ((0, 0), "")
 
     # ------------------------------------------------------------------ construction / access
 
@@ -159,6 +165,7 @@ class DynamicFrame:
         out.transformation_ctx = transformation_ctx or ""
         out._errors = (self._errors if errors is None else errors) + stage
         out._stage_errors = stage
+        out._thresholds = (thresholds, what)
         check_thresholds(out, thresholds, what)
         return out
 
@@ -291,6 +298,13 @@ class DynamicFrame:
         """Error records of the transform that made this frame."""
         return sum(e.count() for e in self._stage_errors)
 
+    def assertErrorThreshold(self) -> None:
+        """Fail (ReadError) if the transform that made this frame has more error records than
+        its ``stageThreshold`` / ``totalThreshold``; counts only when one is set. lakemark
+        already checks when the transform is called, so this passes for any frame it made."""
+        thresholds, what = self._thresholds
+        check_thresholds(self, thresholds, what or "assertErrorThreshold")
+
     def errorsAsDynamicFrame(self) -> DynamicFrame:
         """The error records (``transformation``, ``error``, ``record`` as JSON); empty when
         there are none."""
@@ -319,6 +333,21 @@ class DynamicFrame:
         df = ops.union(self._df, other._df)
         return self._derive(df, transformation_ctx, errors=self._errors + other._errors,
                             thresholds=(stageThreshold, totalThreshold), what="Union")
+
+    def mergeDynamicFrame(self, stage_dynamic_frame: DynamicFrame, primary_keys: Sequence[str],
+                          transformation_ctx: str = "", options: Mapping[str, Any] | None = None,
+                          info: str = "", stageThreshold: int = 0,
+                          totalThreshold: int = 0) -> DynamicFrame:
+        """This frame with the records of ``stage_dynamic_frame`` whose ``primary_keys`` match
+        in place of the matched ones (see ``_merge``: staging records without a match are not
+        added). ``options`` is accepted and not used (Glue uses none)."""
+        stage = _frame(stage_dynamic_frame, "mergeDynamicFrame stage_dynamic_frame")
+        if options is not None and not isinstance(options, Mapping):
+            raise ConfigError(f"mergeDynamicFrame options must be a dict, got {options!r}")
+        df = merge_frames(self._df, stage._df, primary_keys)
+        return self._derive(df, transformation_ctx, errors=self._errors + stage._errors,
+                            thresholds=(stageThreshold, totalThreshold),
+                            what="MergeDynamicFrame")
 
     def relationalize(self, root_table_name: str, staging_path: str | None = None,
                       options: Mapping[str, Any] | None = None, transformation_ctx: str = "",
@@ -382,7 +411,6 @@ class DynamicFrame:
         method.__doc__ = f"Glue's ``{name}``: not supported (raises UnsupportedError)."
         return method
 
-    mergeDynamicFrame = _unsupported("mergeDynamicFrame")
     unnest_ddb_json = _unsupported("unnest_ddb_json")
     simplify_ddb_json = _unsupported("simplify_ddb_json")
     getSink = _unsupported("getSink")
