@@ -177,6 +177,39 @@ def test_record_functions_and_their_error_records_over_connect(
     assert "MAP ERRORS 1" in done.stdout
 
 
+MERGE = '''\
+from awsglue.context import GlueContext
+from awsglue.dynamicframe import DynamicFrame
+from pyspark.context import SparkContext
+
+sc = SparkContext.getOrCreate()
+glue = GlueContext(sc)
+print("USER", sc.sparkUser())
+spark = glue.spark_session
+source = DynamicFrame.fromDF(spark.createDataFrame(
+    [(1, "a"), (2, "b"), (2, "b2"), (3, "c")], "id long, v string"), glue, "source")
+staging = DynamicFrame.fromDF(spark.createDataFrame(
+    [(2, "B"), (4, "D")], "id long, v string"), glue, "staging")
+merged = source.mergeDynamicFrame(staging, ["id"], transformation_ctx="merge")
+merged.assertErrorThreshold()
+print("MERGED", sorted(tuple(r) for r in merged.toDF().collect()))
+'''
+
+
+def test_merge_dynamic_frame_and_spark_user_over_connect(connect_server: ConnectServer,
+                                                          tmp_path: Path) -> None:
+    import getpass
+
+    script = tmp_path / "merge.py"
+    script.write_text(MERGE)
+    done = _run(connect_server, tmp_path, script)
+    env = connect_server.env
+    user = env.get("SPARK_USER") or env.get("USER") or getpass.getuser()
+    assert f"USER {user}" in done.stdout  # answered by the stand-in, no JVM
+    # 2's records replaced by the staging one; 4 (no match in the source) not added
+    assert "MERGED [(1, 'a'), (2, 'B'), (3, 'c')]" in done.stdout
+
+
 REFUSED = '''\
 import sys
 from awsglue.context import GlueContext

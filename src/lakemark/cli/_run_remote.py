@@ -7,9 +7,10 @@ lakemark's SQL settings and ``--conf``, so ``SparkSession.builder.getOrCreate()`
 ``SparkContext()``, or its session's ``spark.sparkContext``) gets a stand-in that holds no
 JVM: handed to ``GlueContext`` it stands for the Connect session, and any use of the
 SparkContext itself beyond ``setLogLevel``, ``defaultParallelism``, ``appName``, ``getConf``
-(a copy of the session's settings) and ``stop`` is refused in one line naming it, as is a
-frame's ``rdd`` (pyspark's own refusal is a stack trace). What the script caches is unpersisted
-when its session stops: the server's cache is shared and would serve the next run stale rows.
+(a copy of the session's settings), ``sparkUser`` (the session's user) and ``stop`` is
+refused in one line naming it, as is a frame's ``rdd`` (pyspark's own refusal is a stack
+trace). What the script caches is unpersisted when its session stops: the server's cache is
+shared and would serve the next run stale rows.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ __all__ = ["start_remote"]
 
 #: What a script may use of the SparkContext stand-in.
 _ALLOWED = frozenset({"setLogLevel", "defaultParallelism", "appName", "stop", "getOrCreate",
-                      "getConf", "_session"})
+                      "getConf", "sparkUser", "_session"})
 
 
 def start_remote(url: str, conf: Mapping[str, str], verbose: bool) -> Callable[[], None]:
@@ -97,6 +98,14 @@ def _install_context(session: SparkSession) -> Callable[[], None]:
         @property
         def appName(self) -> str:  # type: ignore[override]  # noqa: N802
             return "lakemark"
+
+        def sparkUser(self) -> str:  # noqa: N802
+            """The user the Connect session runs as (its user id: ``SPARK_USER``, else
+            ``USER``, as pyspark's client sets it), else this process's user."""
+            import getpass
+
+            user = getattr(type(self)._session.client, "_user_id", None)
+            return str(user) if user else getpass.getuser()
 
         def getConf(self) -> Any:  # noqa: N802
             """A copy of the Connect session's settings, as classic ``getConf`` is a copy of
