@@ -34,6 +34,29 @@ os.environ.pop("AWS_PROFILE", None)
 os.environ.pop("AWS_SESSION_TOKEN", None)
 
 
+#: What pyspark sets in os.environ once a Spark Connect session is made in this process: from
+#: then on every classic session, SparkContext and child process of the suite acts as a Connect
+#: client. Connect clients belong in child processes.
+_CONNECT_MARKS = ("SPARK_CONNECT_MODE_ENABLED", "SPARK_REMOTE")
+
+
+@pytest.fixture(autouse=True)
+def _no_connect_client_left_in_this_process():  # type: ignore[no-untyped-def]
+    """Fail the test that turned the test process into a Spark Connect client (and undo it),
+    instead of the hundreds of later tests that would fail for it."""
+    before = {k: os.environ.get(k) for k in _CONNECT_MARKS}
+    yield
+    left = [k for k in _CONNECT_MARKS if os.environ.get(k) != before[k]]
+    for key in left:
+        if before[key] is None:
+            os.environ.pop(key, None)
+        else:
+            os.environ[key] = before[key]  # type: ignore[assignment]
+    if left:
+        pytest.fail(f"this test left {', '.join(left)} in os.environ (a Spark Connect session "
+                    "made in the test process): make the Connect client in a child process")
+
+
 def need_service(reason: str) -> None:
     """Skip (outside CI) or fail (in CI) a test whose service is missing."""
     if IN_CI:

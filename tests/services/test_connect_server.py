@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import socket
+import subprocess
 import sys
 from pathlib import Path
 
@@ -63,23 +64,26 @@ def test_the_servers_python_workers_run_lakemark(connect_server: ConnectServer,
     assert src in environ["PYTHONPATH"].split(os.pathsep)
 
 
+_SAVE_AS_TABLE = """
+import sys
+from pyspark.sql import SparkSession
+spark = SparkSession.builder.remote(sys.argv[1]).getOrCreate()
+spark.sql("DROP TABLE IF EXISTS warehouse_kept")
+spark.range(2).write.saveAsTable("warehouse_kept")
+print(spark.table("warehouse_kept").count())
+"""
+
+
 def test_managed_tables_go_to_the_servers_warehouse(connect_server: ConnectServer) -> None:
     """saveAsTable over Connect lands under $LAKEMARK_HOME/connect/warehouse, not in the folder
-    the server was started from."""
-    from pyspark.sql import SparkSession
-
-    spark = SparkSession.builder.remote(connect_server.endpoint).create()
-    try:
-        spark.range(3).write.mode("overwrite").saveAsTable("warehouse_check")
-        assert spark.table("warehouse_check").count() == 3
-        spark.sql("DROP TABLE IF EXISTS warehouse_kept")
-        spark.range(2).write.saveAsTable("warehouse_kept")
-        folder = Path(connect_server.home) / "connect" / "warehouse" / "warehouse_kept"
-        assert list(folder.glob("*.parquet")), f"no table files under {folder}"
-    finally:
-        spark.sql("DROP TABLE IF EXISTS warehouse_check")
-        spark.sql("DROP TABLE IF EXISTS warehouse_kept")
-        spark.stop()
+    the server was started from. The client is its own process: a Connect session made here
+    would turn this whole test process into a Connect client."""
+    done = subprocess.run([sys.executable, "-c", _SAVE_AS_TABLE, connect_server.endpoint],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == ["2"]
+    folder = Path(connect_server.home) / "connect" / "warehouse" / "warehouse_kept"
+    assert list(folder.glob("*.parquet")), f"no table files under {folder}"
 
 
 def test_a_port_in_use_is_one_line_and_nothing_starts(tmp_path: Path) -> None:
