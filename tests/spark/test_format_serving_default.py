@@ -17,13 +17,20 @@ pytestmark = pytest.mark.spark
 
 
 def _write_plans(spark: Any, write: Any) -> str:
-    """The physical plans of the SQL executions ``write()`` ran."""
+    """The physical plans of the SQL executions ``write()`` ran: those with a higher id than
+    the newest before it (the store keeps only the last spark.sql.ui.retainedExecutions, so
+    positions and counts stop growing in a long test session; ids do not)."""
     store = spark._jsparkSession.sharedState().statusStore()
-    before = store.executionsCount()
+    runs = store.executionsList()
+    before = runs.apply(runs.size() - 1).executionId() if runs.size() else -1
     write()
     runs = store.executionsList()
-    return "\n".join(str(runs.apply(i).physicalPlanDescription())
-                     for i in range(before, runs.size()))
+    plans: list[str] = []
+    i = runs.size() - 1
+    while i >= 0 and runs.apply(i).executionId() > before:
+        plans.append(str(runs.apply(i).physicalPlanDescription()))
+        i -= 1
+    return "\n".join(reversed(plans))
 
 
 def _read_plan(df: Any) -> str:
